@@ -1,0 +1,25 @@
+// Two projects: unit specs live beside the code (apps/, libs/), end-to-end specs in test/ and need the
+// real Kafka and PostgreSQL that tools/test.js starts (it passes their addresses through the environment).
+const { pathsToModuleNameMapper } = require('ts-jest');
+const { compilerOptions } = require('./tsconfig.json');
+
+const shared = {
+  preset: 'ts-jest',
+  testEnvironment: 'node',
+  moduleNameMapper: pathsToModuleNameMapper(compilerOptions.paths, { prefix: '<rootDir>/' }),
+  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] },
+};
+
+module.exports = {
+  testTimeout: 60000,
+  projects: [
+    { ...shared, displayName: 'unit', roots: ['<rootDir>/apps', '<rootDir>/libs'], testMatch: ['**/*.spec.ts'] },
+    {
+      ...shared,
+      displayName: 'e2e',
+      roots: ['<rootDir>/test'],
+      testMatch: ['**/*.e2e-spec.ts'],
+      slowTestThreshold: 20,
+    },
+  ],
+};

@@ -1,0 +1,18 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { z } from 'zod';
+import { loadConfig } from './load-config';
+
+export const APP_CONFIG = Symbol('APP_CONFIG');
+
+@Module({})
+export class ConfigModule {
+  /** Validates the environment when the module is built, so a bad variable fails before any I/O. */
+  static forRoot(schema: z.ZodObject, env: NodeJS.ProcessEnv = process.env): DynamicModule {
+    return {
+      module: ConfigModule,
+      global: true,
+      providers: [{ provide: APP_CONFIG, useValue: loadConfig(schema, env) }],
+      exports: [APP_CONFIG],
+    };
+  }
+}

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+
+// Every environment variable the two apps read, with its default. The README's table, the compose file and
+// the Kubernetes ConfigMap are checked against these shapes by tests, so this file is the single list.
+
+const csv = z
+  .string()
+  .transform((s) => s.split(',').map((v) => v.trim()).filter(Boolean));
+
+const bool = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((v) => v === 'true' || v === '1');
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+
+export const sharedEnv = {
+  KAFKA_BROKERS: csv.default(['127.0.0.1:9092']).pipe(z.array(z.string().regex(/^[^:\s]+:\d+$/, 'host:port')).min(1)),
+  DATABASE_URL: z.string().url().default('postgresql://plantstore:plantstore@127.0.0.1:5432/plantstore'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  PLANT_CREATED_PARTITIONS: positiveInt.default(6),
+  KAFKA_REPLICATION_FACTOR: positiveInt.default(1),
+  KAFKA_MIN_INSYNC_REPLICAS: positiveInt.default(1),
+  DATABASE_POOL_SIZE: positiveInt.default(10),
+};
+
+export const gatewayEnvSchema = z.object({
+  ...sharedEnv,
+  PORT: port.default(3000),
+  HOST: z.string().default('0.0.0.0'),
+  WEBHOOK_TOKENS: csv.pipe(z.array(z.string().min(16, 'each token needs at least 16 characters')).min(1)),
+  ADMIN_TOKENS: csv.default([]).pipe(z.array(z.string().min(16, 'each token needs at least 16 characters'))),
+  WEBHOOK_MAX_BYTES: positiveInt.default(65536),
+  PUBLISH_TIMEOUT_MS: positiveInt.default(5000),
+  EVENT_SOURCE: z.string().min(1).default('/plant-store/gateway'),
+  SHUTDOWN_DRAIN_MS: positiveInt.default(10000),
+  DELIVERY_ALLOW_PRIVATE_NETWORKS: bool.default(false),
+});
+
+export const workerEnvSchema = z.object({
+  ...sharedEnv,
+  WORKER_GROUP_ID: z.string().min(1).default('plant-store-worker'),
+  WORKER_METRICS_PORT: port.default(9464),
+  WORKER_MAX_BATCH_BYTES: positiveInt.default(1048576),
+  DELIVERY_TIMEOUT_MS: positiveInt.default(15000),
+  DELIVERY_RETRY_SCHEDULE: z.string().default('0s,5s,5m,30m,2h,5h,10h,10h'),
+  DELIVERY_ALLOW_PRIVATE_NETWORKS: bool.default(false),
+  DELIVERY_CONCURRENCY: positiveInt.default(64),
+  DELIVERY_CONCURRENCY_PER_SUBSCRIPTION: positiveInt.default(16),
+  DELIVERY_POLL_MS: positiveInt.default(1000),
+  SHUTDOWN_TIMEOUT_MS: positiveInt.default(25000),
+});
+
+export type GatewayConfig = z.infer<typeof gatewayEnvSchema>;
+export type WorkerConfig = z.infer<typeof workerEnvSchema>;
+
+/** Names of every variable either app reads. */
+export const allEnvKeys = (): string[] =>
+  [...new Set([...Object.keys(gatewayEnvSchema.shape), ...Object.keys(workerEnvSchema.shape)])].sort();

@@ -1,0 +1,5 @@
+export * from './openapi/seed';
+export * from './openapi/document';
+export * from './schema-registry';
+export * from './new-plant';
+export * from './plant-created.event';

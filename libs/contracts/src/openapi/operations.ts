@@ -1,0 +1,152 @@
+// The operations Plant Store adds under `paths`: the read API (webhook tokens) and the admin API
+// (ADMIN_TOKENS). Schemas they use live in ./schemas.ts.
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
+const problem = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: ref('Problem') } },
+});
+const ok = (description: string, schema: unknown) => ({ description, ...json(schema) });
+const idParam = (name: string, schema: unknown, description: string) => ({
+  name,
+  in: 'path',
+  required: true,
+  description,
+  schema,
+});
+const cursorParams = [
+  { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 } },
+  { name: 'cursor', in: 'query', description: 'The `nextCursor` of the previous page', schema: { type: 'string' } },
+];
+const adminSecurity = [{ adminAuth: [] as string[] }];
+const unauthorized = problem('Missing or wrong bearer token');
+const notFound = problem('No such resource');
+const subscriptionId = idParam('id', { type: 'string', format: 'uuid' }, 'Subscription id');
+const deliveryId = idParam('id', { type: 'string', format: 'uuid' }, 'Delivery id');
+
+export const operations: Record<string, unknown> = {
+  '/plants': {
+    get: {
+      operationId: 'listPlants',
+      summary: 'List stored plants, newest first',
+      tags: ['Plants'],
+      parameters: cursorParams,
+      responses: { '200': ok('A page of plants', ref('PlantPage')), '401': unauthorized, '422': problem('Bad query') },
+    },
+  },
+  '/plants/{id}': {
+    get: {
+      operationId: 'getPlant',
+      summary: 'Get a stored plant',
+      tags: ['Plants'],
+      parameters: [idParam('id', { type: 'integer', format: 'int64', minimum: 1 }, 'Plant id')],
+      responses: { '200': ok('The plant', ref('StoredPlant')), '401': unauthorized, '404': notFound },
+    },
+  },
+  '/subscriptions': {
+    get: {
+      operationId: 'listSubscriptions',
+      summary: 'List subscriptions to the New Plant webhook',
+      tags: ['Subscriptions'],
+      security: adminSecurity,
+      responses: { '200': ok('Subscriptions', { type: 'array', items: ref('Subscription') }), '401': unauthorized },
+    },
+    post: {
+      operationId: 'createSubscription',
+      summary: 'Subscribe a URL to the New Plant webhook',
+      description: 'The signing secret is returned once, in this response only.',
+      tags: ['Subscriptions'],
+      security: adminSecurity,
+      requestBody: { required: true, ...json(ref('SubscriptionCreate')) },
+      responses: {
+        '201': ok('Created; `secret` is shown only now', ref('SubscriptionWithSecret')),
+        '401': unauthorized,
+        '422': problem('Invalid body, or a URL that resolves to a private address'),
+      },
+    },
+  },
+  '/subscriptions/{id}': {
+    get: {
+      operationId: 'getSubscription',
+      tags: ['Subscriptions'],
+      security: adminSecurity,
+      parameters: [subscriptionId],
+      responses: { '200': ok('The subscription', ref('Subscription')), '401': unauthorized, '404': notFound },
+    },
+    patch: {
+      operationId: 'updateSubscription',
+      summary: 'Enable or disable, or change the url or token',
+      tags: ['Subscriptions'],
+      security: adminSecurity,
+      parameters: [subscriptionId],
+      requestBody: { required: true, ...json(ref('SubscriptionUpdate')) },
+      responses: {
+        '200': ok('Updated', ref('Subscription')),
+        '401': unauthorized,
+        '404': notFound,
+        '422': problem('Invalid body'),
+      },
+    },
+    delete: {
+      operationId: 'deleteSubscription',
+      tags: ['Subscriptions'],
+      security: adminSecurity,
+      parameters: [subscriptionId],
+      responses: { '204': { description: 'Deleted' }, '401': unauthorized, '404': notFound },
+    },
+  },
+  '/subscriptions/{id}/rotate-secret': {
+    post: {
+      operationId: 'rotateSubscriptionSecret',
+      summary: 'Replace the signing secret; the old one keeps signing for 24 h',
+      tags: ['Subscriptions'],
+      security: adminSecurity,
+      parameters: [subscriptionId],
+      responses: { '200': ok('The new secret, shown once', ref('SubscriptionWithSecret')), '401': unauthorized, '404': notFound },
+    },
+  },
+  '/subscriptions/{id}/recover': {
+    post: {
+      operationId: 'recoverSubscription',
+      summary: 'Re-queue every failed delivery since a time',
+      tags: ['Deliveries'],
+      security: adminSecurity,
+      parameters: [subscriptionId, { name: 'since', in: 'query', required: true, schema: { type: 'string', format: 'date-time' } }],
+      responses: { '202': ok('Re-queued', { type: 'object', properties: { requeued: { type: 'integer' } } }), '401': unauthorized, '404': notFound },
+    },
+  },
+  '/deliveries': {
+    get: {
+      operationId: 'listDeliveries',
+      summary: 'List deliveries, newest first',
+      tags: ['Deliveries'],
+      security: adminSecurity,
+      parameters: [
+        { name: 'subscriptionId', in: 'query', schema: { type: 'string', format: 'uuid' } },
+        { name: 'status', in: 'query', schema: { type: 'string', enum: ['pending', 'succeeded', 'failed'] } },
+        { name: 'plantId', in: 'query', schema: { type: 'integer', format: 'int64' } },
+        ...cursorParams,
+      ],
+      responses: { '200': ok('A page of deliveries', ref('DeliveryPage')), '401': unauthorized },
+    },
+  },
+  '/deliveries/{id}': {
+    get: {
+      operationId: 'getDelivery',
+      tags: ['Deliveries'],
+      security: adminSecurity,
+      parameters: [deliveryId],
+      responses: { '200': ok('The delivery with its attempts', ref('DeliveryWithAttempts')), '401': unauthorized, '404': notFound },
+    },
+  },
+  '/deliveries/{id}/retry': {
+    post: {
+      operationId: 'retryDelivery',
+      summary: 'Send a failed delivery again now',
+      tags: ['Deliveries'],
+      security: adminSecurity,
+      parameters: [deliveryId],
+      responses: { '202': ok('Queued', ref('Delivery')), '401': unauthorized, '404': notFound, '409': problem('Not failed') },
+    },
+  },
+};

@@ -1,0 +1,117 @@
+// Schemas of the operations Plant Store adds. The webhook's own schemas (Plant, NewPlant, Error) stay in
+// ./seed.ts, untouched.
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const dateTime = { type: 'string', format: 'date-time' };
+const page = (item: string) => ({
+  type: 'object',
+  required: ['items', 'nextCursor'],
+  properties: {
+    items: { type: 'array', items: ref(item) },
+    nextCursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; null on the last' },
+  },
+});
+
+export const addedSchemas: Record<string, unknown> = {
+  Problem: {
+    description: 'RFC 9457 problem details, served as application/problem+json',
+    type: 'object',
+    required: ['type', 'title', 'status'],
+    properties: {
+      type: { type: 'string', format: 'uri-reference' },
+      title: { type: 'string' },
+      status: { type: 'integer' },
+      detail: { type: 'string' },
+      instance: { type: 'string' },
+      errors: {
+        type: 'array',
+        items: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } } },
+      },
+    },
+  },
+  WebhookAccepted: {
+    type: 'object',
+    required: ['eventId'],
+    properties: { eventId: { type: 'string', format: 'uuid', description: 'Id of the plant.created event' } },
+  },
+  StoredPlant: {
+    allOf: [
+      ref('NewPlant'),
+      {
+        type: 'object',
+        required: ['createdAt', 'updatedAt', 'lastEventId'],
+        properties: { createdAt: dateTime, updatedAt: dateTime, lastEventId: { type: 'string', format: 'uuid' } },
+      },
+    ],
+  },
+  PlantPage: page('StoredPlant'),
+  SubscriptionCreate: {
+    type: 'object',
+    required: ['url'],
+    additionalProperties: false,
+    properties: {
+      url: { type: 'string', format: 'uri', pattern: '^https?://' },
+      token: { type: 'string', minLength: 1, description: 'Sent as `Authorization: Bearer <token>`' },
+      secret: { type: 'string', pattern: '^whsec_[A-Za-z0-9+/=]{32,}$', description: 'Standard Webhooks secret' },
+      description: { type: 'string', maxLength: 500 },
+    },
+  },
+  SubscriptionUpdate: {
+    type: 'object',
+    additionalProperties: false,
+    minProperties: 1,
+    properties: {
+      url: { type: 'string', format: 'uri', pattern: '^https?://' },
+      token: { type: ['string', 'null'], minLength: 1 },
+      enabled: { type: 'boolean' },
+      description: { type: 'string', maxLength: 500 },
+    },
+  },
+  Subscription: {
+    type: 'object',
+    required: ['id', 'url', 'enabled', 'hasToken', 'createdAt', 'updatedAt'],
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      url: { type: 'string' },
+      description: { type: ['string', 'null'] },
+      enabled: { type: 'boolean' },
+      disabledReason: { type: ['string', 'null'] },
+      hasToken: { type: 'boolean' },
+      createdAt: dateTime,
+      updatedAt: dateTime,
+    },
+  },
+  SubscriptionWithSecret: {
+    allOf: [ref('Subscription'), { type: 'object', required: ['secret'], properties: { secret: { type: 'string' } } }],
+  },
+  Delivery: {
+    type: 'object',
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      subscriptionId: { type: 'string', format: 'uuid' },
+      eventId: { type: 'string', format: 'uuid' },
+      plantId: { type: 'integer', format: 'int64' },
+      status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
+      attempts: { type: 'integer' },
+      nextAttemptAt: { ...dateTime, type: ['string', 'null'] },
+      createdAt: dateTime,
+      updatedAt: dateTime,
+    },
+  },
+  DeliveryAttempt: {
+    type: 'object',
+    properties: {
+      attemptedAt: dateTime,
+      status: { type: ['integer', 'null'], description: 'HTTP status; null on a network error' },
+      latencyMs: { type: 'integer' },
+      error: { type: ['string', 'null'] },
+      responseBody: { type: ['string', 'null'], description: 'First KiB of the response' },
+    },
+  },
+  DeliveryWithAttempts: {
+    allOf: [
+      ref('Delivery'),
+      { type: 'object', properties: { attemptLog: { type: 'array', items: ref('DeliveryAttempt') } } },
+    ],
+  },
+  DeliveryPage: page('Delivery'),
+};

@@ -1,0 +1,99 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { NewPlant } from './new-plant';
+import { acceptedNewPlantSchema, ajv, compiled, FieldError, toFieldErrors } from './schema-registry';
+
+export const PLANT_CREATED = 'plant.created';
+export const PLANT_CREATED_TOPIC = 'plant.created';
+export const PLANT_CREATED_DLQ_TOPIC = 'plant.created.dlq';
+
+/** Kafka headers every plant.created record carries. */
+export const EventHeaders = {
+  eventId: 'ce_id',
+  type: 'ce_type',
+  traceparent: 'traceparent',
+} as const;
+
+/** Headers added to a record copied to the dead-letter topic. */
+export const DeadLetterHeaders = {
+  reason: 'x-error',
+  topic: 'x-origin-topic',
+  partition: 'x-origin-partition',
+  offset: 'x-origin-offset',
+} as const;
+
+/** A CloudEvents 1.0 envelope (structured JSON mode) carrying a NewPlant. */
+export interface PlantCreatedEvent {
+  specversion: '1.0';
+  id: string;
+  type: typeof PLANT_CREATED;
+  source: string;
+  time: string;
+  datacontenttype: 'application/json';
+  subject: string;
+  data: NewPlant;
+}
+
+/** JSON Schema of the event on the topic; `data` is the OpenAPI document's NewPlant. */
+export const plantCreatedEventSchema = {
+  $id: 'https://plant.store/schemas/plant.created.json',
+  type: 'object',
+  required: ['specversion', 'id', 'type', 'source', 'time', 'datacontenttype', 'data'],
+  properties: {
+    specversion: { const: '1.0' },
+    id: { type: 'string', minLength: 1 },
+    type: { const: PLANT_CREATED },
+    source: { type: 'string', minLength: 1 },
+    time: { type: 'string', format: 'date-time' },
+    datacontenttype: { const: 'application/json' },
+    subject: { type: 'string' },
+    data: { $ref: acceptedNewPlantSchema.$id },
+  },
+};
+ajv.addSchema(plantCreatedEventSchema);
+const validateEvent = compiled<PlantCreatedEvent>(plantCreatedEventSchema.$id);
+
+// RFC 4122 name-based (SHA-1, version 5) ids in our own namespace: the same idempotency key always gives the
+// same event id, so a sender's retry becomes a duplicate the worker drops.
+const NAMESPACE = Buffer.from('6f1c3a52b1e44b0c9d7a2e5f8c3b9a10', 'hex');
+
+export function eventIdFromKey(key: string): string {
+  const hash = createHash('sha1').update(NAMESPACE).update(key, 'utf8').digest();
+  hash[6] = (hash[6] & 0x0f) | 0x50;
+  hash[8] = (hash[8] & 0x3f) | 0x80;
+  const hex = hash.subarray(0, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+export function newPlantCreatedEvent(
+  plant: NewPlant,
+  opts: { source: string; idempotencyKey?: string; now?: Date },
+): PlantCreatedEvent {
+  return {
+    specversion: '1.0',
+    id: opts.idempotencyKey ? eventIdFromKey(opts.idempotencyKey) : randomUUID(),
+    type: PLANT_CREATED,
+    source: opts.source,
+    time: (opts.now ?? new Date()).toISOString(),
+    datacontenttype: 'application/json',
+    subject: String(plant.id),
+    data: plant,
+  };
+}
+
+export type EventParse = { ok: true; event: PlantCreatedEvent } | { ok: false; reason: string; errors?: FieldError[] };
+
+/** Decodes a record's value. Any failure here is permanent: the same bytes will never parse. */
+export function parsePlantCreatedEvent(value: Buffer | null): EventParse {
+  if (!value || value.length === 0) return { ok: false, reason: 'empty value' };
+  let json: unknown;
+  try {
+    json = JSON.parse(value.toString('utf8'));
+  } catch (err) {
+    return { ok: false, reason: `value is not JSON: ${(err as Error).message}` };
+  }
+  if (!validateEvent(json)) {
+    const errors = toFieldErrors(validateEvent.errors);
+    return { ok: false, reason: `not a valid plant.created event: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors };
+  }
+  return { ok: true, event: json };
+}

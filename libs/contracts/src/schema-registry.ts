@@ -1,0 +1,54 @@
+import Ajv2020, { ErrorObject, ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { seedDocument } from './openapi/seed';
+
+// One Ajv (JSON Schema 2020-12, which OAS 3.1 schemas are) loaded with the seed document's components, so
+// every validator below compiles the schema straight from the OpenAPI document: no second copy.
+const DOC_ID = 'https://plant.store/openapi.json';
+export const NEW_PLANT_REF = `${DOC_ID}#/components/schemas/NewPlant`;
+
+/** Largest id a JSON number carries exactly; ids above it are refused rather than silently rounded. */
+export const MAX_PLANT_ID = Number.MAX_SAFE_INTEGER;
+
+/**
+ * NewPlant as Plant Store accepts it: the seed's schema, plus our policy that an id is a positive integer no
+ * larger than 2^53 - 1 (so int64 ids never lose precision on their way through JSON).
+ */
+export const acceptedNewPlantSchema = {
+  $id: 'https://plant.store/schemas/accepted-new-plant.json',
+  allOf: [
+    { $ref: NEW_PLANT_REF },
+    { type: 'object', properties: { id: { type: 'integer', minimum: 1, maximum: MAX_PLANT_ID } } },
+  ],
+};
+
+export const ajv = new Ajv2020({ allErrors: true, strict: true });
+addFormats(ajv);
+ajv.addKeyword('components');
+ajv.addVocabulary(['example', 'x-internal']);
+ajv.addSchema({ $id: DOC_ID, components: seedDocument.components });
+ajv.addSchema(acceptedNewPlantSchema);
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/** Ajv's errors as one entry per offending field, with a JSON-pointer-ish dotted path. */
+export function toFieldErrors(errors: ErrorObject[] | null | undefined): FieldError[] {
+  const seen = new Map<string, string>();
+  for (const e of errors ?? []) {
+    if (e.keyword === 'allOf' || e.keyword === 'if') continue;
+    const base = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+    const field = e.keyword === 'required' ? [base, e.params.missingProperty].filter(Boolean).join('.') : base;
+    const message = e.keyword === 'required' ? 'is required' : (e.message ?? 'is invalid');
+    if (!seen.has(field || '(body)')) seen.set(field || '(body)', message);
+  }
+  return [...seen].map(([field, message]) => ({ field, message }));
+}
+
+export function compiled<T>(schemaId: string): ValidateFunction<T> {
+  const fn = ajv.getSchema<T>(schemaId);
+  if (!fn) throw new Error(`schema ${schemaId} is not registered`);
+  return fn;
+}
