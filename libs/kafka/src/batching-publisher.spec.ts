@@ -1,0 +1,74 @@
+import { Producer } from 'kafkajs';
+import { BatchingPublisher, PublishTimeoutError } from './batching-publisher';
+
+function fakeProducer() {
+  const calls: { topic: string; n: number }[][] = [];
+  let release: (() => void) | null = null;
+  let fail: Error | null = null;
+  const producer = {
+    sendBatch: jest.fn(({ topicMessages }) => {
+      calls.push(topicMessages.map((t: { topic: string; messages: unknown[] }) => ({ topic: t.topic, n: t.messages.length })));
+      return new Promise<void>((resolve, reject) => {
+        release = () => (fail ? reject(fail) : resolve());
+      });
+    }),
+  } as unknown as Producer;
+  return { producer, calls, ack: () => release?.(), failWith: (e: Error) => (fail = e) };
+}
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe(BatchingPublisher.name, () => {
+  it('sends concurrent publishes as one request and resolves them only after the ack', async () => {
+    const fake = fakeProducer();
+    const sut = new BatchingPublisher(fake.producer);
+    let done = 0;
+    const all = [1, 2, 3].map((i) => sut.publish('t', { key: String(i), value: 'v' }, 1000).then(() => done++));
+    await tick();
+    expect(fake.calls).toEqual([[{ topic: 't', n: 3 }]]);
+    expect(done).toBe(0);
+    fake.ack();
+    await Promise.all(all);
+    expect(done).toBe(3);
+  });
+
+  it('keeps one request in flight and batches what arrives meanwhile', async () => {
+    const fake = fakeProducer();
+    const sut = new BatchingPublisher(fake.producer);
+    const first = sut.publish('t', { value: 'a' }, 1000);
+    await tick();
+    const later = [sut.publish('t', { value: 'b' }, 1000), sut.publish('u', { value: 'c' }, 1000)];
+    await tick();
+    expect(fake.calls).toHaveLength(1);
+    fake.ack();
+    await first;
+    await tick();
+    await tick();
+    expect(fake.calls[1]).toEqual([{ topic: 't', n: 1 }, { topic: 'u', n: 1 }]);
+    fake.ack();
+    await Promise.all(later);
+  });
+
+  it('rejects every record of a failed request', async () => {
+    const fake = fakeProducer();
+    const sut = new BatchingPublisher(fake.producer);
+    fake.failWith(new Error('broker down'));
+    const p = sut.publish('t', { value: 'a' }, 1000);
+    await tick();
+    fake.ack();
+    await expect(p).rejects.toThrow('broker down');
+  });
+
+  it('withdraws a queued record on timeout so it is never written after the caller gave up', async () => {
+    const fake = fakeProducer();
+    const sut = new BatchingPublisher(fake.producer);
+    const first = sut.publish('t', { value: 'a' }, 20);
+    await tick();
+    const second = sut.publish('t', { value: 'b' }, 20);
+    await expect(first).rejects.toEqual(new PublishTimeoutError(true));
+    await expect(second).rejects.toEqual(new PublishTimeoutError(false));
+    fake.ack();
+    await tick();
+    expect(fake.calls).toHaveLength(1);
+    expect(sut.pending).toBe(0);
+  });
+});

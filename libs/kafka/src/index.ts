@@ -1,0 +1,3 @@
+export * from './kafka-options';
+export * from './topics';
+export * from './batching-publisher';

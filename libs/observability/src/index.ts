@@ -1,0 +1,5 @@
+export * from './logger';
+export * from './traceparent';
+export * from './problem';
+export * from './problem.filter';
+export * from './metrics';

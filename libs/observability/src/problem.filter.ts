@@ -1,0 +1,54 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { Problem, PROBLEM_CONTENT_TYPE, ProblemException, problemForStatus, problemOf } from './problem';
+
+/** Maps errors Fastify raises before Nest sees the request (body parsing) to problem kinds. */
+const FASTIFY_CODES: Record<string, () => Problem> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
+    problemOf('unsupportedMediaType', 'Send the body as application/json'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => problemOf('badRequest', 'Content-Length does not match the body'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => problemOf('malformedJson', 'The body is empty'),
+  FST_ERR_CTP_INVALID_JSON_BODY: () => problemOf('malformedJson', 'The body is not valid JSON'),
+};
+
+export function toProblem(error: unknown): { problem: Problem; headers: Record<string, string> } {
+  if (error instanceof ProblemException) return { problem: error.problem, headers: error.headers };
+  const code = (error as { code?: string })?.code;
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return { problem: problemOf('payloadTooLarge', (error as Error).message), headers: {} };
+  }
+  if (code && FASTIFY_CODES[code]) return { problem: FASTIFY_CODES[code](), headers: {} };
+  if (error instanceof SyntaxError) return { problem: problemOf('malformedJson', 'The body is not valid JSON'), headers: {} };
+  if (error instanceof HttpException) {
+    const response = error.getResponse();
+    const detail = typeof response === 'string' ? response : (response as { message?: string }).message;
+    return { problem: problemForStatus(error.getStatus(), Array.isArray(detail) ? detail.join('; ') : detail), headers: {} };
+  }
+  const status = (error as { statusCode?: number })?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return { problem: problemForStatus(status, (error as Error).message), headers: {} };
+  }
+  return { problem: problemOf('internal'), headers: {} };
+}
+
+export function sendProblem(reply: FastifyReply, request: FastifyRequest, error: unknown, logger?: Logger) {
+  const { problem, headers } = toProblem(error);
+  if (problem.status >= 500 && logger) logger.error({ err: error, reqId: request.id }, 'request failed');
+  reply
+    .status(problem.status)
+    .headers(headers)
+    .header('content-type', PROBLEM_CONTENT_TYPE)
+    .send(JSON.stringify({ ...problem, instance: request.url.split('?')[0] }));
+}
+
+/** Every error a controller raises leaves as application/problem+json, never with a stack trace. */
+@Catch()
+export class ProblemFilter implements ExceptionFilter {
+  constructor(private readonly logger?: Logger) {}
+
+  catch(exception: unknown, host: ArgumentsHost) {
+    const http = host.switchToHttp();
+    sendProblem(http.getResponse<FastifyReply>(), http.getRequest<FastifyRequest>(), exception, this.logger);
+  }
+}

@@ -1,0 +1,15 @@
+import { decodeCursor, encodeCursor, toPage } from './cursor';
+
+describe('page cursors', () => {
+  it('round-trip and refuse garbage', () => {
+    expect(decodeCursor(encodeCursor(12345))).toBe(12345);
+    expect(decodeCursor('not-a-cursor')).toBeNull();
+    expect(decodeCursor(Buffer.from('s:-1').toString('base64url'))).toBeNull();
+  });
+
+  it('gives a next cursor only when a further row exists', () => {
+    const rows = [{ seq: 9 }, { seq: 8 }, { seq: 7 }];
+    expect(toPage(rows, 2, (r) => r.seq)).toEqual({ items: [9, 8], nextCursor: encodeCursor(8) });
+    expect(toPage(rows, 3, (r) => r.seq)).toEqual({ items: [9, 8, 7], nextCursor: null });
+  });
+});

@@ -1,0 +1,5 @@
+export * from './database';
+export * from './migrations';
+export * from './migrate';
+export * from './cursor';
+export * from './plant.repository';

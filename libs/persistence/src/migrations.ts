@@ -1,0 +1,81 @@
+// Schema migrations, applied in order, each once, inside one transaction under an advisory lock so that a
+// gateway and several workers starting together do not race. Append; never edit a shipped migration.
+export const migrations: { id: number; name: string; sql: string }[] = [
+  {
+    id: 1,
+    name: 'plants and processed events',
+    sql: `
+      CREATE TABLE plants (
+        id              bigint PRIMARY KEY,
+        seq             bigint GENERATED ALWAYS AS IDENTITY UNIQUE, -- insertion order, for newest-first pages
+        name            text NOT NULL,
+        tag             text,
+        created_at      timestamptz NOT NULL DEFAULT now(),
+        updated_at      timestamptz NOT NULL DEFAULT now(),
+        last_event_id   text NOT NULL,
+        last_event_time timestamptz NOT NULL
+      );
+
+      -- One row per applied event id: a redelivered or re-sent event finds its id here and is skipped.
+      CREATE TABLE processed_events (
+        event_id     text PRIMARY KEY,
+        plant_id     bigint NOT NULL,
+        event_time   timestamptz NOT NULL,
+        kafka_topic  text NOT NULL,
+        kafka_partition integer NOT NULL,
+        kafka_offset bigint NOT NULL,
+        processed_at timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
+  {
+    id: 2,
+    name: 'subscriptions, deliveries and attempts',
+    sql: `
+      CREATE TABLE subscriptions (
+        id            uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        url           text NOT NULL,
+        token         text,
+        secret        text NOT NULL,
+        previous_secret text,
+        previous_secret_expires_at timestamptz,
+        description   text,
+        enabled       boolean NOT NULL DEFAULT true,
+        disabled_reason text,
+        created_at    timestamptz NOT NULL DEFAULT now(),
+        updated_at    timestamptz NOT NULL DEFAULT now()
+      );
+
+      CREATE TABLE deliveries (
+        id              uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        seq             bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+        subscription_id uuid NOT NULL REFERENCES subscriptions (id) ON DELETE CASCADE,
+        event_id        text NOT NULL,
+        plant_id        bigint NOT NULL,
+        body            text NOT NULL,
+        event_time      timestamptz NOT NULL,
+        status          text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'succeeded', 'failed')),
+        attempts        integer NOT NULL DEFAULT 0,
+        next_attempt_at timestamptz NOT NULL DEFAULT now(),
+        leased_until    timestamptz,
+        created_at      timestamptz NOT NULL DEFAULT now(),
+        updated_at      timestamptz NOT NULL DEFAULT now(),
+        UNIQUE (subscription_id, event_id)
+      );
+      CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE status = 'pending';
+      CREATE INDEX deliveries_plant_order ON deliveries (subscription_id, plant_id, seq) WHERE status = 'pending';
+      CREATE INDEX deliveries_newest ON deliveries (seq DESC);
+
+      CREATE TABLE delivery_attempts (
+        id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        delivery_id   uuid NOT NULL REFERENCES deliveries (id) ON DELETE CASCADE,
+        attempted_at  timestamptz NOT NULL,
+        status        integer,
+        latency_ms    integer NOT NULL,
+        error         text,
+        response_body text
+      );
+      CREATE INDEX delivery_attempts_by_delivery ON delivery_attempts (delivery_id, id);
+    `,
+  },
+];
