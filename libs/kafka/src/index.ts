@@ -1,3 +1,4 @@
 export * from './kafka-options';
 export * from './topics';
 export * from './batching-publisher';
+export * from './ensure-topics';

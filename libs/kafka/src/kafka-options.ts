@@ -20,4 +20,6 @@ export const durableProducerConfig: ProducerConfig = {
   maxInFlightRequests: 1,
   allowAutoTopicCreation: false,
   createPartitioner: Partitioners.DefaultPartitioner,
+  // An idempotent producer retries without limit (kafkajs warns otherwise); callers bound the wait instead.
+  retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: 2000 },
 };

@@ -3,3 +3,4 @@ export * from './migrations';
 export * from './migrate';
 export * from './cursor';
 export * from './plant.repository';
+export * from './database.module';

@@ -1,0 +1,28 @@
+import { Controller, Get, Inject } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { ProblemException } from '@app/observability';
+import { EVENT_PUBLISHER, EventPublisher } from '../plant-webhook/event-publisher';
+import { ShutdownState } from './shutdown-state';
+
+@ApiExcludeController()
+@Controller()
+export class HealthController {
+  constructor(
+    @Inject(EVENT_PUBLISHER) private readonly publisher: EventPublisher,
+    private readonly shutdown: ShutdownState,
+  ) {}
+
+  /** The process is alive. */
+  @Get('healthz')
+  live() {
+    return { status: 'ok' };
+  }
+
+  /** Ready to take webhooks: the Kafka producer is connected and we are not draining. */
+  @Get('readyz')
+  ready() {
+    if (this.shutdown.draining) throw ProblemException.of('unavailable', 'Shutting down');
+    if (!this.publisher.isReady()) throw ProblemException.of('unavailable', 'The Kafka producer is not connected');
+    return { status: 'ready', kafka: 'connected' };
+  }
+}

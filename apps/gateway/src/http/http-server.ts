@@ -1,0 +1,48 @@
+import { randomUUID } from 'node:crypto';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { Logger } from 'pino';
+import { ProblemException } from '@app/observability';
+import { GatewayMetrics } from '../metrics/gateway-metrics';
+
+/**
+ * Fastify enforces the body limit on the stream (a chunked body over it is rejected with 413, never
+ * truncated) and answers 415 for bodies it has no parser for. Nest's own body parsers are off (bodyParser:
+ * false), so only JSON is parsed.
+ */
+export function createHttpAdapter(maxBodyBytes: number): FastifyAdapter {
+  return new FastifyAdapter({
+    bodyLimit: maxBodyBytes,
+    logger: false,
+    return503OnClosing: true,
+    genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+    },
+  });
+}
+
+/** Request ids on every response, request metrics by route, and one JSON log line per request. */
+export function instrumentHttp(app: NestFastifyApplication, metrics: GatewayMetrics, logger: Logger) {
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.removeContentTypeParser(['text/plain', 'application/json']);
+  // Fastify's own JSON parser (prototype-poisoning safe), with its errors turned into our problem kind.
+  const parseJson = fastify.getDefaultJsonParser('error', 'error');
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    parseJson(req, body as string, (err: Error | null, value?: unknown) => {
+      if (!err) return done(null, value);
+      const empty = (err as { code?: string }).code === 'FST_ERR_CTP_EMPTY_JSON_BODY';
+      done(ProblemException.of('malformedJson', empty ? 'The body is empty' : 'The body is not valid JSON'), undefined);
+    });
+  });
+  fastify.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+  fastify.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions?.url ?? 'unmatched';
+    metrics.requests.inc({ method: req.method, route, status: reply.statusCode });
+    const line = { reqId: req.id, method: req.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) };
+    if (reply.statusCode >= 500) logger.error(line, 'request failed');
+    else if (reply.statusCode >= 400) logger.info(line, 'request refused');
+    else logger.debug(line, 'request');
+  });
+}

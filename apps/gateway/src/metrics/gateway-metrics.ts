@@ -1,0 +1,34 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { createMetricsRegistry, LATENCY_BUCKETS } from '@app/observability';
+
+export class GatewayMetrics {
+  readonly registry: Registry = createMetricsRegistry('gateway');
+
+  readonly requests = new Counter({
+    name: 'plant_store_http_requests_total',
+    help: 'HTTP requests by route and status',
+    labelNames: ['method', 'route', 'status'],
+    registers: [this.registry],
+  });
+
+  readonly publishLatency = new Histogram({
+    name: 'plant_store_publish_latency_seconds',
+    help: 'From a webhook being valid to Kafka acknowledging its event',
+    labelNames: ['outcome'],
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly publishesInFlight = new Gauge({
+    name: 'plant_store_publishes_in_flight',
+    help: 'Events waiting for Kafka to acknowledge them',
+    registers: [this.registry],
+  });
+
+  readonly produceBatchSize = new Histogram({
+    name: 'plant_store_produce_batch_size',
+    help: 'Records per produce request (webhooks coalesced into one Kafka request)',
+    buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000],
+    registers: [this.registry],
+  });
+}

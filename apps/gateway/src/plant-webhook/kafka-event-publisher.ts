@@ -1,0 +1,60 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { ClientKafka } from '@nestjs/microservices';
+import { Message, Producer } from 'kafkajs';
+import { APP_CONFIG, GatewayConfig } from '@app/config';
+import { BatchingPublisher, durableProducerConfig, ensureTopicsOn, kafkaClientConfig, topicSettingsFrom } from '@app/kafka';
+import { GatewayMetrics } from '../metrics/gateway-metrics';
+import { EventPublisher } from './event-publisher';
+
+/**
+ * Publishes through @nestjs/microservices' ClientKafka in producer-only mode (no consumer group), batching
+ * concurrent webhooks into one acks=all produce request. Closed only after the HTTP server has drained
+ * (onApplicationShutdown runs after Nest closed the server), and after every queued record was acknowledged.
+ */
+@Injectable()
+export class KafkaEventPublisher implements EventPublisher, OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(KafkaEventPublisher.name);
+  private readonly client: ClientKafka;
+  private batcher: BatchingPublisher | null = null;
+  private connected = false;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: GatewayConfig,
+    private readonly metrics: GatewayMetrics,
+  ) {
+    this.client = new ClientKafka({
+      client: kafkaClientConfig(config.KAFKA_BROKERS, 'plant-store-gateway'),
+      producer: durableProducerConfig,
+      producerOnlyMode: true,
+      postfixId: '',
+    });
+  }
+
+  async onModuleInit() {
+    await ensureTopicsOn(this.config.KAFKA_BROKERS, topicSettingsFrom(this.config));
+    const producer: Producer = await this.client.connect();
+    producer.on(producer.events.CONNECT, () => (this.connected = true));
+    producer.on(producer.events.DISCONNECT, () => (this.connected = false));
+    this.connected = true;
+    this.batcher = new BatchingPublisher(producer, 1000, {
+      onBatch: (size) => this.metrics.produceBatchSize.observe(size),
+    });
+    this.logger.log(`producer connected to ${this.config.KAFKA_BROKERS.join(',')}`);
+  }
+
+  isReady(): boolean {
+    return this.connected && this.batcher !== null;
+  }
+
+  publish(topic: string, message: Message, timeoutMs: number): Promise<void> {
+    if (!this.batcher) return Promise.reject(new Error('producer not connected'));
+    return this.batcher.publish(topic, message, timeoutMs);
+  }
+
+  async onApplicationShutdown() {
+    this.connected = false;
+    await this.batcher?.drain();
+    await this.client.close();
+    this.logger.log('producer flushed and closed');
+  }
+}

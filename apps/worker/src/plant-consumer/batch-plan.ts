@@ -1,0 +1,37 @@
+import { KafkaMessage } from 'kafkajs';
+import { parsePlantCreatedEvent } from '@app/contracts';
+import { PlantEventRow } from '@app/persistence';
+
+export interface PoisonMessage {
+  message: KafkaMessage;
+  reason: string;
+}
+
+export interface BatchPlan {
+  rows: PlantEventRow[];
+  poison: PoisonMessage[];
+}
+
+/** Splits a batch into events to store and records that can never be stored (bad JSON, bad event, bad plant). */
+export function planBatch(topic: string, partition: number, messages: KafkaMessage[]): BatchPlan {
+  const plan: BatchPlan = { rows: [], poison: [] };
+  for (const message of messages) {
+    const parsed = parsePlantCreatedEvent(message.value);
+    if (!parsed.ok) {
+      plan.poison.push({ message, reason: parsed.reason });
+      continue;
+    }
+    const { event } = parsed;
+    plan.rows.push({
+      eventId: event.id,
+      plantId: event.data.id,
+      name: event.data.name,
+      tag: event.data.tag ?? null,
+      eventTime: event.time,
+      topic,
+      partition,
+      offset: message.offset,
+    });
+  }
+  return plan;
+}

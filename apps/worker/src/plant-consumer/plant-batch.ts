@@ -1,0 +1,27 @@
+import { IHeaders, KafkaMessage, Producer } from 'kafkajs';
+
+/**
+ * One fetched batch of a partition, as the worker's handler sees it. Nest's Kafka transport hands handlers
+ * one message at a time; PlantBatchServer hands them this instead, so a batch is stored in one statement and
+ * committed once, after it is stored.
+ */
+export interface PlantBatch {
+  topic: string;
+  partition: number;
+  messages: KafkaMessage[];
+  highWatermark: string;
+  /** Keeps the group membership alive during long work (database outage, big batch). */
+  heartbeat(): Promise<void>;
+  /** False once the consumer is stopping or the partition was revoked: stop, commit nothing. */
+  shouldContinue(): boolean;
+  /** Commits `offset` + 1 for this partition (the next offset to read). */
+  commit(lastOffset: string): Promise<void>;
+  producer: Producer;
+}
+
+export function headerString(headers: IHeaders | undefined, name: string): string | undefined {
+  const v = headers?.[name];
+  if (v === undefined) return undefined;
+  const first = Array.isArray(v) ? v[0] : v;
+  return first === undefined ? undefined : first.toString();
+}

@@ -1,0 +1,123 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { APP_CONFIG, WorkerConfig } from '@app/config';
+import { EventHeaders } from '@app/contracts';
+import { continueTrace } from '@app/observability';
+import { ApplyResult, isDataError, PlantRepository } from '@app/persistence';
+import { DeliverySignal } from '../delivery/delivery-signal';
+import { WorkerMetrics } from '../metrics/worker-metrics';
+import { BatchPlan, planBatch, PoisonMessage } from './batch-plan';
+import { publishDeadLetters } from './dead-letters';
+import { headerString, PlantBatch } from './plant-batch';
+import { BatchAbandoned, retryTransient } from './retry';
+
+/**
+ * Stores a batch of plant.created events, then commits it. Poison records go to the dead-letter topic
+ * (awaited) before the commit; transient failures are retried in place, holding the partition, never skipping.
+ */
+@Injectable()
+export class PlantIngestService {
+  private readonly logger = new Logger(PlantIngestService.name);
+  private readonly debug: boolean;
+
+  constructor(
+    private readonly plants: PlantRepository,
+    private readonly metrics: WorkerMetrics,
+    private readonly deliverySignal: DeliverySignal,
+    @Inject(APP_CONFIG) config: WorkerConfig,
+  ) {
+    this.debug = ['debug', 'trace'].includes(config.LOG_LEVEL);
+  }
+
+  async processBatch(batch: PlantBatch): Promise<void> {
+    if (batch.messages.length === 0) return;
+    const started = process.hrtime.bigint();
+    const plan = planBatch(batch.topic, batch.partition, batch.messages);
+    this.logTraces(batch);
+    try {
+      const { result, unstorable } = await this.retry(batch, 'store', () => this.store(batch, plan));
+      const poison = [...plan.poison, ...unstorable];
+      await this.retry(batch, 'dead_letter', () => publishDeadLetters(batch, poison));
+      this.countDeadLetters(batch, poison);
+      const last = batch.messages[batch.messages.length - 1].offset;
+      await this.retry(batch, 'commit', () => batch.commit(last));
+      this.record(batch, plan, result, last, started);
+    } catch (err) {
+      if (err instanceof BatchAbandoned) {
+        this.logger.warn(`${batch.topic}[${batch.partition}]: ${err.message}`);
+        return;
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * One statement for the whole batch. If the database refuses a row's data (say a NUL byte in a name), the
+   * rows are applied one by one and the unstorable ones become dead letters instead of blocking the partition.
+   */
+  private async store(batch: PlantBatch, plan: BatchPlan): Promise<{ result: ApplyResult; unstorable: PoisonMessage[] }> {
+    try {
+      return { result: await this.plants.applyEvents(plan.rows), unstorable: [] };
+    } catch (err) {
+      if (!isDataError(err)) throw err;
+      const byOffset = new Map(batch.messages.map((m) => [m.offset, m]));
+      const result: ApplyResult = { fresh: 0, applied: 0, deliveries: 0 };
+      const unstorable: PoisonMessage[] = [];
+      for (const row of plan.rows) {
+        try {
+          const r = await this.plants.applyEvents([row]);
+          result.fresh += r.fresh;
+          result.applied += r.applied;
+          result.deliveries += r.deliveries;
+        } catch (rowErr) {
+          if (!isDataError(rowErr)) throw rowErr;
+          unstorable.push({ message: byOffset.get(row.offset)!, reason: `unstorable: ${(rowErr as Error).message}` });
+        }
+      }
+      return { result, unstorable };
+    }
+  }
+
+  private retry<T>(batch: PlantBatch, stage: string, fn: () => Promise<T>): Promise<T> {
+    // Anything that reaches here is transient: permanent failures were already turned into dead letters.
+    return retryTransient(fn, () => false, {
+      heartbeat: batch.heartbeat,
+      shouldContinue: batch.shouldContinue,
+      onRetry: (attempt, err, waitMs) => {
+        this.metrics.failures.inc({ stage });
+        this.logger.warn(
+          `${batch.topic}[${batch.partition}] ${stage} failed (attempt ${attempt}), retrying in ${waitMs} ms: ${(err as Error).message}`,
+        );
+      },
+    });
+  }
+
+  private countDeadLetters(batch: PlantBatch, poison: PoisonMessage[]) {
+    for (const p of poison) {
+      this.metrics.events.inc({ outcome: 'dead_lettered' });
+      this.logger.error(`${batch.topic}[${batch.partition}]@${p.message.offset} dead-lettered: ${p.reason}`);
+    }
+  }
+
+  private record(batch: PlantBatch, plan: BatchPlan, r: ApplyResult, last: string, started: bigint) {
+    const now = Date.now();
+    this.metrics.events.inc({ outcome: 'stored' }, r.applied);
+    this.metrics.events.inc({ outcome: 'duplicate' }, Math.max(0, plan.rows.length - r.fresh));
+    this.metrics.events.inc({ outcome: 'stale' }, r.fresh - r.applied);
+    for (const row of plan.rows) this.metrics.processingLatency.observe(Math.max(0, now - Date.parse(row.eventTime)) / 1000);
+    this.metrics.batchDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
+    const lag = Number(BigInt(batch.highWatermark) - BigInt(last) - 1n);
+    this.metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Math.max(0, lag));
+    if (r.deliveries > 0) this.deliverySignal.notify();
+  }
+
+  /** Continues the gateway's trace in our logs; debug level, since one line per event is a lot at 10k/s. */
+  private logTraces(batch: PlantBatch) {
+    if (!this.debug) return;
+    for (const m of batch.messages) {
+      const trace = continueTrace(headerString(m.headers, EventHeaders.traceparent));
+      this.logger.debug(
+        `event ${headerString(m.headers, EventHeaders.eventId)} ${batch.topic}[${batch.partition}]@${m.offset} trace_id=${trace.traceId} span_id=${trace.spanId}`,
+      );
+    }
+  }
+}

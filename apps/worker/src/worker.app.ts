@@ -1,0 +1,46 @@
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { loadConfig, WorkerConfig, workerEnvSchema } from '@app/config';
+import { durableProducerConfig, ensureTopicsOn, kafkaClientConfig, topicSettingsFrom } from '@app/kafka';
+import { createLogger, PinoNestLogger, ProblemFilter } from '@app/observability';
+import { ConsumerState, PlantBatchServer } from './plant-consumer/plant-batch.server';
+import { WorkerModule } from './worker.module';
+
+/**
+ * The worker: a Nest hybrid app whose microservice is the Kafka consumer (PlantBatchServer) and whose small
+ * HTTP server answers health checks and metrics. The caller listens.
+ */
+export async function createWorkerApp(env: NodeJS.ProcessEnv = process.env) {
+  const config: WorkerConfig = loadConfig(workerEnvSchema, env);
+  const logger = createLogger('worker', config.LOG_LEVEL);
+  await ensureTopicsOn(config.KAFKA_BROKERS, topicSettingsFrom(config));
+
+  const consumerState = new ConsumerState();
+  const app = await NestFactory.create<NestFastifyApplication>(
+    WorkerModule.forRoot(env, consumerState),
+    new FastifyAdapter({ logger: false }),
+    { logger: new PinoNestLogger(logger) },
+  );
+  app.useGlobalFilters(new ProblemFilter(logger));
+  app.connectMicroservice(
+    {
+      strategy: new PlantBatchServer(
+        {
+          client: kafkaClientConfig(config.KAFKA_BROKERS, 'plant-store-worker'),
+          // Nest appends "-server": the group is `${WORKER_GROUP_ID}-server`.
+          consumer: {
+            groupId: config.WORKER_GROUP_ID,
+            maxBytes: config.WORKER_MAX_BATCH_BYTES,
+            sessionTimeout: 30000,
+            heartbeatInterval: 3000,
+          },
+          producer: durableProducerConfig,
+        },
+        consumerState,
+        config.PLANT_CREATED_PARTITIONS,
+      ),
+    },
+    { inheritAppConfig: true },
+  );
+  return { app, config };
+}

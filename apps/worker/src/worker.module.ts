@@ -1,0 +1,22 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { ConfigModule, workerEnvSchema } from '@app/config';
+import { DatabaseModule } from '@app/persistence';
+import { DeliverySignal } from './delivery/delivery-signal';
+import { WorkerHealthController } from './health/worker-health.controller';
+import { WorkerMetrics } from './metrics/worker-metrics';
+import { PlantConsumerModule } from './plant-consumer/plant-consumer.module';
+import { ConsumerState } from './plant-consumer/plant-batch.server';
+
+@Global()
+@Module({})
+export class WorkerModule {
+  static forRoot(env: NodeJS.ProcessEnv, consumerState: ConsumerState): DynamicModule {
+    return {
+      module: WorkerModule,
+      imports: [ConfigModule.forRoot(workerEnvSchema, env), DatabaseModule.forApp('worker'), PlantConsumerModule],
+      controllers: [WorkerHealthController],
+      providers: [WorkerMetrics, DeliverySignal, { provide: ConsumerState, useValue: consumerState }],
+      exports: [WorkerMetrics, DeliverySignal, ConsumerState],
+    };
+  }
+}

@@ -1,0 +1,27 @@
+// `npm start` / `npm test` on a fresh clone: install dependencies when node_modules is missing or stale.
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { step } = require('./progress');
+
+const ROOT = path.resolve(__dirname, '../..');
+
+function ensureDependencies() {
+  const marker = path.join(ROOT, 'node_modules/.package-lock.json');
+  const lock = path.join(ROOT, 'package-lock.json');
+  if (fs.existsSync(marker) && fs.statSync(marker).mtimeMs >= fs.statSync(lock).mtimeMs - 1000) return;
+  const s = step('Installing dependencies (npm ci)');
+  const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: ROOT, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error('npm ci failed');
+  s.done();
+}
+
+function build() {
+  const s = step('Building gateway and worker');
+  const r = spawnSync('npx', ['nest', 'build', 'gateway'], { cwd: ROOT, stdio: 'inherit' });
+  const w = r.status === 0 ? spawnSync('npx', ['nest', 'build', 'worker'], { cwd: ROOT, stdio: 'inherit' }) : r;
+  if (w.status !== 0) throw new Error('build failed');
+  s.done();
+}
+
+module.exports = { ensureDependencies, build, ROOT };

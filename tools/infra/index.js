@@ -1,0 +1,42 @@
+// Brings up what the environment does not already provide: Kafka unless KAFKA_BROKERS is set, PostgreSQL
+// unless DATABASE_URL is set. Returns the environment for the apps and a stop() for what it started.
+const { startKafka } = require('./kafka');
+const { startPostgres } = require('./postgres');
+const { info } = require('./progress');
+
+const PROFILES = {
+  // npm start: the usual ports, data kept between runs
+  dev: { kafkaPort: 9092, controllerPort: 9093, pgPort: 55432, fresh: false },
+  // npm test: its own ports and fresh data, so it never collides with a running `npm start`
+  test: { kafkaPort: 19092, controllerPort: 19093, pgPort: 55433, fresh: true },
+};
+
+async function bringUp(profileName, env = process.env) {
+  const p = PROFILES[profileName];
+  const stops = [];
+  const out = {};
+  try {
+    if (env.KAFKA_BROKERS) info(`Kafka: using KAFKA_BROKERS=${env.KAFKA_BROKERS}`);
+    else {
+      const k = await startKafka({ name: profileName, port: Number(env.LOCAL_KAFKA_PORT || p.kafkaPort), controllerPort: p.controllerPort, fresh: p.fresh });
+      out.KAFKA_BROKERS = k.brokers.join(',');
+      stops.push(k.stop);
+    }
+    if (env.DATABASE_URL) info('PostgreSQL: using DATABASE_URL');
+    else {
+      const pg = await startPostgres({ name: profileName, port: Number(env.LOCAL_PG_PORT || p.pgPort), fresh: p.fresh });
+      out.DATABASE_URL = pg.url;
+      stops.push(pg.stop);
+    }
+  } catch (err) {
+    await stopAll(stops);
+    throw err;
+  }
+  return { env: out, stop: () => stopAll(stops) };
+}
+
+async function stopAll(stops) {
+  for (const stop of stops.reverse()) await stop().catch((err) => console.error(err));
+}
+
+module.exports = { bringUp };

@@ -1,0 +1,98 @@
+// A real Apache Kafka 3.9.2 broker (KRaft, one node as broker and controller) from Maven Central jars,
+// started with plain `java`. The jars live in .local/kafka/lib (git-ignored) and are fetched once.
+const { spawn, spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { Kafka, logLevel } = require('kafkajs');
+const { step, info } = require('./progress');
+const { portOpen, waitFor, stopProcess } = require('./processes');
+
+const ROOT = path.resolve(__dirname, '../..');
+const LIB = path.join(ROOT, '.local/kafka/lib');
+const INFRA = path.join(ROOT, 'infra/kafka');
+const CLUSTER_ID = '4L6g3nShT-eMCtK--X86sw';
+
+function jarsPresent() {
+  return fs.existsSync(LIB) && fs.readdirSync(LIB).some((f) => /^kafka_2\.13-.*\.jar$/.test(f));
+}
+
+/** Fetches the broker jars with Maven, printing each artifact as it arrives. */
+function fetchJars() {
+  if (jarsPresent()) return;
+  const s = step('Fetching Apache Kafka 3.9.2 from Maven Central (first run only, ~50 MB)');
+  const mvn = spawnSync('mvn', ['-B', '-f', path.join(INFRA, 'pom.xml'), 'dependency:copy-dependencies'], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const downloads = (mvn.stdout || '').split('\n').filter((l) => l.includes('Downloaded from'));
+  if (mvn.status !== 0 || !jarsPresent()) {
+    process.stderr.write(mvn.stdout + mvn.stderr);
+    throw new Error('mvn could not fetch the Kafka broker jars (is Maven installed and Maven Central reachable?)');
+  }
+  s.done(`${downloads.length} artifacts downloaded, ${fs.readdirSync(LIB).length} jars in .local/kafka/lib`);
+}
+
+async function answersMetadata(brokers) {
+  const admin = new Kafka({ brokers, clientId: 'plant-store-probe', logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
+  try {
+    await admin.connect();
+    await admin.describeCluster();
+    return true;
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
+/**
+ * Starts a broker on 127.0.0.1:port unless one already answers there, in which case it is reused (and not
+ * stopped later). `fresh` wipes the data folder first (tests); otherwise data persists between runs.
+ */
+async function startKafka({ name, port, controllerPort, fresh = false, heapMb = 512 }) {
+  const brokers = [`127.0.0.1:${port}`];
+  if (await portOpen(port)) {
+    await waitFor(`the broker already on port ${port}`, () => answersMetadata(brokers), { timeoutMs: 30000 });
+    info(`Kafka: reusing the broker already running on 127.0.0.1:${port}`);
+    return { brokers, stop: async () => undefined };
+  }
+  fetchJars();
+  const dir = path.join(ROOT, '.local/kafka', name);
+  if (fresh) fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(path.join(dir, 'data'), { recursive: true });
+  const props = fs
+    .readFileSync(path.join(INFRA, 'server.properties.in'), 'utf8')
+    .replaceAll('__DATA_DIR__', path.join(dir, 'data'))
+    .replaceAll('__PORT__', String(port))
+    .replaceAll('__CONTROLLER_PORT__', String(controllerPort));
+  const propsFile = path.join(dir, 'server.properties');
+  fs.writeFileSync(propsFile, props);
+  const logOpt = `-Dlog4j.configuration=file:${path.join(INFRA, 'log4j.properties')}`;
+  const cp = `${LIB}/*`;
+
+  const s = step(`Starting Kafka broker on 127.0.0.1:${port} (log: ${path.relative(ROOT, dir)}/broker.log)`);
+  const format = spawnSync('java', ['-Xmx256m', logOpt, '-cp', cp, 'kafka.tools.StorageTool', 'format', '-t', CLUSTER_ID, '-c', propsFile, '--ignore-formatted'], { encoding: 'utf8' });
+  if (format.status !== 0) throw new Error(`kafka storage format failed:\n${format.stdout}${format.stderr}`);
+
+  const log = fs.openSync(path.join(dir, 'broker.log'), 'a');
+  const child = spawn(
+    'java',
+    [`-Xms128m`, `-Xmx${heapMb}m`, '-XX:+UseG1GC', '-XX:MaxGCPauseMillis=20', '-Djava.awt.headless=true', logOpt, '-cp', cp, 'kafka.Kafka', propsFile],
+    { stdio: ['ignore', log, log], detached: false },
+  );
+  let exited = null;
+  child.once('exit', (code, signal) => (exited = { code, signal }));
+  await waitFor('the Kafka broker to answer a metadata request', async () => {
+    if (exited) throw new Error(`broker exited (${JSON.stringify(exited)}); see ${path.join(dir, 'broker.log')}`);
+    return (await portOpen(port)) && (await answersMetadata(brokers));
+  }, { timeoutMs: 90000, intervalMs: 500 });
+  s.done();
+  return {
+    brokers,
+    stop: async () => {
+      const t = step('Stopping Kafka broker');
+      await stopProcess(child, 20000);
+      t.done();
+    },
+  };
+}
+
+module.exports = { startKafka, fetchJars };

@@ -1,0 +1,15 @@
+// Progress lines for long steps, so a newcomer sees what `npm start` / `npm test` is doing and how long it took.
+const started = Date.now();
+const stamp = () => `[${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s]`;
+
+function step(message) {
+  const t0 = Date.now();
+  process.stdout.write(`${stamp()} ${message}\n`);
+  return {
+    done: (extra = '') => process.stdout.write(`${stamp()}   done in ${((Date.now() - t0) / 1000).toFixed(1)}s${extra ? ` (${extra})` : ''}\n`),
+  };
+}
+
+const info = (message) => process.stdout.write(`${stamp()} ${message}\n`);
+
+module.exports = { step, info };
