@@ -20,6 +20,8 @@ async function bringUp(profileName, env = process.env) {
     else {
       const k = await startKafka({ name: profileName, port: Number(env.LOCAL_KAFKA_PORT || p.kafkaPort), controllerPort: p.controllerPort, fresh: p.fresh });
       out.KAFKA_BROKERS = k.brokers.join(',');
+      // Lets the end-to-end tests pause the broker (SIGSTOP) to check the gateway's 503 path.
+      if (k.pid) out.LOCAL_KAFKA_PID = String(k.pid);
       stops.push(k.stop);
     }
     if (env.DATABASE_URL) info('PostgreSQL: using DATABASE_URL');

@@ -87,6 +87,7 @@ async function startKafka({ name, port, controllerPort, fresh = false, heapMb = 
   s.done();
   return {
     brokers,
+    pid: child.pid,
     stop: async () => {
       const t = step('Stopping Kafka broker');
       await stopProcess(child, 20000);

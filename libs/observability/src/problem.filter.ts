@@ -34,7 +34,10 @@ export function toProblem(error: unknown): { problem: Problem; headers: Record<s
 
 export function sendProblem(reply: FastifyReply, request: FastifyRequest, error: unknown, logger?: Logger) {
   const { problem, headers } = toProblem(error);
-  if (problem.status >= 500 && logger) logger.error({ err: error, reqId: request.id }, 'request failed');
+  // Our own 5xx (503 while Kafka is away) are expected and already counted; only surprises get a stack.
+  if (problem.status >= 500 && logger && !(error instanceof ProblemException)) {
+    logger.error({ err: error, reqId: request.id }, 'request failed');
+  }
   reply
     .status(problem.status)
     .headers(headers)

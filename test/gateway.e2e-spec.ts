@@ -1,0 +1,190 @@
+import { execFileSync } from 'node:child_process';
+import { Consumer, KafkaMessage } from 'kafkajs';
+import { fc } from '@fast-check/jest';
+import { PLANT_CREATED_TOPIC, seedDocument } from '@app/contracts';
+import { baseEnv, plantIds, postPlant, RunningGateway, startGateway, testKafka, WEBHOOK_TOKEN, ADMIN_TOKEN } from './support/stack';
+import { waitFor } from './support/wait';
+
+// The gateway alone, against the real broker: what a sender of the New Plant webhook sees.
+describe('gateway: POST /plant/webhook', () => {
+  let gw: RunningGateway;
+  let consumer: Consumer;
+  const seen = new Map<string, KafkaMessage>();
+  const nextId = plantIds();
+
+  beforeAll(async () => {
+    gw = await startGateway(baseEnv({ PUBLISH_TIMEOUT_MS: '1500', WEBHOOK_MAX_BYTES: '1024' }));
+    consumer = testKafka().consumer({ groupId: `e2e-reader-${Date.now()}` });
+    await consumer.connect();
+    await consumer.subscribe({ topic: PLANT_CREATED_TOPIC, fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        seen.set(message.headers!.ce_id!.toString(), message);
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await consumer?.disconnect();
+    await gw?.close();
+  });
+
+  const problemOf = async (res: Response) => {
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    return (await res.json()) as { type: string; status: number; detail?: string; errors?: { field: string }[] };
+  };
+
+  it('answers 200 with the event id, and the CloudEvent is in Kafka keyed by plant id', async () => {
+    const id = nextId();
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const res = await postPlant(gw.url, { id, name: 'Monstera', tag: 'indoor' }, { traceparent });
+    expect(res.status).toBe(200);
+    const { eventId } = (await res.json()) as { eventId: string };
+    const record = await waitFor('the record in Kafka', () => seen.get(eventId));
+    expect(record.key!.toString()).toBe(String(id));
+    expect(record.headers!.traceparent!.toString()).toMatch(/^00-4bf92f3577b34da6a3ce929d0e0e4736-[0-9a-f]{16}-01$/);
+    expect(JSON.parse(record.value!.toString())).toMatchObject({
+      specversion: '1.0',
+      id: eventId,
+      type: 'plant.created',
+      source: '/plant-store/gateway',
+      datacontenttype: 'application/json',
+      data: { id, name: 'Monstera', tag: 'indoor' },
+    });
+  });
+
+  it('gives a retry with the same webhook-id (or Idempotency-Key) the same event id', async () => {
+    const body = { id: nextId(), name: 'Fern' };
+    const ids = [];
+    for (const headers of [{ 'webhook-id': 'msg_e2e_1' }, { 'webhook-id': 'msg_e2e_1' }, { 'idempotency-key': 'msg_e2e_1' }]) {
+      const res = await postPlant(gw.url, body, headers);
+      expect(res.status).toBe(200);
+      ids.push(((await res.json()) as { eventId: string }).eventId);
+    }
+    expect(new Set(ids).size).toBe(1);
+    const other = await postPlant(gw.url, body, { 'webhook-id': 'msg_e2e_2' });
+    expect(((await other.json()) as { eventId: string }).eventId).not.toBe(ids[0]);
+  });
+
+  it.each([
+    ['no Authorization header', {}, 'Bearer realm="plant-store"'],
+    ['a wrong token', { authorization: 'Bearer not-the-token' }, 'Bearer realm="plant-store", error="invalid_token"'],
+    ['a malformed header', { authorization: 'Bearer' }, 'Bearer realm="plant-store", error="invalid_request"'],
+    ['another scheme', { authorization: `Basic ${WEBHOOK_TOKEN}` }, 'Bearer realm="plant-store"'],
+    ['an admin token', { authorization: `Bearer ${ADMIN_TOKEN}` }, 'Bearer realm="plant-store", error="invalid_token"'],
+  ])('answers 401 with a Bearer challenge for %s', async (_case, headers, challenge) => {
+    const res = await fetch(`${gw.url}/plant/webhook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ id: 1, name: 'x' }),
+    });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe(challenge);
+    expect((await problemOf(res)).type).toBe('https://plant.store/problems/unauthorized');
+  });
+
+  it('answers 400 for malformed JSON', async () => {
+    const res = await postPlant(gw.url, '{"id": 1, "name": ');
+    expect(res.status).toBe(400);
+    expect((await problemOf(res)).type).toBe('https://plant.store/problems/malformed-json');
+  });
+
+  it.each([['text/plain'], ['application/x-www-form-urlencoded'], [null]])('answers 415 for Content-Type %p', async (type) => {
+    const headers: Record<string, string> = { authorization: `Bearer ${WEBHOOK_TOKEN}` };
+    if (type) headers['content-type'] = type;
+    const res = await fetch(`${gw.url}/plant/webhook`, { method: 'POST', headers, body: '{"id":1,"name":"x"}' });
+    expect(res.status).toBe(415);
+    expect((await problemOf(res)).type).toBe('https://plant.store/problems/unsupported-media-type');
+  });
+
+  it('answers 413 for a body over WEBHOOK_MAX_BYTES, chunked or not, never truncating it', async () => {
+    const big = JSON.stringify({ id: 1, name: 'x'.repeat(2000) });
+    const res = await postPlant(gw.url, big);
+    expect(res.status).toBe(413);
+    expect((await problemOf(res)).type).toBe('https://plant.store/problems/payload-too-large');
+    const chunked = await fetch(`${gw.url}/plant/webhook`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${WEBHOOK_TOKEN}`, 'content-type': 'application/json' },
+      body: new ReadableStream({
+        start(c) {
+          c.enqueue(new TextEncoder().encode(big.slice(0, 600)));
+          c.enqueue(new TextEncoder().encode(big.slice(600)));
+          c.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    expect(chunked.status).toBe(413);
+  });
+
+  it('answers 422 naming each offending field', async () => {
+    const res = await postPlant(gw.url, { id: 'seven', tag: 3 });
+    expect(res.status).toBe(422);
+    const problem = await problemOf(res);
+    expect(problem.type).toBe('https://plant.store/problems/validation-failed');
+    expect(problem.errors!.map((e) => e.field).sort()).toEqual(['id', 'name', 'tag']);
+  });
+
+  it('refuses ids that JSON cannot carry exactly (above 2^53 - 1) with 422 rather than rounding them', async () => {
+    const res = await postPlant(gw.url, '{"id": 9007199254740993, "name": "Too big"}');
+    expect(res.status).toBe(422);
+    expect((await problemOf(res)).errors).toEqual([{ field: 'id', message: 'must be <= 9007199254740991' }]);
+  });
+
+  it('accepts what the schema accepts and refuses what it does not (property-based)', async () => {
+    const valid = fc.record({ id: fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }), name: fc.string(), tag: fc.string() }, { requiredKeys: ['id', 'name'] });
+    const invalid = fc.oneof(
+      valid.map((p) => ({ ...p, id: String(p.id) })),
+      valid.map(({ name: _n, ...rest }) => rest),
+      valid.map((p) => ({ ...p, id: (p.id % 1000) + 0.5 })),
+      valid.map((p) => ({ ...p, name: 42 })),
+    );
+    await fc.assert(fc.asyncProperty(valid, async (p) => (await postPlant(gw.url, p)).status === 200), { numRuns: 25 });
+    await fc.assert(fc.asyncProperty(invalid, async (p) => (await postPlant(gw.url, p)).status === 422), { numRuns: 25 });
+  });
+
+  it('answers 503 with Retry-After, and nothing is accepted, while Kafka cannot acknowledge', async () => {
+    const pid = Number(process.env.LOCAL_KAFKA_PID);
+    if (!pid) return console.warn('LOCAL_KAFKA_PID unset (external broker): the broker-pause check is skipped');
+    process.kill(pid, 'SIGSTOP');
+    try {
+      const started = Date.now();
+      const res = await postPlant(gw.url, { id: nextId(), name: 'Paused' });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect((await problemOf(res)).type).toBe('https://plant.store/problems/unavailable');
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    await waitFor('the gateway to publish again', async () => (await postPlant(gw.url, { id: nextId(), name: 'Back' })).status === 200, 30000, 500);
+  });
+
+  it('serves the interface document: the seed exactly, plus our operations, valid OpenAPI 3.1', async () => {
+    const doc = await (await fetch(`${gw.url}/openapi.json`)).json();
+    for (const key of ['openapi', 'info', 'servers', 'security', 'webhooks'] as const) expect(doc[key]).toEqual(seedDocument[key]);
+    for (const name of ['Plant', 'NewPlant', 'Error']) expect(doc.components.schemas[name]).toEqual(seedDocument.components.schemas[name]);
+    expect(doc.components.securitySchemes.bearerAuth).toEqual({ type: 'http', scheme: 'bearer' });
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/plants', '/plants/{id}', '/subscriptions', '/deliveries']));
+    const lint = JSON.parse(execFileSync('node', [require.resolve('./support/lint-openapi.mjs')], { input: JSON.stringify(doc) }).toString());
+    expect(lint).toEqual(expect.objectContaining({ valid: true }));
+  });
+
+  it('serves a docs page, health, readiness and metrics', async () => {
+    const docs = await fetch(`${gw.url}/docs`);
+    expect(docs.status).toBe(200);
+    expect(await docs.text()).toMatch(/swagger-ui/i);
+    expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
+    expect(await (await fetch(`${gw.url}/readyz`)).json()).toMatchObject({ status: 'ready' });
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(metrics).toMatch(/plant_store_http_requests_total\{[^}]*route="\/plant\/webhook"[^}]*status="200"/);
+    expect(metrics).toMatch(/plant_store_publish_latency_seconds_bucket/);
+    expect(metrics).toMatch(/plant_store_publishes_in_flight/);
+  });
+
+  it('answers unknown routes with problem+json 404', async () => {
+    const res = await fetch(`${gw.url}/nope`);
+    expect(res.status).toBe(404);
+    expect((await problemOf(res)).status).toBe(404);
+  });
+});

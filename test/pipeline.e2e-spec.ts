@@ -1,0 +1,160 @@
+import { randomUUID } from 'node:crypto';
+import { Consumer, KafkaMessage, Producer } from 'kafkajs';
+import { Pool } from 'pg';
+import { newPlantCreatedEvent, PLANT_CREATED_DLQ_TOPIC, PLANT_CREATED_TOPIC } from '@app/contracts';
+import {
+  baseEnv, plantIds, postPlant, RunningGateway, RunningWorker, startGateway, startWorker, testKafka, testPool, WEBHOOK_TOKEN,
+} from './support/stack';
+import { TcpProxy, viaProxy } from './support/tcp-proxy';
+import { waitFor } from './support/wait';
+
+// Webhook → gateway → Kafka → worker → PostgreSQL, all real.
+describe('pipeline: a New Plant webhook becomes a stored plant', () => {
+  let gw: RunningGateway;
+  let worker: RunningWorker;
+  let pool: Pool;
+  let producer: Producer;
+  let dlqReader: Consumer;
+  const deadLetters: KafkaMessage[] = [];
+  const dbProxy = new TcpProxy(new URL(process.env.DATABASE_URL!).hostname, Number(new URL(process.env.DATABASE_URL!).port));
+  const nextId = plantIds();
+
+  beforeAll(async () => {
+    await dbProxy.up();
+    const env = baseEnv();
+    gw = await startGateway(env);
+    // The worker reaches PostgreSQL through a proxy the outage test can cut.
+    worker = await startWorker({ ...env, DATABASE_URL: viaProxy(env.DATABASE_URL!, dbProxy) });
+    pool = testPool();
+    producer = testKafka().producer();
+    await producer.connect();
+    dlqReader = testKafka().consumer({ groupId: `e2e-dlq-${randomUUID()}` });
+    await dlqReader.connect();
+    await dlqReader.subscribe({ topic: PLANT_CREATED_DLQ_TOPIC, fromBeginning: true });
+    await dlqReader.run({ eachMessage: async ({ message }) => void deadLetters.push(message) });
+  });
+
+  afterAll(async () => {
+    await dlqReader?.disconnect();
+    await producer?.disconnect();
+    await worker?.close();
+    await gw?.close();
+    await pool?.end();
+    await dbProxy.down();
+  });
+
+  const getPlant = (id: number) =>
+    fetch(`${gw.url}/plants/${id}`, { headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } });
+  const storedPlant = async (id: number) => {
+    const res = await getPlant(id);
+    return res.status === 200 ? ((await res.json()) as { id: number; name: string; tag?: string; lastEventId: string }) : null;
+  };
+  const rowCount = async (sql: string, params: unknown[]) => Number((await pool.query(sql, params)).rows[0].count);
+
+  it('stores the plant and serves it from GET /plants/{id}', async () => {
+    const id = nextId();
+    const res = await postPlant(gw.url, { id, name: 'Monstera', tag: 'indoor' });
+    const { eventId } = (await res.json()) as { eventId: string };
+    const plant = await waitFor('the plant in the store', () => storedPlant(id));
+    expect(plant).toMatchObject({ id, name: 'Monstera', tag: 'indoor', lastEventId: eventId });
+  });
+
+  it('answers 404 as problem+json for a plant that is not stored', async () => {
+    const res = await getPlant(nextId());
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+  });
+
+  it('pages through plants newest first with a cursor', async () => {
+    const ids = [nextId(), nextId(), nextId()];
+    for (const id of ids) await postPlant(gw.url, { id, name: `P${id}` });
+    await waitFor('all three stored', async () => (await Promise.all(ids.map(storedPlant))).every(Boolean));
+    const page = async (q: string) =>
+      (await (await fetch(`${gw.url}/plants?${q}`, { headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } })).json()) as {
+        items: { id: number }[];
+        nextCursor: string | null;
+      };
+    const first = await page('limit=2');
+    expect(first.items).toHaveLength(2);
+    const second = await page(`limit=2&cursor=${first.nextCursor}`);
+    const seen = [...first.items, ...second.items].map((p) => p.id);
+    expect(new Set(seen).size).toBe(4);
+    expect(seen.indexOf(ids[2])).toBeLessThan(seen.indexOf(ids[1]));
+    const bad = await fetch(`${gw.url}/plants?limit=501`, { headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } });
+    expect(bad.status).toBe(422);
+  });
+
+  it('applies a repeated webhook-id and a redelivered event once', async () => {
+    const id = nextId();
+    for (let i = 0; i < 3; i++) expect((await postPlant(gw.url, { id, name: 'Once' }, { 'webhook-id': `dup-${id}` })).status).toBe(200);
+    const event = newPlantCreatedEvent({ id, name: 'Once' }, { source: '/e2e', idempotencyKey: `dup-${id}` });
+    await producer.send({ topic: PLANT_CREATED_TOPIC, messages: [{ key: String(id), value: JSON.stringify(event) }] });
+    await waitFor('the plant', () => storedPlant(id));
+    await waitFor('the redelivery to be processed', async () => {
+      const m = await (await fetch(`${worker.url}/metrics`)).text();
+      return /plant_store_events_total\{[^}]*outcome="duplicate"[^}]*\} [1-9]/.test(m);
+    });
+    expect(await rowCount('SELECT count(*) FROM processed_events WHERE plant_id = $1', [id])).toBe(1);
+    expect(await rowCount('SELECT count(*) FROM plants WHERE id = $1', [id])).toBe(1);
+  });
+
+  it('keeps the newer plant when an older event arrives after it', async () => {
+    const id = nextId();
+    const newer = newPlantCreatedEvent({ id, name: 'Newer' }, { source: '/e2e', now: new Date('2030-01-02T00:00:00Z') });
+    const older = newPlantCreatedEvent({ id, name: 'Older' }, { source: '/e2e', now: new Date('2030-01-01T00:00:00Z') });
+    await producer.send({ topic: PLANT_CREATED_TOPIC, messages: [{ key: String(id), value: JSON.stringify(newer) }] });
+    await waitFor('the newer plant', async () => (await storedPlant(id))?.name === 'Newer');
+    await producer.send({ topic: PLANT_CREATED_TOPIC, messages: [{ key: String(id), value: JSON.stringify(older) }] });
+    await waitFor('the older event to be recorded', async () => (await rowCount('SELECT count(*) FROM processed_events WHERE event_id = $1', [older.id])) === 1);
+    expect(await storedPlant(id)).toMatchObject({ name: 'Newer', lastEventId: newer.id });
+  });
+
+  it('dead-letters a poison record with its reason and origin, and still stores the next valid event', async () => {
+    const id = nextId();
+    const poisonKey = `poison-${id}`;
+    await producer.send({
+      topic: PLANT_CREATED_TOPIC,
+      messages: [
+        { key: poisonKey, value: 'this is not json', headers: { 'x-test': 'kept' } },
+        { key: String(id), value: JSON.stringify(newPlantCreatedEvent({ id, name: 'After poison' }, { source: '/e2e' })) },
+      ],
+    });
+    const letter = await waitFor('the dead letter', () => deadLetters.find((m) => m.key?.toString() === poisonKey));
+    expect(letter.value!.toString()).toBe('this is not json');
+    expect(letter.headers!['x-error']!.toString()).toMatch(/not JSON/);
+    expect(letter.headers!['x-origin-topic']!.toString()).toBe(PLANT_CREATED_TOPIC);
+    expect(letter.headers!['x-origin-partition']).toBeDefined();
+    expect(letter.headers!['x-origin-offset']).toBeDefined();
+    expect(letter.headers!['x-test']!.toString()).toBe('kept');
+    await waitFor('the valid event after the poison', () => storedPlant(id));
+  });
+
+  it('dead-letters a value the database refuses (NUL byte) without blocking the rest of its batch', async () => {
+    const bad = nextId();
+    const good = nextId();
+    await producer.send({
+      topic: PLANT_CREATED_TOPIC,
+      messages: [
+        { key: String(bad), value: JSON.stringify(newPlantCreatedEvent({ id: bad, name: 'nul\u0000byte' }, { source: '/e2e' })) },
+        { key: String(bad), value: JSON.stringify(newPlantCreatedEvent({ id: good, name: 'same batch' }, { source: '/e2e' })) },
+      ],
+    });
+    await waitFor('the good plant', () => storedPlant(good));
+    const letter = await waitFor('the unstorable one in the DLQ', () =>
+      deadLetters.find((m) => m.key?.toString() === String(bad)),
+    );
+    expect(letter.headers!['x-error']!.toString()).toMatch(/unstorable/);
+  });
+
+  it('loses nothing while the database is away: every accepted event is stored once it is back', async () => {
+    await dbProxy.down();
+    const ids = Array.from({ length: 20 }, () => nextId());
+    for (const id of ids) expect((await postPlant(gw.url, { id, name: `During outage ${id}` })).status).toBe(200);
+    // The worker notices, retries with backoff, and reports it is not ready.
+    await waitFor('the worker to report the database down', async () => (await fetch(`${worker.url}/readyz`)).status === 503, 20000);
+    expect(await rowCount('SELECT count(*) FROM plants WHERE id = ANY($1::bigint[])', [ids])).toBe(0);
+    await dbProxy.up();
+    await waitFor('every plant', async () => (await rowCount('SELECT count(*) FROM plants WHERE id = ANY($1::bigint[])', [ids])) === ids.length, 45000, 250);
+    await waitFor('the worker ready again', async () => (await fetch(`${worker.url}/readyz`)).status === 200);
+  }, 90000);
+});

@@ -1,0 +1,82 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import { Kafka, logLevel } from 'kafkajs';
+import { Pool } from 'pg';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { createGatewayApp } from '../../apps/gateway/src/gateway.app';
+import { createWorkerApp } from '../../apps/worker/src/worker.app';
+
+// The end-to-end suites run against the real Kafka and PostgreSQL that tools/test.js started and
+// announced through the environment. Each suite uses its own consumer group and its own plant ids.
+const required = (name: string) => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set: run the end-to-end tests with \`npm test\``);
+  return v;
+};
+
+export const WEBHOOK_TOKEN = 'e2e-webhook-token-0123456789';
+export const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
+
+export function baseEnv(overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    KAFKA_BROKERS: required('KAFKA_BROKERS'),
+    DATABASE_URL: required('DATABASE_URL'),
+    WEBHOOK_TOKENS: WEBHOOK_TOKEN,
+    ADMIN_TOKENS: ADMIN_TOKEN,
+    LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'warn',
+    PLANT_CREATED_PARTITIONS: '6',
+    PORT: '0',
+    WORKER_METRICS_PORT: '0',
+    WORKER_GROUP_ID: `e2e-${randomBytes(4).toString('hex')}`,
+    DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
+    PATH: process.env.PATH ?? '',
+    ...overrides,
+  };
+}
+
+/** Plant ids no other suite or run will use. */
+export function plantIds(): () => number {
+  let next = randomInt(1, 2 ** 40) * 1000;
+  return () => next++;
+}
+
+export interface RunningGateway {
+  app: NestFastifyApplication;
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startGateway(env: NodeJS.ProcessEnv): Promise<RunningGateway> {
+  const app = await createGatewayApp(env);
+  await app.listen(0, '127.0.0.1');
+  const url = await app.getUrl();
+  return { app, url: url.replace('[::1]', '127.0.0.1'), close: () => app.close() };
+}
+
+export interface RunningWorker {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startWorker(env: NodeJS.ProcessEnv): Promise<RunningWorker> {
+  const { app } = await createWorkerApp(env);
+  await app.init();
+  await app.startAllMicroservices();
+  await app.listen(0, '127.0.0.1');
+  return { url: await app.getUrl(), close: () => app.close() };
+}
+
+export function postPlant(gatewayUrl: string, body: unknown, headers: Record<string, string> = {}) {
+  return fetch(`${gatewayUrl}/plant/webhook`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${WEBHOOK_TOKEN}`, 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+export function testPool(): Pool {
+  return new Pool({ connectionString: required('DATABASE_URL'), max: 3 });
+}
+
+export function testKafka(): Kafka {
+  return new Kafka({ brokers: required('KAFKA_BROKERS').split(','), clientId: 'e2e', logLevel: logLevel.NOTHING });
+}

@@ -1,0 +1,37 @@
+// Runs the built gateway and worker as child processes, their JSON logs prefixed with the app name.
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const readline = require('node:readline');
+const { ROOT } = require('./deps');
+const { stopProcess, waitFor } = require('./processes');
+
+function entry(app) {
+  const file = path.join(ROOT, 'dist/apps', app, 'apps', app, 'src/main.js');
+  if (!fs.existsSync(file)) throw new Error(`${file} is missing: the build did not produce the ${app}`);
+  return file;
+}
+
+function runApp(app, env, { quiet = false } = {}) {
+  const child = spawn(process.execPath, ['--enable-source-maps', entry(app)], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  for (const stream of [child.stdout, child.stderr]) {
+    readline.createInterface({ input: stream }).on('line', (line) => {
+      if (!quiet) process.stdout.write(`${app.padEnd(7)} | ${line}\n`);
+    });
+  }
+  return child;
+}
+
+async function waitReady(url, child, what, timeoutMs = 60000) {
+  await waitFor(`${what} to be ready (${url})`, async () => {
+    if (child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode}`);
+    const res = await fetch(url).catch(() => null);
+    return res !== null && res.ok;
+  }, { timeoutMs, intervalMs: 300 });
+}
+
+module.exports = { runApp, waitReady, stopProcess };
