@@ -6,6 +6,8 @@ import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { PlantWebhookModule } from './plant-webhook/plant-webhook.module';
 import { PlantsModule } from './plants/plants.module';
+import { SubscriptionsModule } from './subscriptions/subscriptions.module';
+import { DeliveriesModule } from './deliveries/deliveries.module';
 
 /** Webhook in (plant-webhook), read API (plants), admin API (subscriptions, deliveries), health and metrics. */
 @Module({})
@@ -21,6 +23,8 @@ export class GatewayModule {
         PlantWebhookModule,
         HealthModule,
         PlantsModule,
+        SubscriptionsModule,
+        DeliveriesModule,
       ],
     };
   }

@@ -1,6 +1,7 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { ConfigModule, workerEnvSchema } from '@app/config';
 import { DatabaseModule } from '@app/persistence';
+import { DeliveryModule } from './delivery/delivery.module';
 import { DeliverySignal } from './delivery/delivery-signal';
 import { WorkerHealthController } from './health/worker-health.controller';
 import { WorkerMetrics } from './metrics/worker-metrics';
@@ -13,7 +14,12 @@ export class WorkerModule {
   static forRoot(env: NodeJS.ProcessEnv, consumerState: ConsumerState): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [ConfigModule.forRoot(workerEnvSchema, env), DatabaseModule.forApp('worker'), PlantConsumerModule],
+      imports: [
+        ConfigModule.forRoot(workerEnvSchema, env),
+        DatabaseModule.forApp('worker'),
+        PlantConsumerModule,
+        DeliveryModule,
+      ],
       controllers: [WorkerHealthController],
       providers: [WorkerMetrics, DeliverySignal, { provide: ConsumerState, useValue: consumerState }],
       exports: [WorkerMetrics, DeliverySignal, ConsumerState],

@@ -43,7 +43,10 @@ export const workerEnvSchema = z.object({
   WORKER_METRICS_PORT: port.default(9464),
   WORKER_MAX_BATCH_BYTES: positiveInt.default(1048576),
   DELIVERY_TIMEOUT_MS: positiveInt.default(15000),
-  DELIVERY_RETRY_SCHEDULE: z.string().default('0s,5s,5m,30m,2h,5h,10h,10h'),
+  DELIVERY_RETRY_SCHEDULE: z
+    .string()
+    .regex(/^\s*\d+(\.\d+)?(ms|s|m|h|d)?\s*(,\s*\d+(\.\d+)?(ms|s|m|h|d)?\s*)*$/, 'comma-separated durations like 0s,5s,5m,2h')
+    .default('0s,5s,5m,30m,2h,5h,10h,10h'),
   DELIVERY_ALLOW_PRIVATE_NETWORKS: bool.default(false),
   DELIVERY_CONCURRENCY: positiveInt.default(64),
   DELIVERY_CONCURRENCY_PER_SUBSCRIPTION: positiveInt.default(16),

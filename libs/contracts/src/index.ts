@@ -3,3 +3,4 @@ export * from './openapi/document';
 export * from './schema-registry';
 export * from './new-plant';
 export * from './plant-created.event';
+export * from './admin-bodies';

@@ -22,7 +22,7 @@ export const acceptedNewPlantSchema = {
   ],
 };
 
-export const ajv = new Ajv2020({ allErrors: true, strict: true });
+export const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
 addFormats(ajv);
 ajv.addKeyword('components');
 ajv.addVocabulary(['example', 'x-internal']);

@@ -4,6 +4,8 @@ import { APP_CONFIG } from '@app/config';
 import { createPool, PG_POOL } from './database';
 import { runMigrations } from './migrate';
 import { PlantRepository } from './plant.repository';
+import { SubscriptionRepository } from './subscription.repository';
+import { DeliveryRepository } from './delivery.repository';
 
 interface DbConfig {
   DATABASE_URL: string;
@@ -22,8 +24,10 @@ export const APP_NAME = Symbol('APP_NAME');
       useFactory: (c: DbConfig, app: string) => createPool(c.DATABASE_URL, c.DATABASE_POOL_SIZE, `plant-store-${app}`),
     },
     { provide: PlantRepository, inject: [PG_POOL], useFactory: (pool: Pool) => new PlantRepository(pool) },
+    { provide: SubscriptionRepository, inject: [PG_POOL], useFactory: (pool: Pool) => new SubscriptionRepository(pool) },
+    { provide: DeliveryRepository, inject: [PG_POOL], useFactory: (pool: Pool) => new DeliveryRepository(pool) },
   ],
-  exports: [PG_POOL, PlantRepository],
+  exports: [PG_POOL, PlantRepository, SubscriptionRepository, DeliveryRepository],
 })
 export class DatabaseModule implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Database');

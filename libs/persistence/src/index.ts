@@ -4,3 +4,5 @@ export * from './migrate';
 export * from './cursor';
 export * from './plant.repository';
 export * from './database.module';
+export * from './subscription.repository';
+export * from './delivery.repository';

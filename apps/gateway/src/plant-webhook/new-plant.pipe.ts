@@ -1,17 +1,5 @@
-import { Injectable, PipeTransform } from '@nestjs/common';
-import { NewPlant, validateNewPlant } from '@app/contracts';
-import { ProblemException } from '@app/observability';
+import { validateNewPlant } from '@app/contracts';
+import { validatedBody } from '../http/validated-body.pipe';
 
-/** Validates the body against NewPlant, compiled from the OpenAPI document; 422 names each bad field. */
-@Injectable()
-export class NewPlantPipe implements PipeTransform<unknown, NewPlant> {
-  transform(body: unknown): NewPlant {
-    const result = validateNewPlant(body);
-    if (result.ok) return result.value;
-    throw ProblemException.of(
-      'validation',
-      result.errors.map((e) => `${e.field} ${e.message}`).join('; '),
-      { errors: result.errors },
-    );
-  }
-}
+/** Validates the body against NewPlant, compiled from the OpenAPI document. */
+export const NewPlantPipe = validatedBody(validateNewPlant);

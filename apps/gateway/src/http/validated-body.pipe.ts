@@ -1,0 +1,16 @@
+import { PipeTransform } from '@nestjs/common';
+import { Validation } from '@app/contracts';
+import { ProblemException } from '@app/observability';
+
+/** A pipe that validates a body with a schema from the served document; 422 names each bad field. */
+export function validatedBody<T>(validate: (body: unknown) => Validation<T>): PipeTransform<unknown, T> {
+  return {
+    transform(body: unknown): T {
+      const result = validate(body);
+      if (result.ok) return result.value;
+      throw ProblemException.of('validation', result.errors.map((e) => `${e.field} ${e.message}`).join('; '), {
+        errors: result.errors,
+      });
+    },
+  };
+}

@@ -1,0 +1,117 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { APP_CONFIG, WorkerConfig } from '@app/config';
+import { parseSchedule } from '@app/delivery';
+import { ClaimedDelivery, DeliveryRepository } from '@app/persistence';
+import { WorkerMetrics } from '../metrics/worker-metrics';
+import { decideOutcome } from './delivery-outcome';
+import { DeliverySender } from './delivery-sender';
+import { DeliverySignal } from './delivery-signal';
+
+/**
+ * Sends pending deliveries from the outbox. Claims are leases taken with FOR UPDATE SKIP LOCKED, so any
+ * number of worker replicas share the work and a crashed worker's deliveries are picked up again once its
+ * lease runs out (same webhook-id, so receivers can de-duplicate). Concurrency is bounded overall and per
+ * subscription.
+ */
+@Injectable()
+export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(DeliveryDispatcher.name);
+  private readonly schedule: number[];
+  private readonly leaseMs: number;
+  private readonly inFlight = new Map<string, number>(); // per subscription
+  private readonly running = new Set<Promise<void>>();
+  private stopped = false;
+  private loop: Promise<void> | null = null;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: WorkerConfig,
+    private readonly deliveries: DeliveryRepository,
+    private readonly sender: DeliverySender,
+    private readonly signal: DeliverySignal,
+    private readonly metrics: WorkerMetrics,
+  ) {
+    this.schedule = parseSchedule(config.DELIVERY_RETRY_SCHEDULE);
+    // Long enough for the attempt plus its bookkeeping; a lease outliving its worker is what makes a crash safe.
+    this.leaseMs = config.DELIVERY_TIMEOUT_MS + 5000;
+  }
+
+  onApplicationBootstrap() {
+    this.loop = this.run();
+  }
+
+  /** Stops claiming, then waits for the attempts in flight, before the pool closes. */
+  async onModuleDestroy() {
+    this.stopped = true;
+    this.signal.notify();
+    await this.loop;
+    await Promise.allSettled([...this.running]);
+  }
+
+  private get total(): number {
+    return this.running.size;
+  }
+
+  private async run() {
+    let lastPendingCount = 0;
+    while (!this.stopped) {
+      const free = this.config.DELIVERY_CONCURRENCY - this.total;
+      let claimed: ClaimedDelivery[] = [];
+      if (free > 0) {
+        try {
+          claimed = await this.deliveries.claimDue(free, this.saturated(), this.leaseMs);
+        } catch (err) {
+          this.logger.warn(`claiming deliveries failed, will retry: ${(err as Error).message}`);
+        }
+      }
+      for (const d of claimed) this.start(d);
+      if (Date.now() - lastPendingCount > 5000) {
+        lastPendingCount = Date.now();
+        this.deliveries.countPending().then((n) => this.metrics.deliveriesPending.set(n), () => undefined);
+      }
+      // Claimed a full batch: more may be due, go again at once. Otherwise sleep until woken or the poll.
+      if (claimed.length === 0 || claimed.length < free) await this.signal.wait(this.config.DELIVERY_POLL_MS);
+    }
+  }
+
+  private saturated(): string[] {
+    return [...this.inFlight].filter(([, n]) => n >= this.config.DELIVERY_CONCURRENCY_PER_SUBSCRIPTION).map(([id]) => id);
+  }
+
+  private start(d: ClaimedDelivery) {
+    this.inFlight.set(d.subscriptionId, (this.inFlight.get(d.subscriptionId) ?? 0) + 1);
+    const task = this.attempt(d).finally(() => {
+      const n = (this.inFlight.get(d.subscriptionId) ?? 1) - 1;
+      if (n === 0) this.inFlight.delete(d.subscriptionId);
+      else this.inFlight.set(d.subscriptionId, n);
+      this.running.delete(task);
+      this.signal.notify(); // a slot is free, and a later delivery for the same plant may now be due
+    });
+    this.running.add(task);
+  }
+
+  private async attempt(d: ClaimedDelivery) {
+    const labels = { subscription: d.subscriptionId };
+    this.metrics.deliveries.inc({ ...labels, outcome: 'sent' });
+    const result = await this.sender.send(d);
+    const outcome = decideOutcome(result, d.attempts + 1, this.schedule);
+    try {
+      await this.deliveries.recordAttempt(d.id, d.subscriptionId, result, outcome);
+    } catch (err) {
+      // The lease will expire and the delivery will be sent again: at least once, never lost.
+      this.logger.error(`recording attempt of delivery ${d.id} failed: ${(err as Error).message}`);
+      return;
+    }
+    if (outcome.kind === 'succeeded') {
+      this.metrics.deliveries.inc({ ...labels, outcome: 'succeeded' });
+      this.metrics.deliveryLatency.observe(Math.max(0, Date.now() - d.eventTime.getTime()) / 1000);
+    } else if (outcome.kind === 'retry') {
+      this.metrics.deliveries.inc({ ...labels, outcome: 'retried' });
+    } else {
+      this.metrics.deliveries.inc({ ...labels, outcome: 'failed' });
+      this.logger.warn(
+        `delivery ${d.id} to ${d.url} failed for good after ${d.attempts + 1} attempts` +
+          (outcome.disableSubscription ? `; subscription disabled: ${outcome.disableSubscription}` : ''),
+      );
+    }
+  }
+}

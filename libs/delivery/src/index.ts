@@ -1,0 +1,3 @@
+export * from './ssrf-guard';
+export * from './signing';
+export * from './retry-schedule';

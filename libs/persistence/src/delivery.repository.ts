@@ -1,0 +1,206 @@
+import { Pool } from 'pg';
+import { Page, toPage } from './cursor';
+import { isUuid } from './subscription.repository';
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface Delivery {
+  id: string;
+  subscriptionId: string;
+  eventId: string;
+  plantId: number;
+  status: DeliveryStatus;
+  attempts: number;
+  nextAttemptAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface DeliveryAttempt {
+  attemptedAt: string;
+  status: number | null;
+  latencyMs: number;
+  error: string | null;
+  responseBody: string | null;
+}
+
+/** A claimed delivery with everything needed to send it. */
+export interface ClaimedDelivery {
+  id: string;
+  subscriptionId: string;
+  eventId: string;
+  plantId: number;
+  body: string;
+  eventTime: Date;
+  attempts: number;
+  url: string;
+  token: string | null;
+  secrets: string[];
+}
+
+export type AttemptOutcome =
+  | { kind: 'succeeded' }
+  | { kind: 'retry'; delayMs: number }
+  | { kind: 'failed'; disableSubscription?: string };
+
+interface DeliveryRow {
+  id: string;
+  seq: number;
+  subscription_id: string;
+  event_id: string;
+  plant_id: number;
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const toDelivery = (r: DeliveryRow): Delivery => ({
+  id: r.id,
+  subscriptionId: r.subscription_id,
+  eventId: r.event_id,
+  plantId: r.plant_id,
+  status: r.status,
+  attempts: r.attempts,
+  nextAttemptAt: r.status === 'pending' && r.next_attempt_at ? r.next_attempt_at.toISOString() : null,
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
+});
+
+// Claims due deliveries for this dispatcher with a lease (not a held lock), so a crashed worker's claims
+// come back when the lease runs out. SKIP LOCKED lets replicas claim side by side. A delivery waits while
+// an earlier one for the same subscriber and plant is still pending: per-plant order, per subscriber.
+const CLAIM = `
+WITH due AS (
+  SELECT d.id FROM deliveries d
+  JOIN subscriptions s ON s.id = d.subscription_id AND s.enabled
+  WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+    AND (d.leased_until IS NULL OR d.leased_until < now())
+    AND NOT (d.subscription_id = ANY($2::uuid[]))
+    AND NOT EXISTS (
+      SELECT 1 FROM deliveries e
+      WHERE e.subscription_id = d.subscription_id AND e.plant_id = d.plant_id AND e.status = 'pending' AND e.seq < d.seq)
+  ORDER BY d.next_attempt_at, d.seq
+  LIMIT $1
+  FOR UPDATE OF d SKIP LOCKED
+)
+UPDATE deliveries d SET leased_until = now() + $3 * interval '1 millisecond'
+FROM due, subscriptions s
+WHERE d.id = due.id AND s.id = d.subscription_id
+RETURNING d.id, d.subscription_id, d.event_id, d.plant_id, d.body, d.event_time, d.attempts, s.url, s.token, s.secret,
+  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret`;
+
+export class DeliveryRepository {
+  constructor(private readonly pool: Pool) {}
+
+  async claimDue(limit: number, excludeSubscriptions: string[], leaseMs: number): Promise<ClaimedDelivery[]> {
+    if (limit <= 0) return [];
+    const { rows } = await this.pool.query(CLAIM, [limit, excludeSubscriptions, leaseMs]);
+    return rows.map((r) => ({
+      id: r.id,
+      subscriptionId: r.subscription_id,
+      eventId: r.event_id,
+      plantId: r.plant_id,
+      body: r.body,
+      eventTime: r.event_time,
+      attempts: r.attempts,
+      url: r.url,
+      token: r.token,
+      secrets: [r.secret, r.previous_secret].filter(Boolean),
+    }));
+  }
+
+  /** Records the attempt and its consequence in one transaction. */
+  async recordAttempt(deliveryId: string, subscriptionId: string, attempt: DeliveryAttempt, outcome: AttemptOutcome) {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(
+        `INSERT INTO delivery_attempts (delivery_id, attempted_at, status, latency_ms, error, response_body)
+         VALUES ($1, $2, $3, $4, $5, $6)`,
+        [deliveryId, attempt.attemptedAt, attempt.status, attempt.latencyMs, attempt.error, attempt.responseBody],
+      );
+      const status = outcome.kind === 'succeeded' ? 'succeeded' : outcome.kind === 'failed' ? 'failed' : 'pending';
+      await client.query(
+        `UPDATE deliveries SET attempts = attempts + 1, status = $2, leased_until = NULL, updated_at = now(),
+           next_attempt_at = now() + $3 * interval '1 millisecond'
+         WHERE id = $1`,
+        [deliveryId, status, outcome.kind === 'retry' ? outcome.delayMs : 0],
+      );
+      if (outcome.kind === 'failed' && outcome.disableSubscription) {
+        await client.query(
+          'UPDATE subscriptions SET enabled = false, disabled_reason = $2, updated_at = now() WHERE id = $1',
+          [subscriptionId, outcome.disableSubscription],
+        );
+      }
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async countPending(): Promise<number> {
+    const { rows } = await this.pool.query("SELECT count(*)::int AS n FROM deliveries WHERE status = 'pending'");
+    return rows[0].n;
+  }
+
+  async list(
+    filter: { subscriptionId?: string; status?: DeliveryStatus; plantId?: number },
+    limit: number,
+    after: number | null,
+  ): Promise<Page<Delivery>> {
+    const { rows } = await this.pool.query<DeliveryRow>(
+      `SELECT * FROM deliveries
+       WHERE ($1::uuid IS NULL OR subscription_id = $1) AND ($2::text IS NULL OR status = $2)
+         AND ($3::bigint IS NULL OR plant_id = $3) AND ($4::bigint IS NULL OR seq < $4)
+       ORDER BY seq DESC LIMIT $5`,
+      [filter.subscriptionId ?? null, filter.status ?? null, filter.plantId ?? null, after, limit + 1],
+    );
+    return toPage(rows, limit, toDelivery);
+  }
+
+  async get(id: string): Promise<(Delivery & { attemptLog: DeliveryAttempt[] }) | null> {
+    if (!isUuid(id)) return null;
+    const { rows } = await this.pool.query<DeliveryRow>('SELECT * FROM deliveries WHERE id = $1', [id]);
+    if (!rows[0]) return null;
+    const attempts = await this.pool.query(
+      'SELECT * FROM delivery_attempts WHERE delivery_id = $1 ORDER BY id',
+      [id],
+    );
+    return {
+      ...toDelivery(rows[0]),
+      attemptLog: attempts.rows.map((a) => ({
+        attemptedAt: a.attempted_at.toISOString(),
+        status: a.status,
+        latencyMs: a.latency_ms,
+        error: a.error,
+        responseBody: a.response_body,
+      })),
+    };
+  }
+
+  /** A failed delivery goes back to pending for one more attempt, now. Null when it is not failed. */
+  async retryNow(id: string): Promise<Delivery | null> {
+    if (!isUuid(id)) return null;
+    const { rows } = await this.pool.query<DeliveryRow>(
+      `UPDATE deliveries SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now()
+       WHERE id = $1 AND status = 'failed' RETURNING *`,
+      [id],
+    );
+    return rows[0] ? toDelivery(rows[0]) : null;
+  }
+
+  /** Re-queues every failed delivery of a subscription created since `since`. Returns how many. */
+  async recover(subscriptionId: string, since: Date): Promise<number> {
+    const { rowCount } = await this.pool.query(
+      `UPDATE deliveries SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now()
+       WHERE subscription_id = $1 AND status = 'failed' AND created_at >= $2`,
+      [subscriptionId, since],
+    );
+    return rowCount ?? 0;
+  }
+}
