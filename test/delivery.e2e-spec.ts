@@ -1,0 +1,185 @@
+import { Webhook } from 'standardwebhooks';
+import { adminClient } from './support/admin';
+import { Receiver } from './support/receiver';
+import { baseEnv, plantIds, postPlant, RunningGateway, RunningWorker, startGateway, startWorker, WEBHOOK_TOKEN } from './support/stack';
+import { waitFor } from './support/wait';
+
+// Outgoing New Plant webhooks: real gateway, worker, Kafka, PostgreSQL and an HTTP receiver on loopback.
+describe('delivery: subscribers get the New Plant webhook', () => {
+  let gw: RunningGateway;
+  let worker: RunningWorker;
+  const receiver = new Receiver();
+  const nextId = plantIds();
+  let admin: ReturnType<typeof adminClient>;
+  const subscriptions: string[] = [];
+
+  beforeAll(async () => {
+    await receiver.start();
+    const env = baseEnv({ DELIVERY_RETRY_SCHEDULE: '0s,300ms,300ms', DELIVERY_TIMEOUT_MS: '3000', DELIVERY_POLL_MS: '200' });
+    gw = await startGateway(env);
+    worker = await startWorker(env);
+    admin = adminClient(gw.url);
+  });
+
+  afterEach(async () => {
+    // Subscriptions are global: remove this test's so the next test's plants are not sent to it.
+    for (const id of subscriptions.splice(0)) await admin.call('DELETE', `/subscriptions/${id}`);
+  });
+
+  afterAll(async () => {
+    await worker?.close();
+    await gw?.close();
+    await receiver.stop();
+  });
+
+  const subscribe = async (path: string, extra: Record<string, unknown> = {}) => {
+    const s = await admin.subscribe({ url: receiver.url + path, ...extra });
+    subscriptions.push(s.id);
+    return s;
+  };
+  const accept = async (plant: { id: number; name: string; tag?: string }) => {
+    const res = await postPlant(gw.url, plant);
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { eventId: string }).eventId;
+  };
+
+  it('sends the NewPlant body with the bearer token and a Standard Webhooks signature', async () => {
+    const sub = await subscribe('/ok', { token: 'receiver-token-123' });
+    const id = nextId();
+    const eventId = await accept({ id, name: 'Calathea', tag: 'indoor' });
+    const [req] = await waitFor('the delivery', () => (receiver.on('/ok').length ? receiver.on('/ok') : null));
+    expect(JSON.parse(req.body)).toEqual({ id, name: 'Calathea', tag: 'indoor' });
+    expect(req.headers.authorization).toBe('Bearer receiver-token-123');
+    expect(req.headers['content-type']).toBe('application/json');
+    expect(req.headers['user-agent']).toMatch(/^PlantStore-Webhooks\//);
+    expect(req.headers['webhook-id']).toBe(eventId);
+    const verified = new Webhook(sub.secret).verify(req.body, req.headers as Record<string, string>);
+    expect(verified).toEqual({ id, name: 'Calathea', tag: 'indoor' });
+    const listed = await admin.call('GET', `/subscriptions/${sub.id}`);
+    expect(listed.body).not.toHaveProperty('secret');
+    expect(listed.body).not.toHaveProperty('token');
+    expect(listed.body.hasToken).toBe(true);
+  });
+
+  it('retries a receiver that fails twice and succeeds on the third attempt, recording each', async () => {
+    receiver.behave('/flaky', (_r, nth) => ({ status: nth <= 2 ? 500 : 200 }));
+    const sub = await subscribe('/flaky');
+    await accept({ id: nextId(), name: 'Flaky' });
+    await waitFor('three attempts', () => receiver.on('/flaky').length >= 3, 20000);
+    const [delivery] = await waitFor('the delivery to succeed', async () => {
+      const list = await admin.deliveriesOf(sub.id);
+      return list[0]?.status === 'succeeded' ? list : null;
+    });
+    const detail = (await admin.call('GET', `/deliveries/${delivery.id}`)).body;
+    expect(detail.attemptLog.map((a: { status: number }) => a.status)).toEqual([500, 500, 200]);
+    expect(detail.attemptLog[0].responseBody).toBe('receiver says no');
+    expect(new Set(receiver.on('/flaky').map((r) => r.headers['webhook-id'])).size).toBe(1);
+  });
+
+  it('disables the subscription when the receiver answers 410 Gone', async () => {
+    receiver.behave('/gone', () => ({ status: 410 }));
+    const sub = await subscribe('/gone');
+    await accept({ id: nextId(), name: 'Gone' });
+    const s = await waitFor('the subscription disabled', async () => {
+      const body = (await admin.call('GET', `/subscriptions/${sub.id}`)).body;
+      return body.enabled === false ? body : null;
+    });
+    expect(s.disabledReason).toMatch(/410/);
+    expect(receiver.on('/gone')).toHaveLength(1);
+  });
+
+  it('marks a delivery failed after the last attempt, lists it, and a manual retry delivers it', async () => {
+    let healthy = false;
+    receiver.behave('/down', () => ({ status: healthy ? 200 : 503 }));
+    const sub = await subscribe('/down');
+    await accept({ id: nextId(), name: 'Down' });
+    const [failed] = await waitFor('the failed delivery', async () => {
+      const list = await admin.deliveriesOf(sub.id, '&status=failed');
+      return list.length ? list : null;
+    }, 20000);
+    expect(receiver.on('/down')).toHaveLength(3);
+    healthy = true;
+    expect((await admin.call('POST', `/deliveries/${failed.id}/retry`)).status).toBe(202);
+    await waitFor('the retried delivery to succeed', async () => (await admin.call('GET', `/deliveries/${failed.id}`)).body.status === 'succeeded');
+    expect((await admin.call('POST', `/deliveries/${failed.id}/retry`)).status).toBe(409);
+  });
+
+  it('re-queues every failed delivery since a time (recover)', async () => {
+    let healthy = false;
+    receiver.behave('/recover', () => ({ status: healthy ? 200 : 500 }));
+    const sub = await subscribe('/recover');
+    const since = new Date(Date.now() - 1000).toISOString();
+    await accept({ id: nextId(), name: 'R1' });
+    await accept({ id: nextId(), name: 'R2' });
+    await waitFor('both failed', async () => (await admin.deliveriesOf(sub.id, '&status=failed')).length === 2, 20000);
+    healthy = true;
+    const res = await admin.call('POST', `/subscriptions/${sub.id}/recover?since=${encodeURIComponent(since)}`);
+    expect(res).toMatchObject({ status: 202, body: { requeued: 2 } });
+    await waitFor('both delivered', async () => (await admin.deliveriesOf(sub.id, '&status=succeeded')).length === 2);
+  });
+
+  it('sends one plant’s deliveries in event order with a slow receiver, while other plants do not wait', async () => {
+    receiver.behave('/slow', (r) => ({ status: 200, delayMs: JSON.parse(r.body).name.startsWith('A') ? 400 : 0 }));
+    await subscribe('/slow');
+    const a = nextId();
+    for (const n of [1, 2, 3, 4]) {
+      const eventId = await accept({ id: a, name: `A${n}` });
+      // Wait until stored, so each update is its own event (one batch would keep only the latest).
+      await waitFor(`A${n} stored`, async () => {
+        const res = await fetch(`${gw.url}/plants/${a}`, { headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } });
+        return res.ok && (await res.json()).lastEventId === eventId;
+      });
+    }
+    await accept({ id: nextId(), name: 'B1' });
+    await waitFor('all five received', () => receiver.on('/slow').length === 5, 20000);
+    const names = receiver.on('/slow').map((r) => JSON.parse(r.body).name);
+    expect(names.filter((n) => n.startsWith('A'))).toEqual(['A1', 'A2', 'A3', 'A4']);
+    expect(names.indexOf('B1')).toBeLessThan(names.indexOf('A4'));
+  });
+
+  it('signs with both secrets during a rotation', async () => {
+    const sub = await subscribe('/rotated');
+    const rotated = await admin.call('POST', `/subscriptions/${sub.id}/rotate-secret`);
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.secret).not.toBe(sub.secret);
+    await accept({ id: nextId(), name: 'Rotated' });
+    const [req] = await waitFor('the delivery', () => (receiver.on('/rotated').length ? receiver.on('/rotated') : null));
+    expect((req.headers['webhook-signature'] as string).split(' ')).toHaveLength(2);
+    for (const secret of [sub.secret, rotated.body.secret]) {
+      expect(() => new Webhook(secret).verify(req.body, req.headers as Record<string, string>)).not.toThrow();
+    }
+  });
+
+  it('refuses private and metadata URLs unless private networks are allowed', async () => {
+    const strict = await startGateway(baseEnv({ DELIVERY_ALLOW_PRIVATE_NETWORKS: 'false' }));
+    try {
+      const strictAdmin = adminClient(strict.url);
+      for (const url of ['http://127.0.0.1:8080/hook', 'http://169.254.169.254/latest', 'http://[::1]/x', 'http://10.0.0.1/']) {
+        const res = await strictAdmin.call('POST', '/subscriptions', { url });
+        expect(res.status).toBe(422);
+        expect(res.body.errors[0].field).toBe('url');
+      }
+    } finally {
+      await strict.close();
+    }
+    const allowed = await admin.call('POST', '/subscriptions', { url: 'http://127.0.0.1:8080/hook' });
+    expect(allowed.status).toBe(201);
+    subscriptions.push(allowed.body.id);
+  });
+
+  it('keeps admin and webhook tokens apart, and validates admin bodies', async () => {
+    const asWebhook = await fetch(`${gw.url}/subscriptions`, { headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } });
+    expect(asWebhook.status).toBe(401);
+    const bad = await admin.call('POST', '/subscriptions', { url: 'ftp://x', colour: 'red' });
+    expect(bad.status).toBe(422);
+    expect((await admin.call('GET', '/subscriptions/00000000-0000-0000-0000-000000000000')).status).toBe(404);
+    expect((await admin.call('GET', '/deliveries?status=lost')).status).toBe(422);
+  });
+
+  it('reports delivery metrics', async () => {
+    const m = await (await fetch(`${worker.url}/metrics`)).text();
+    expect(m).toMatch(/plant_store_deliveries_total\{[^}]*outcome="succeeded"/);
+    expect(m).toMatch(/plant_store_delivery_latency_seconds_bucket/);
+    expect(m).toMatch(/plant_store_deliveries_pending/);
+  });
+});

@@ -1,0 +1,52 @@
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+
+export interface Received {
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  at: number;
+}
+
+/** What the receiver answers on a path: a status, optionally after a delay or when released. */
+export type Behaviour = (req: Received, nth: number) => { status: number; delayMs?: number; hold?: Promise<void>; headers?: Record<string, string> };
+
+/** A real HTTP subscriber on loopback that records every request and answers as each test scripts it. */
+export class Receiver {
+  readonly received: Received[] = [];
+  private readonly behaviours = new Map<string, Behaviour>();
+  private server!: http.Server;
+  url = '';
+
+  async start() {
+    this.server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', async () => {
+        const r: Received = { path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString(), at: Date.now() };
+        this.received.push(r);
+        const nth = this.on(r.path).length;
+        const b = (this.behaviours.get(r.path) ?? (() => ({ status: 204 })))(r, nth);
+        if (b.hold) await b.hold;
+        if (b.delayMs) await new Promise((resolve) => setTimeout(resolve, b.delayMs));
+        res.writeHead(b.status, b.headers).end(b.status >= 400 ? 'receiver says no' : '');
+      });
+    });
+    this.server.keepAliveTimeout = 1000;
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  behave(path: string, behaviour: Behaviour) {
+    this.behaviours.set(path, behaviour);
+  }
+
+  on(path: string): Received[] {
+    return this.received.filter((r) => r.path === path);
+  }
+
+  async stop() {
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+}
