@@ -1,0 +1,49 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { gatewayEnvSchema, loadConfig, workerEnvSchema } from '@app/config';
+
+// No Docker engine runs where this project is built, so compose is checked statically: every variable the
+// containers get is one the apps read, and it passes the same validation the apps run at start-up.
+const root = path.resolve(__dirname, '..');
+const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true });
+
+/** ${VAR:-default} as compose expands it with VAR unset. */
+const expand = (env: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v).replace(/\$\{\w+:-([^}]*)\}/g, '$1')]));
+
+describe('docker-compose.yml', () => {
+  it('runs apache/kafka:3.9.2, postgres, and both apps from the Dockerfile', () => {
+    expect(compose.services.kafka.image).toBe('apache/kafka:3.9.2');
+    expect(compose.services.postgres.image).toMatch(/^postgres:/);
+    expect(compose.services.gateway.build).toEqual({ context: '.', target: 'gateway' });
+    expect(compose.services.worker.build).toEqual({ context: '.', target: 'worker' });
+    const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/FROM runtime AS gateway/);
+    expect(dockerfile).toMatch(/FROM runtime AS worker/);
+    expect(dockerfile).toMatch(/^USER node$/m);
+  });
+
+  it.each([
+    ['gateway', gatewayEnvSchema],
+    ['worker', workerEnvSchema],
+  ] as const)('gives the %s only variables it reads, and values it accepts', (name, schema) => {
+    const env = expand(compose.services[name].environment);
+    const known = Object.keys(schema.shape);
+    expect(Object.keys(env).filter((k) => !known.includes(k))).toEqual([]);
+    expect(() => loadConfig(schema, env)).not.toThrow();
+  });
+
+  it('points the apps at the kafka and postgres services on their in-network listeners', () => {
+    for (const name of ['gateway', 'worker']) {
+      const env = expand(compose.services[name].environment);
+      expect(env.KAFKA_BROKERS).toBe('kafka:9092');
+      expect(compose.services.kafka.environment.KAFKA_ADVERTISED_LISTENERS).toContain('PLAINTEXT://kafka:9092');
+      const db = new URL(env.DATABASE_URL);
+      expect(db.hostname).toBe('postgres');
+      expect(db.username).toBe(compose.services.postgres.environment.POSTGRES_USER);
+      expect(db.pathname).toBe(`/${compose.services.postgres.environment.POSTGRES_DB}`);
+      expect(compose.services[name].depends_on).toMatchObject({ kafka: { condition: 'service_healthy' } });
+    }
+  });
+});
