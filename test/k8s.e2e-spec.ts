@@ -1,0 +1,114 @@
+import path from 'node:path';
+import { gatewayEnvSchema, workerEnvSchema } from '@app/config';
+import { K8sObject, render, renderWithKubectl } from './support/kustomize';
+
+// The deploy folder, checked without a cluster: render each overlay, validate every object against the
+// Kubernetes schemas (kubernetes-models), and assert the properties the deployment promises.
+const MODELS: Record<string, () => { new (o: unknown): { validate(): void } }> = {
+  'apps/v1/Deployment': () => require('kubernetes-models/apps/v1/Deployment').Deployment,
+  'v1/Service': () => require('kubernetes-models/v1/Service').Service,
+  'v1/ConfigMap': () => require('kubernetes-models/v1/ConfigMap').ConfigMap,
+  'v1/Secret': () => require('kubernetes-models/v1/Secret').Secret,
+  'autoscaling/v2/HorizontalPodAutoscaler': () => require('kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler').HorizontalPodAutoscaler,
+  'policy/v1/PodDisruptionBudget': () => require('kubernetes-models/policy/v1/PodDisruptionBudget').PodDisruptionBudget,
+  'networking.k8s.io/v1/NetworkPolicy': () => require('kubernetes-models/networking.k8s.io/v1/NetworkPolicy').NetworkPolicy,
+};
+
+const overlays = ['dev', 'prod'].map((name) => [name, path.resolve(__dirname, '../deploy/k8s/overlays', name)] as const);
+const find = (objs: K8sObject[], kind: string, name: string) => {
+  const o = objs.find((x) => x.kind === kind && x.metadata.name === name);
+  if (!o) throw new Error(`${kind}/${name} is missing`);
+  return o as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+};
+const sortById = (objs: K8sObject[]) => [...objs].sort((a, b) => `${a.kind}/${a.metadata.name}`.localeCompare(`${b.kind}/${b.metadata.name}`));
+
+describe.each(overlays)('deploy/k8s overlay %s', (overlay, dir) => {
+  const objects = render(dir);
+  const deployment = (name: string) => find(objects, 'Deployment', `plant-store-${name}`);
+  const configData = (names: string[]) =>
+    Object.assign({}, ...names.map((n) => find(objects, 'ConfigMap', n).data)) as Record<string, string>;
+
+  it('renders the same objects as kubectl kustomize, where kubectl is installed', () => {
+    const fromKubectl = renderWithKubectl(dir);
+    if (!fromKubectl) return console.warn('kubectl not installed: rendered with the built-in renderer only');
+    expect(sortById(objects)).toEqual(sortById(fromKubectl));
+  });
+
+  it('validates every object against the Kubernetes schemas', () => {
+    for (const o of objects) {
+      const model = MODELS[`${o.apiVersion}/${o.kind}`];
+      if (!model) throw new Error(`no schema for ${o.apiVersion}/${o.kind}`);
+      const Model = model();
+      expect(() => new Model(o).validate()).not.toThrow();
+    }
+  });
+
+  it.each(['gateway', 'worker'])('runs the %s non-root, without privileges, with probes, resources and a PDB', (app) => {
+    const d = deployment(app);
+    const pod = d.spec.template.spec;
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
+      expect(c.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+      expect(c.resources.requests).toBeDefined();
+      expect(c.resources.limits).toBeDefined();
+    }
+    const main = pod.containers[0];
+    expect(main.readinessProbe.httpGet.path).toBe('/readyz');
+    expect(main.livenessProbe.httpGet.path).toBe('/healthz');
+    expect(d.spec.template.metadata.annotations['prometheus.io/scrape']).toBe('true');
+    expect(pod.topologySpreadConstraints[0].topologyKey).toBe('kubernetes.io/hostname');
+    expect(find(objects, 'PodDisruptionBudget', `plant-store-${app}`).spec.selector.matchLabels).toEqual(d.spec.selector.matchLabels);
+    expect(main.image).toMatch(new RegExp(`^ghcr.io/plant-store/${app}:`));
+  });
+
+  it('gives the gateway 2+ replicas, an HPA on CPU, and a grace period longer than preStop plus drain', () => {
+    const d = deployment('gateway');
+    const hpa = find(objects, 'HorizontalPodAutoscaler', 'plant-store-gateway');
+    expect(d.spec.replicas).toBeGreaterThanOrEqual(2);
+    expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
+    expect(hpa.spec.metrics[0].resource.name).toBe('cpu');
+    const drainMs = Number(configData(['plant-store-gateway']).SHUTDOWN_DRAIN_MS);
+    const preStopMs = 10000;
+    expect(d.spec.template.spec.terminationGracePeriodSeconds * 1000).toBeGreaterThan(drainMs + preStopMs);
+    expect(d.spec.template.spec.containers[0].lifecycle.preStop).toBeDefined();
+  });
+
+  it('keeps worker replicas within the partitions of plant.created', () => {
+    const partitions = Number(configData(['plant-store-shared']).PLANT_CREATED_PARTITIONS);
+    expect(deployment('worker').spec.replicas).toBeLessThanOrEqual(partitions);
+    expect(deployment('worker').spec.template.spec.initContainers[0].command.join(' ')).toMatch(/setup\.js$/);
+  });
+
+  it.each([
+    ['gateway', gatewayEnvSchema, ['plant-store-shared', 'plant-store-gateway']],
+    ['worker', workerEnvSchema, ['plant-store-shared', 'plant-store-worker']],
+  ] as const)('configures the %s only with variables its schema validates', (app, schema, maps) => {
+    const keys = Object.keys(configData([...maps]));
+    const known = Object.keys(schema.shape);
+    expect(keys.filter((k) => !known.includes(k))).toEqual([]);
+    const env = deployment(app).spec.template.spec.containers[0].envFrom;
+    expect(env).toEqual(expect.arrayContaining([{ secretRef: { name: 'plant-store-secrets' } }]));
+  });
+
+  it('lets traffic into the gateway only, and nothing but metrics scrapes into the worker', () => {
+    const gw = find(objects, 'NetworkPolicy', 'plant-store-gateway');
+    const wk = find(objects, 'NetworkPolicy', 'plant-store-worker');
+    expect(gw.spec.ingress[0].ports[0].port).toBe(3000);
+    expect(wk.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(wk.spec.ingress.flatMap((r: any) => r.ports.map((p: any) => p.port))).toEqual([9464]); // eslint-disable-line
+  });
+
+  if (overlay === 'prod') {
+    it('uses replication 3 and min.insync.replicas 2, and ships no example Secret', () => {
+      const shared = configData(['plant-store-shared']);
+      expect(shared.KAFKA_REPLICATION_FACTOR).toBe('3');
+      expect(shared.KAFKA_MIN_INSYNC_REPLICAS).toBe('2');
+      expect(shared.KAFKA_BROKERS.split(',')).toHaveLength(3);
+      expect(objects.some((o) => o.kind === 'Secret')).toBe(false);
+    });
+  } else {
+    it('marks the Secret it ships as an example', () => {
+      expect(find(objects, 'Secret', 'plant-store-secrets').metadata.annotations['plant.store/example']).toMatch(/replace/);
+    });
+  }
+});
