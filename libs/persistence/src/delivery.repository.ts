@@ -43,6 +43,29 @@ export type AttemptOutcome =
   | { kind: 'retry'; delayMs: number }
   | { kind: 'failed'; disableSubscription?: string };
 
+export interface AttemptRecord {
+  deliveryId: string;
+  attempt: DeliveryAttempt;
+  outcome: AttemptOutcome;
+}
+
+const RECORD_ATTEMPTS = `
+WITH r AS (
+  SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::int[], $4::int[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[])
+    AS t(delivery_id, attempted_at, status, latency_ms, error, response_body, next_status, delay_ms, disable_reason)
+), attempts AS (
+  INSERT INTO delivery_attempts (delivery_id, attempted_at, status, latency_ms, error, response_body)
+  SELECT r.delivery_id, r.attempted_at, r.status, r.latency_ms, r.error, r.response_body
+  FROM r JOIN deliveries d ON d.id = r.delivery_id -- a delivery deleted meanwhile (subscription gone) is skipped
+), updated AS (
+  UPDATE deliveries d SET attempts = d.attempts + 1, status = r.next_status, leased_until = NULL, updated_at = now(),
+         next_attempt_at = now() + r.delay_ms * interval '1 millisecond'
+  FROM r WHERE d.id = r.delivery_id
+  RETURNING d.subscription_id, r.disable_reason
+)
+UPDATE subscriptions s SET enabled = false, disabled_reason = u.disable_reason, updated_at = now()
+FROM updated u WHERE s.id = u.subscription_id AND u.disable_reason IS NOT NULL`;
+
 interface DeliveryRow {
   id: string;
   seq: number;
@@ -111,36 +134,24 @@ export class DeliveryRepository {
     }));
   }
 
-  /** Records the attempt and its consequence in one transaction. */
-  async recordAttempt(deliveryId: string, subscriptionId: string, attempt: DeliveryAttempt, outcome: AttemptOutcome) {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query(
-        `INSERT INTO delivery_attempts (delivery_id, attempted_at, status, latency_ms, error, response_body)
-         VALUES ($1, $2, $3, $4, $5, $6)`,
-        [deliveryId, attempt.attemptedAt, attempt.status, attempt.latencyMs, attempt.error, attempt.responseBody],
-      );
-      const status = outcome.kind === 'succeeded' ? 'succeeded' : outcome.kind === 'failed' ? 'failed' : 'pending';
-      await client.query(
-        `UPDATE deliveries SET attempts = attempts + 1, status = $2, leased_until = NULL, updated_at = now(),
-           next_attempt_at = now() + $3 * interval '1 millisecond'
-         WHERE id = $1`,
-        [deliveryId, status, outcome.kind === 'retry' ? outcome.delayMs : 0],
-      );
-      if (outcome.kind === 'failed' && outcome.disableSubscription) {
-        await client.query(
-          'UPDATE subscriptions SET enabled = false, disabled_reason = $2, updated_at = now() WHERE id = $1',
-          [subscriptionId, outcome.disableSubscription],
-        );
-      }
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+  /**
+   * Records attempts and their consequences (next attempt, final status, a disabled subscription) for many
+   * deliveries in one statement, so the dispatcher pays one round trip per batch rather than four per send.
+   */
+  async recordAttempts(records: AttemptRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
+    await this.pool.query(RECORD_ATTEMPTS, [
+      col((r) => r.deliveryId),
+      col((r) => r.attempt.attemptedAt),
+      col((r) => r.attempt.status),
+      col((r) => r.attempt.latencyMs),
+      col((r) => r.attempt.error),
+      col((r) => r.attempt.responseBody),
+      col((r) => (r.outcome.kind === 'retry' ? 'pending' : r.outcome.kind)),
+      col((r) => (r.outcome.kind === 'retry' ? r.outcome.delayMs : 0)),
+      col((r) => (r.outcome.kind === 'failed' ? (r.outcome.disableSubscription ?? null) : null)),
+    ]);
   }
 
   async countPending(): Promise<number> {

@@ -3,6 +3,7 @@ import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { parseSchedule } from '@app/delivery';
 import { ClaimedDelivery, DeliveryRepository } from '@app/persistence';
 import { WorkerMetrics } from '../metrics/worker-metrics';
+import { AttemptRecorder } from './attempt-recorder';
 import { decideOutcome } from './delivery-outcome';
 import { DeliverySender } from './delivery-sender';
 import { DeliverySignal } from './delivery-signal';
@@ -20,6 +21,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   private readonly leaseMs: number;
   private readonly inFlight = new Map<string, number>(); // per subscription
   private readonly running = new Set<Promise<void>>();
+  private readonly recorder: AttemptRecorder;
   private stopped = false;
   private loop: Promise<void> | null = null;
 
@@ -33,6 +35,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     this.schedule = parseSchedule(config.DELIVERY_RETRY_SCHEDULE);
     // Long enough for the attempt plus its bookkeeping; a lease outliving its worker is what makes a crash safe.
     this.leaseMs = config.DELIVERY_TIMEOUT_MS + 5000;
+    this.recorder = new AttemptRecorder(deliveries);
   }
 
   onApplicationBootstrap() {
@@ -47,14 +50,13 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     await Promise.allSettled([...this.running]);
   }
 
-  private get total(): number {
-    return this.running.size;
-  }
+  /** Requests on the wire; a delivery whose response is being recorded no longer takes a slot. */
+  private sending = 0;
 
   private async run() {
     let lastPendingCount = 0;
     while (!this.stopped) {
-      const free = this.config.DELIVERY_CONCURRENCY - this.total;
+      const free = this.config.DELIVERY_CONCURRENCY - this.sending;
       let claimed: ClaimedDelivery[] = [];
       if (free > 0) {
         try {
@@ -78,24 +80,36 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   }
 
   private start(d: ClaimedDelivery) {
+    this.sending++;
     this.inFlight.set(d.subscriptionId, (this.inFlight.get(d.subscriptionId) ?? 0) + 1);
-    const task = this.attempt(d).finally(() => {
+    // The slot is freed as soon as the receiver has answered; the outcome is then written in a batch. Order
+    // is safe meanwhile: the plant's next delivery is claimable only once this one is recorded as done.
+    const release = () => {
+      this.sending--;
       const n = (this.inFlight.get(d.subscriptionId) ?? 1) - 1;
       if (n === 0) this.inFlight.delete(d.subscriptionId);
       else this.inFlight.set(d.subscriptionId, n);
+      this.signal.notify();
+    };
+    const task = this.attempt(d, release).finally(() => {
       this.running.delete(task);
-      this.signal.notify(); // a slot is free, and a later delivery for the same plant may now be due
+      this.signal.notify(); // a later delivery for the same plant may now be due
     });
     this.running.add(task);
   }
 
-  private async attempt(d: ClaimedDelivery) {
+  private async attempt(d: ClaimedDelivery, release: () => void) {
     const labels = { subscription: d.subscriptionId };
     this.metrics.deliveries.inc({ ...labels, outcome: 'sent' });
-    const result = await this.sender.send(d);
+    let result: Awaited<ReturnType<DeliverySender['send']>>;
+    try {
+      result = await this.sender.send(d);
+    } finally {
+      release();
+    }
     const outcome = decideOutcome(result, d.attempts + 1, this.schedule);
     try {
-      await this.deliveries.recordAttempt(d.id, d.subscriptionId, result, outcome);
+      await this.recorder.record({ deliveryId: d.id, attempt: result, outcome });
     } catch (err) {
       // The lease will expire and the delivery will be sent again: at least once, never lost.
       this.logger.error(`recording attempt of delivery ${d.id} failed: ${(err as Error).message}`);

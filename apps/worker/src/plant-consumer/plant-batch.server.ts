@@ -21,8 +21,19 @@ export class PlantBatchServer extends ServerKafka {
     options: NonNullable<KafkaOptions['options']>,
     private readonly state: ConsumerState,
     private readonly partitionsConcurrently: number,
+    private readonly commitIntervalMs = 1000,
   ) {
     super(options);
+  }
+
+  private readonly resolved = new Map<string, { topic: string; partition: number; offset: string }>();
+
+  /** Commits every stored-but-uncommitted offset, then lets Nest stop the consumer and the producer. */
+  async close() {
+    if (this.consumer && this.resolved.size > 0) {
+      await this.consumer.commitOffsets([...this.resolved.values()]).catch(() => undefined);
+    }
+    await super.close();
   }
 
   async bindEvents(consumer: Consumer) {
@@ -36,7 +47,10 @@ export class PlantBatchServer extends ServerKafka {
 
     await consumer.subscribe({ topics: [...this.messageHandlers.keys()], fromBeginning: true });
     await consumer.run({
+      // We resolve offsets ourselves, only after a batch is stored, and commit what is resolved at most once a
+      // second (plus on shutdown and rebalance): a commit per small batch would cost a broker round trip each.
       autoCommit: false,
+      autoCommitInterval: this.commitIntervalMs,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: this.partitionsConcurrently,
       eachBatch: (payload) => this.handleBatch(consumer, payload),
@@ -57,9 +71,11 @@ export class PlantBatchServer extends ServerKafka {
       shouldContinue: () => payload.isRunning() && !payload.isStale(),
       commit: async (lastOffset) => {
         payload.resolveOffset(lastOffset);
-        await consumer.commitOffsets([
-          { topic: batch.topic, partition: batch.partition, offset: (BigInt(lastOffset) + 1n).toString() },
-        ]);
+        const next = { topic: batch.topic, partition: batch.partition, offset: (BigInt(lastOffset) + 1n).toString() };
+        this.resolved.set(`${batch.topic}:${batch.partition}`, next);
+        // Stopping or losing the partition: commit now, while we are still a member of the group.
+        if (!payload.isRunning() || payload.isStale()) await consumer.commitOffsets([next]);
+        else await payload.commitOffsetsIfNecessary();
       },
       producer: this.producer!,
     };

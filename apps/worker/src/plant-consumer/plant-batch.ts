@@ -14,7 +14,7 @@ export interface PlantBatch {
   heartbeat(): Promise<void>;
   /** False once the consumer is stopping or the partition was revoked: stop, commit nothing. */
   shouldContinue(): boolean;
-  /** Commits `offset` + 1 for this partition (the next offset to read). */
+  /** Marks everything up to `lastOffset` stored: committed (as lastOffset + 1) within a second, or at once when stopping. */
   commit(lastOffset: string): Promise<void>;
   producer: Producer;
 }

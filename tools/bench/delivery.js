@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+// npm run bench:delivery — outgoing New Plant webhooks on the real stack with a local receiver: the latency
+// from the gateway's 200 to the receiver getting the request, p50/p95/p99, at a fixed webhook rate with 1
+// subscriber and again with 10. Baseline in the same run: a direct POST to the same receiver (the floor of
+// one loopback HTTP request on this machine).
+// Options: --rate 1000 --seconds 10 --subscribers 1,10 --no-build
+const http = require('node:http');
+const { startStack, paced, percentiles, postPlant, table, ADMIN } = require('./harness');
+const { step } = require('../infra/progress');
+
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+
+async function receiver() {
+  const arrivals = new Map(); // plant id -> [arrival ms per subscriber]
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const { id } = JSON.parse(Buffer.concat(chunks).toString());
+      const list = arrivals.get(id) ?? [];
+      list.push(Date.now());
+      arrivals.set(id, list);
+      res.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 30000;
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${server.address().port}`, arrivals, close: () => new Promise((r) => server.close(r)) };
+}
+
+async function admin(url, method, path, body) {
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    body: body && JSON.stringify(body),
+  });
+  return res.status === 204 ? null : res.json();
+}
+
+async function main() {
+  const rate = arg('rate', 1000);
+  const seconds = arg('seconds', 10);
+  const subscriberCounts = (process.argv.includes('--subscribers') ? process.argv[process.argv.indexOf('--subscribers') + 1] : '1,10').split(',').map(Number);
+  const stack = await startStack({ workerEnv: { DELIVERY_POLL_MS: '200' } });
+  const rx = await receiver();
+  const rows = {};
+  let nextId = 6e12;
+  try {
+    let s = step('Baseline: 2,000 direct POSTs to the receiver at the same rate');
+    const direct = [];
+    await paced(rate, 2000, async () => {
+      const t0 = performance.now();
+      const res = await fetch(rx.url, { method: 'POST', body: JSON.stringify({ id: 1 }) });
+      await res.arrayBuffer();
+      direct.push(performance.now() - t0);
+    });
+    s.done();
+    rows['baseline: direct POST to the receiver'] = { webhooks: direct.length, ...percentiles(direct, [50, 95, 99]) };
+
+    for (const subscribers of subscriberCounts) {
+      const subs = [];
+      for (let i = 0; i < subscribers; i++) subs.push(await admin(stack.url, 'POST', '/subscriptions', { url: `${rx.url}/s${i}` }));
+      s = step(`${subscribers} subscriber(s): ${rate * seconds} webhooks at ${rate}/s`);
+      const count = rate * seconds;
+      const accepted = new Map();
+      await paced(rate, count, async () => {
+        const id = nextId++;
+        const res = await postPlant(stack.url, { id, name: 'Delivered', tag: 'bench' });
+        await res.text();
+        accepted.set(id, Date.now());
+      });
+      const deadline = Date.now() + 120000;
+      const expected = count * subscribers;
+      const received = () => [...accepted.keys()].reduce((n, id) => n + (rx.arrivals.get(id)?.length ?? 0), 0);
+      while (received() < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+      const latencies = [];
+      for (const [id, at] of accepted) for (const t of rx.arrivals.get(id) ?? []) latencies.push(Math.max(0, t - at));
+      s.done(`${latencies.length}/${expected} delivered`);
+      rows[`${subscribers} subscriber(s), gateway 200 -> receiver`] = { webhooks: count, deliveries: latencies.length, ...percentiles(latencies, [50, 95, 99]) };
+      for (const sub of subs) await admin(stack.url, 'DELETE', `/subscriptions/${sub.id}`);
+    }
+    console.log(`\nDelivery latency in milliseconds at ${rate} webhooks/s (target p95 <= 100 ms; Convoy publishes 124 ms at 200/s):`);
+    table(rows);
+  } finally {
+    await rx.close();
+    await stack.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

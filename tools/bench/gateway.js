@@ -1,0 +1,78 @@
+#!/usr/bin/env node
+// npm run bench:gateway — HTTP throughput of POST /plant/webhook on the real gateway (each 200 waits for
+// Kafka's acks=all), against a baseline measured in the same run: a bare Fastify route doing the same header
+// and body checks with no Kafka at all (the ceiling on this machine). Also reports how many webhooks each
+// produce request carried (the batching).
+// Options: --connections 64 --duration 10 --no-build
+const autocannon = require('autocannon');
+const { startStack, table, TOKEN } = require('./harness');
+const { step } = require('../infra/progress');
+
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+
+function bareFastify() {
+  const fastify = require('fastify')({ logger: false });
+  fastify.post('/plant/webhook', async (req, reply) => {
+    if (req.headers.authorization !== `Bearer ${TOKEN}`) return reply.code(401).send();
+    const b = req.body;
+    if (!b || !Number.isSafeInteger(b.id) || typeof b.name !== 'string') return reply.code(422).send();
+    return { eventId: 'x' };
+  });
+  return fastify;
+}
+
+function run(url, connections, duration) {
+  let n = 0;
+  return autocannon({
+    url: `${url}/plant/webhook`,
+    method: 'POST',
+    connections,
+    duration,
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ id: 5e12 + n++, name: 'Ficus', tag: 'indoor' }) }) }],
+  });
+}
+
+const summary = (r) => ({
+  'req/s': Math.round(r.requests.average),
+  p50ms: r.latency.p50,
+  p99ms: r.latency.p99,
+  non2xx: r.non2xx,
+  errors: r.errors,
+});
+
+async function main() {
+  const connections = arg('connections', 64);
+  const duration = arg('duration', 10);
+  const stack = await startStack({ startWorker: false });
+  const bare = bareFastify();
+  await bare.listen({ port: 0, host: '127.0.0.1' });
+  try {
+    let s = step('Warm-up (3 s)');
+    await run(stack.url, connections, 3);
+    s.done();
+    s = step(`Gateway: ${connections} connections for ${duration} s (each 200 after Kafka acks=all)`);
+    const gw = await run(stack.url, connections, duration);
+    s.done();
+    s = step(`Baseline: bare Fastify, same checks, no Kafka, ${connections} connections for ${duration} s`);
+    const base = await run(`http://127.0.0.1:${bare.server.address().port}`, connections, duration);
+    s.done();
+    const metrics = await (await fetch(`${stack.url}/metrics`)).text();
+    const sum = Number(/plant_store_produce_batch_size_sum\S* (\S+)/.exec(metrics)?.[1] ?? 0);
+    const cnt = Number(/plant_store_produce_batch_size_count\S* (\S+)/.exec(metrics)?.[1] ?? 0);
+    table({ 'gateway (durable publish)': summary(gw), 'baseline: bare Fastify': summary(base) });
+    console.log(`Gateway at ${Math.round((100 * gw.requests.average) / base.requests.average)} % of the bare-Fastify ceiling.`);
+    console.log(`Produce requests: ${cnt} for ${sum} webhooks (${(sum / Math.max(1, cnt)).toFixed(1)} webhooks per Kafka request).`);
+  } finally {
+    await bare.close();
+    await stack.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

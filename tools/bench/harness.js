@@ -1,0 +1,87 @@
+// Shared pieces of the benchmarks: the real stack (local Kafka, PostgreSQL, built gateway and worker as
+// separate processes), an open-loop load generator, and percentiles.
+const { randomBytes } = require('node:crypto');
+const { ensureDependencies, build } = require('../infra/deps');
+
+const TOKEN = 'bench-webhook-token-0123456789';
+const ADMIN = 'bench-admin-token-0123456789';
+
+async function startStack({ workerEnv = {}, startWorker = true } = {}) {
+  ensureDependencies();
+  if (!process.argv.includes('--no-build')) build();
+  const { bringUp } = require('../infra');
+  const { runApp, waitReady, stopProcess } = require('../infra/apps');
+  const { step } = require('../infra/progress');
+  const infra = await bringUp('bench');
+  const env = {
+    ...infra.env,
+    PORT: '3300',
+    WORKER_METRICS_PORT: '9560',
+    WEBHOOK_TOKENS: TOKEN,
+    ADMIN_TOKENS: ADMIN,
+    LOG_LEVEL: 'warn',
+    DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
+    WORKER_GROUP_ID: `bench-${randomBytes(3).toString('hex')}`,
+    KAFKAJS_NO_PARTITIONER_WARNING: '1',
+  };
+  const s = step('Starting gateway' + (startWorker ? ' and worker' : ''));
+  const gateway = runApp('gateway', env, { quiet: true });
+  const children = [gateway];
+  const stack = {
+    env,
+    url: `http://127.0.0.1:${env.PORT}`,
+    workerUrl: `http://127.0.0.1:${env.WORKER_METRICS_PORT}`,
+    worker: null,
+    async startWorker(extra = {}) {
+      const worker = runApp('worker', { ...env, ...workerEnv, ...extra }, { quiet: !process.env.BENCH_VERBOSE });
+      children.push(worker);
+      stack.worker = worker;
+      await waitReady(`${stack.workerUrl}/readyz`, worker, 'worker');
+      return worker;
+    },
+    async stopWorker() {
+      await stopProcess(stack.worker, 30000);
+      stack.worker = null;
+    },
+    async stop() {
+      await Promise.all(children.map((c) => stopProcess(c, 20000)));
+      await infra.stop();
+    },
+  };
+  await waitReady(`${stack.url}/readyz`, gateway, 'gateway');
+  if (startWorker) await stack.startWorker();
+  s.done();
+  return stack;
+}
+
+/** Sends `total` requests at `rate` per second, open loop (a slow answer does not slow the sender). */
+async function paced(rate, total, send) {
+  const started = performance.now();
+  const inflight = [];
+  for (let i = 0; i < total; i++) {
+    const due = started + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    inflight.push(send(i));
+  }
+  const results = await Promise.all(inflight);
+  return { results, seconds: (performance.now() - started) / 1000 };
+}
+
+function percentiles(values, ps = [50, 95, 99, 99.9]) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+  return Object.fromEntries(ps.map((p) => [`p${p}`, Number(at(p).toFixed(1))]));
+}
+
+function postPlant(url, plant, headers = {}) {
+  return fetch(`${url}/plant/webhook`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(plant),
+  });
+}
+
+const table = (rows) => console.table(rows);
+
+module.exports = { startStack, paced, percentiles, postPlant, table, TOKEN, ADMIN };
