@@ -36,12 +36,18 @@ describe('delivery survives a worker killed mid-delivery', () => {
     const admin = adminClient(gw.url);
     const sub = await admin.subscribe({ url: `${receiver.url}/crash` });
 
-    child = spawn(process.execPath, [BUILT_WORKER], { env: { ...env, WORKER_METRICS_PORT: '0' }, stdio: 'ignore' });
+    child = spawn(process.execPath, [BUILT_WORKER], { env: { ...env, WORKER_METRICS_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const output: string[] = [];
+    child.stdout!.on('data', (d) => output.push(String(d)));
+    child.stderr!.on('data', (d) => output.push(String(d)));
+    child.once('exit', (code, signal) => output.push(`[worker exited: code ${code}, signal ${signal}]`));
     const id = nextId();
     const res = await postPlant(gw.url, { id, name: 'Survivor' });
     const { eventId } = (await res.json()) as { eventId: string };
 
-    await waitFor('the first attempt to reach the receiver', () => receiver.on('/crash').length === 1, 30000);
+    await waitFor('the first attempt to reach the receiver', () => receiver.on('/crash').length === 1, 45000).catch((err) => {
+      throw new Error(`${err.message}\nworker output:\n${output.join('').slice(-4000)}`);
+    });
     child.kill('SIGKILL');
     await new Promise((r) => child!.once('exit', r));
     release();
