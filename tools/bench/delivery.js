@@ -5,13 +5,9 @@
 // one loopback HTTP request on this machine).
 // Options: --rate 1000 --seconds 10 --subscribers 1,10 --no-build
 const http = require('node:http');
-const { startStack, paced, percentiles, postPlant, table, ADMIN } = require('./harness');
+const { startStack, paced, percentiles, postPlant, table, ADMIN, arg, runBench } = require('./harness');
 const { step } = require('../infra/progress');
 
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
 
 async function receiver() {
   const arrivals = new Map(); // plant id -> [arrival ms per subscriber]
@@ -90,7 +86,4 @@ async function main() {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench(main);

@@ -5,13 +5,9 @@
 // produce request carried (the batching).
 // Options: --connections 64 --duration 10 --no-build
 const autocannon = require('autocannon');
-const { startStack, table, TOKEN } = require('./harness');
+const { startStack, table, TOKEN, arg, runBench } = require('./harness');
 const { step } = require('../infra/progress');
 
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
 
 function bareFastify() {
   const fastify = require('fastify')({ logger: false });
@@ -72,7 +68,4 @@ async function main() {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench(main);

@@ -84,4 +84,18 @@ function postPlant(url, plant, headers = {}) {
 
 const table = (rows) => console.table(rows);
 
-module.exports = { startStack, paced, percentiles, postPlant, table, TOKEN, ADMIN };
+/** `--name value` from the command line, as a number, or the default. */
+function arg(name, dflt) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+}
+
+/** Runs a benchmark's main, printing a failure and exiting non-zero. */
+function runBench(main) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
+
+module.exports = { startStack, paced, percentiles, postPlant, table, arg, runBench, TOKEN, ADMIN };

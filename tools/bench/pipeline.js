@@ -8,13 +8,9 @@
 // Options: --rate 1000 --count 10000 --prefill 200000 --no-build
 const { Kafka, logLevel } = require('kafkajs');
 const { Pool } = require('pg');
-const { startStack, paced, percentiles, postPlant, table } = require('./harness');
+const { startStack, paced, percentiles, postPlant, table, arg, runBench } = require('./harness');
 const { step, info } = require('../infra/progress');
 
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
 
 async function main() {
   const rate = arg('rate', 1000);
@@ -128,7 +124,4 @@ async function main() {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench(main);

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { gatewayEnvSchema, loadConfig } from '@app/config';
+import { exitOnSignals } from '@app/observability';
 import { createGatewayApp } from './gateway.app';
 import { ShutdownState } from './health/shutdown-state';
 
@@ -8,20 +9,8 @@ async function main() {
   const app = await createGatewayApp();
   await app.listen(config.PORT, config.HOST);
   console.log(JSON.stringify({ level: 'info', app: 'gateway', msg: `listening on http://${config.HOST}:${config.PORT}` }));
-
   // SIGTERM: fail readiness, stop accepting, finish in-flight requests, flush the producer, exit.
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    app.get(ShutdownState).draining = true;
-    setTimeout(() => process.exit(1), config.SHUTDOWN_DRAIN_MS).unref();
-    console.log(JSON.stringify({ level: 'info', app: 'gateway', msg: `${signal}: draining` }));
-    await app.close();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  exitOnSignals(app, 'gateway', config.SHUTDOWN_DRAIN_MS, () => (app.get(ShutdownState).draining = true));
 }
 
 main().catch((err) => {

@@ -3,3 +3,4 @@ export * from './traceparent';
 export * from './problem';
 export * from './problem.filter';
 export * from './metrics';
+export * from './shutdown';

@@ -12,35 +12,24 @@ export interface Principal {
   tokenIndex: number;
 }
 
-function verifier(kind: Principal['kind'], tokens: TokenSet) {
-  return (token: string): Principal | false => {
-    const tokenIndex = tokens.match(token);
-    return tokenIndex < 0 ? false : { kind, tokenIndex };
-  };
+/** A passport-http-bearer strategy accepting the tokens one config list holds. */
+function bearerStrategy(name: string, kind: Principal['kind'], tokensOf: (c: GatewayConfig) => string[]) {
+  @Injectable()
+  class BearerStrategy extends PassportStrategy(Strategy, name) {
+    private readonly tokens: TokenSet;
+    constructor(@Inject(APP_CONFIG) config: GatewayConfig) {
+      super({ realm: REALM });
+      this.tokens = new TokenSet(tokensOf(config));
+    }
+    validate(token: string): Principal | false {
+      const tokenIndex = this.tokens.match(token);
+      return tokenIndex < 0 ? false : { kind, tokenIndex };
+    }
+  }
+  return BearerStrategy;
 }
 
 /** Tokens from WEBHOOK_TOKENS: the New Plant webhook and the read API. */
-@Injectable()
-export class WebhookBearerStrategy extends PassportStrategy(Strategy, 'webhook-bearer') {
-  private readonly check: (token: string) => Principal | false;
-  constructor(@Inject(APP_CONFIG) config: GatewayConfig) {
-    super({ realm: REALM });
-    this.check = verifier('webhook', new TokenSet(config.WEBHOOK_TOKENS));
-  }
-  validate(token: string) {
-    return this.check(token);
-  }
-}
-
+export const WebhookBearerStrategy = bearerStrategy('webhook-bearer', 'webhook', (c) => c.WEBHOOK_TOKENS);
 /** Tokens from ADMIN_TOKENS: subscriptions and deliveries. A webhook token is not an admin token. */
-@Injectable()
-export class AdminBearerStrategy extends PassportStrategy(Strategy, 'admin-bearer') {
-  private readonly check: (token: string) => Principal | false;
-  constructor(@Inject(APP_CONFIG) config: GatewayConfig) {
-    super({ realm: REALM });
-    this.check = verifier('admin', new TokenSet(config.ADMIN_TOKENS));
-  }
-  validate(token: string) {
-    return this.check(token);
-  }
-}
+export const AdminBearerStrategy = bearerStrategy('admin-bearer', 'admin', (c) => c.ADMIN_TOKENS);

@@ -1,0 +1,22 @@
+import { INestApplication } from '@nestjs/common';
+
+/**
+ * SIGTERM/SIGINT handling for both apps: run `before` (e.g. fail readiness), then `app.close()`, which runs
+ * Nest's hooks in order (destroy, dispose of servers and consumers, then onApplicationShutdown), and exit. A hard
+ * deadline below the orchestrator's grace period turns a stuck shutdown into an exit instead of a SIGKILL.
+ * Used instead of enableShutdownHooks(), whose order closes resources before the Kafka consumer.
+ */
+export function exitOnSignals(app: INestApplication, name: string, deadlineMs: number, before: () => void = () => {}) {
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    before();
+    setTimeout(() => process.exit(1), deadlineMs).unref();
+    console.log(JSON.stringify({ level: 'info', app: name, msg: `${signal}: shutting down` }));
+    await app.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}
