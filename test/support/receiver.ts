@@ -41,8 +41,14 @@ export class Receiver {
     this.behaviours.set(path, behaviour);
   }
 
-  on(path: string): Received[] {
-    return this.received.filter((r) => r.path === path);
+  /**
+   * Requests received on a path, optionally only those for some plant ids: a worker that joins with a new group
+   * also stores (and so delivers) plants that earlier suites left unconsumed.
+   */
+  on(path: string, ...plantIds: number[]): Received[] {
+    return this.received.filter(
+      (r) => r.path === path && (plantIds.length === 0 || plantIds.includes(JSON.parse(r.body).id)),
+    );
   }
 
   async stop() {

@@ -1,6 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import { Pool } from 'pg';
+import { ensureTopicsOn } from '@app/kafka';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createGatewayApp } from '../../apps/gateway/src/gateway.app';
 import { createWorkerApp } from '../../apps/worker/src/worker.app';
@@ -75,6 +76,11 @@ export function postPlant(gatewayUrl: string, body: unknown, headers: Record<str
 
 export function testPool(): Pool {
   return new Pool({ connectionString: required('DATABASE_URL'), max: 3 });
+}
+
+/** Creates the topics the way the apps do, for a suite that reads them before any app has started. */
+export async function ensureTestTopics(): Promise<void> {
+  await ensureTopicsOn(required('KAFKA_BROKERS').split(','), { partitions: 6, replicationFactor: 1, minInsyncReplicas: 1 });
 }
 
 export function testKafka(): Kafka {

@@ -4,6 +4,7 @@ import { gatewayEnvSchema, loadConfig } from '@app/config';
 import { createLogger, PinoNestLogger, ProblemFilter } from '@app/observability';
 import { GatewayModule } from './gateway.module';
 import { createHttpAdapter, instrumentHttp } from './http/http-server';
+import { ShutdownState } from './health/shutdown-state';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { setupDocs } from './openapi/docs';
 
@@ -17,7 +18,7 @@ export async function createGatewayApp(env: NodeJS.ProcessEnv = process.env): Pr
     { bodyParser: false, logger: new PinoNestLogger(logger) },
   );
   app.useGlobalFilters(new ProblemFilter(logger));
-  instrumentHttp(app, app.get(GatewayMetrics), logger);
+  instrumentHttp(app, app.get(GatewayMetrics), logger, app.get(ShutdownState));
   setupDocs(app);
   return app;
 }

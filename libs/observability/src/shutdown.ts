@@ -14,8 +14,13 @@ export function exitOnSignals(app: INestApplication, name: string, deadlineMs: n
     before();
     setTimeout(() => process.exit(1), deadlineMs).unref();
     console.log(JSON.stringify({ level: 'info', app: name, msg: `${signal}: shutting down` }));
-    await app.close();
-    process.exit(0);
+    try {
+      await app.close();
+      process.exit(0);
+    } catch (err) {
+      console.error(JSON.stringify({ level: 'error', app: name, msg: `shutdown failed: ${(err as Error)?.stack ?? err}` }));
+      process.exit(1);
+    }
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));

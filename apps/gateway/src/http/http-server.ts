@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
-import { ProblemException } from '@app/observability';
+import { ProblemException, sendProblem } from '@app/observability';
+import { ShutdownState } from '../health/shutdown-state';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 
 /**
@@ -13,7 +14,8 @@ export function createHttpAdapter(maxBodyBytes: number): FastifyAdapter {
   return new FastifyAdapter({
     bodyLimit: maxBodyBytes,
     logger: false,
-    return503OnClosing: true,
+    // Requests arriving while we drain get our own 503 (problem+json, Retry-After) from instrumentHttp.
+    return503OnClosing: false,
     genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
@@ -21,8 +23,11 @@ export function createHttpAdapter(maxBodyBytes: number): FastifyAdapter {
   });
 }
 
-/** Request ids on every response, request metrics by route, and one JSON log line per request. */
-export function instrumentHttp(app: NestFastifyApplication, metrics: GatewayMetrics, logger: Logger) {
+/**
+ * Request ids on every response, request metrics by route, one JSON log line per request, and a 503 for
+ * requests that arrive once a drain has begun (they were not accepted; the sender retries elsewhere).
+ */
+export function instrumentHttp(app: NestFastifyApplication, metrics: GatewayMetrics, logger: Logger, shutdown: ShutdownState) {
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeContentTypeParser(['text/plain', 'application/json']);
   // Fastify's own JSON parser (prototype-poisoning safe), with its errors turned into our problem kind.
@@ -36,6 +41,17 @@ export function instrumentHttp(app: NestFastifyApplication, metrics: GatewayMetr
   });
   fastify.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
+    if (shutdown.draining) {
+      reply.header('connection', 'close');
+      sendProblem(reply, req, ProblemException.of('unavailable', 'Shutting down; retry', {}, { 'retry-after': '1' }));
+      return reply;
+    }
+  });
+  // While draining, every response closes its connection: keep-alive sockets would otherwise hold
+  // server.close() open until their idle timeout.
+  fastify.addHook('onSend', async (_req, reply, payload) => {
+    if (shutdown.draining) reply.header('connection', 'close');
+    return payload;
   });
   fastify.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions?.url ?? 'unmatched';

@@ -1,0 +1,73 @@
+import { Consumer } from 'kafkajs';
+import { PLANT_CREATED_TOPIC } from '@app/contracts';
+import { exitOf, freePort, spawnBuiltApp } from './support/processes';
+import { baseEnv, ensureTestTopics, plantIds, postPlant, testKafka, WEBHOOK_TOKEN } from './support/stack';
+import { waitFor } from './support/wait';
+
+// SIGTERM while webhooks are in flight: every request already received is answered 200 only once its event is
+// in Kafka, the producer is flushed, and the process exits 0. Nothing accepted is lost.
+describe('gateway graceful shutdown', () => {
+  let consumer: Consumer;
+  const seen = new Set<string>();
+  const nextId = plantIds();
+
+  beforeAll(async () => {
+    await ensureTestTopics();
+    consumer = testKafka().consumer({ groupId: `e2e-shutdown-${Date.now()}` });
+    await consumer.connect();
+    await consumer.subscribe({ topic: PLANT_CREATED_TOPIC, fromBeginning: true });
+    await consumer.run({ eachMessage: async ({ message }) => void seen.add(message.headers!.ce_id!.toString()) });
+  });
+
+  afterAll(() => consumer?.disconnect());
+
+  it('answers the requests in flight, flushes the producer and exits 0', async () => {
+    const port = await freePort();
+    const { child, output } = spawnBuiltApp('gateway', baseEnv({ PORT: String(port), HOST: '127.0.0.1' }));
+    const url = `http://127.0.0.1:${port}`;
+    await waitFor('the gateway to be ready', async () => (await fetch(`${url}/readyz`).catch(() => null))?.ok, 30000, 200).catch((err) => {
+      throw new Error(`${err.message}\n${output.join('')}`);
+    });
+
+    // Requests in flight: headers and half the body sent before SIGTERM, the rest after it.
+    const encoder = new TextEncoder();
+    const finishers: (() => void)[] = [];
+    const inFlight = Array.from({ length: 20 }, () => {
+      const body = JSON.stringify({ id: nextId(), name: 'In flight' });
+      const stream = new ReadableStream({
+        start(c) {
+          c.enqueue(encoder.encode(body.slice(0, 10)));
+          finishers.push(() => {
+            c.enqueue(encoder.encode(body.slice(10)));
+            c.close();
+          });
+        },
+      });
+      return fetch(`${url}/plant/webhook`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${WEBHOOK_TOKEN}`, 'content-type': 'application/json' },
+        body: stream,
+        duplex: 'half',
+      } as RequestInit);
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 200));
+    // A new request now is not accepted: refused at the socket, or a 503 problem telling the sender to retry.
+    const late = await postPlant(url, { id: nextId(), name: 'Too late' }).catch((err: Error) => err);
+    if (late instanceof Response) {
+      expect(late.status).toBe(503);
+      expect(late.headers.get('content-type')).toMatch(/application\/problem\+json/);
+      expect(late.headers.get('retry-after')).toBeTruthy();
+    }
+    finishers.forEach((finish) => finish());
+    const responses = await Promise.all(inFlight);
+    const { code } = await exitOf(child);
+
+    expect({ code, output: code === 0 ? '' : output.join('').slice(-3000) }).toEqual({ code: 0, output: '' });
+    expect(responses.map((r) => r.status)).toEqual(responses.map(() => 200));
+    const eventIds = await Promise.all(responses.map(async (r) => ((await r.json()) as { eventId: string }).eventId));
+    await waitFor('every acknowledged event in Kafka', () => eventIds.every((id) => seen.has(id)), 20000);
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+  }, 60000);
+});

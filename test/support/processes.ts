@@ -1,0 +1,29 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+
+/** The built app (tools/test.js builds before jest), run as its own process so a test can signal it. */
+export function spawnBuiltApp(app: 'gateway' | 'worker', env: NodeJS.ProcessEnv): { child: ChildProcess; output: string[] } {
+  const entry = path.resolve(__dirname, `../../dist/apps/${app}/apps/${app}/src/main.js`);
+  const child = spawn(process.execPath, [entry], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output: string[] = [];
+  child.stdout!.on('data', (d) => output.push(String(d)));
+  child.stderr!.on('data', (d) => output.push(String(d)));
+  child.once('exit', (code, signal) => output.push(`[${app} exited: code ${code}, signal ${signal}]`));
+  return { child, output };
+}
+
+export function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve({ code: child.exitCode, signal: child.signalCode });
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+}
+
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
+}
