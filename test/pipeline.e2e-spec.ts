@@ -67,19 +67,26 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
 
   it('pages through plants newest first with a cursor', async () => {
     const ids = [nextId(), nextId(), nextId()];
-    for (const id of ids) await postPlant(gw.url, { id, name: `P${id}` });
-    await waitFor('all three stored', async () => (await Promise.all(ids.map(storedPlant))).every(Boolean));
+    for (const id of ids) {
+      await postPlant(gw.url, { id, name: `P${id}` });
+      await waitFor(`plant ${id} stored`, () => storedPlant(id)); // one after the other: a known order
+    }
     const page = async (q: string) =>
       (await (await fetch(`${gw.url}/plants?${q}`, { headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } })).json()) as {
-        items: { id: number }[];
+        items: { id: number; createdAt: string }[];
         nextCursor: string | null;
       };
-    const first = await page('limit=2');
-    expect(first.items).toHaveLength(2);
-    const second = await page(`limit=2&cursor=${first.nextCursor}`);
-    const seen = [...first.items, ...second.items].map((p) => p.id);
-    expect(new Set(seen).size).toBe(4);
-    expect(seen.indexOf(ids[2])).toBeLessThan(seen.indexOf(ids[1]));
+    // Walk every page: no plant twice, none missing, the later-stored first.
+    const all: { id: number; createdAt: string }[] = [];
+    let cursor: string | null = null;
+    do {
+      const p = await page(`limit=7${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(p.items.length).toBeLessThanOrEqual(7);
+      all.push(...p.items);
+      cursor = p.nextCursor;
+    } while (cursor);
+    expect(new Set(all.map((p) => p.id)).size).toBe(all.length);
+    expect(all.map((p) => p.id).filter((id) => ids.includes(id))).toEqual([...ids].reverse());
     const bad = await fetch(`${gw.url}/plants?limit=501`, { headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } });
     expect(bad.status).toBe(422);
   });
