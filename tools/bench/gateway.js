@@ -4,20 +4,16 @@
 // and body checks with no Kafka at all (the ceiling on this machine). Also reports how many webhooks each
 // produce request carried (the batching).
 // Options: --connections 64 --duration 10 --no-build
+const { fork } = require('node:child_process');
+const path = require('node:path');
 const autocannon = require('autocannon');
 const { startStack, table, TOKEN, arg, runBench } = require('./harness');
 const { step } = require('../infra/progress');
 
 
-function bareFastify() {
-  const fastify = require('fastify')({ logger: false });
-  fastify.post('/plant/webhook', async (req, reply) => {
-    if (req.headers.authorization !== `Bearer ${TOKEN}`) return reply.code(401).send();
-    const b = req.body;
-    if (!b || !Number.isSafeInteger(b.id) || typeof b.name !== 'string') return reply.code(422).send();
-    return { eventId: 'x' };
-  });
-  return fastify;
+function startBareFastify() {
+  const child = fork(path.join(__dirname, 'bare-fastify.js'), { env: { ...process.env, TOKEN } });
+  return new Promise((resolve) => child.once('message', (port) => resolve({ url: `http://127.0.0.1:${port}`, stop: () => child.kill() })));
 }
 
 function run(url, connections, duration) {
@@ -44,8 +40,7 @@ async function main() {
   const connections = arg('connections', 64);
   const duration = arg('duration', 10);
   const stack = await startStack({ startWorker: false });
-  const bare = bareFastify();
-  await bare.listen({ port: 0, host: '127.0.0.1' });
+  const bare = await startBareFastify();
   try {
     let s = step('Warm-up (3 s)');
     await run(stack.url, connections, 3);
@@ -54,7 +49,7 @@ async function main() {
     const gw = await run(stack.url, connections, duration);
     s.done();
     s = step(`Baseline: bare Fastify, same checks, no Kafka, ${connections} connections for ${duration} s`);
-    const base = await run(`http://127.0.0.1:${bare.server.address().port}`, connections, duration);
+    const base = await run(bare.url, connections, duration);
     s.done();
     const metrics = await (await fetch(`${stack.url}/metrics`)).text();
     const sum = Number(/plant_store_produce_batch_size_sum\S* (\S+)/.exec(metrics)?.[1] ?? 0);
@@ -63,7 +58,7 @@ async function main() {
     console.log(`Gateway at ${Math.round((100 * gw.requests.average) / base.requests.average)} % of the bare-Fastify ceiling.`);
     console.log(`Produce requests: ${cnt} for ${sum} webhooks (${(sum / Math.max(1, cnt)).toFixed(1)} webhooks per Kafka request).`);
   } finally {
-    await bare.close();
+    bare.stop();
     await stack.stop();
   }
 }
