@@ -8,10 +8,10 @@ const shared = {
   testEnvironment: 'node',
   moduleNameMapper: pathsToModuleNameMapper(compilerOptions.paths, { prefix: '<rootDir>/' }),
   transform: {
-    '^.+\\.ts$': ['ts-jest', { isolatedModules: true }],
+    '^.+\\.ts$': 'ts-jest',
     // @fastify/static (Swagger UI's assets) depends on content-disposition 3, which ships ESM only; Node 20
     // requires it natively, but CommonJS jest must transpile it.
-    'node_modules/content-disposition/.+\\.js$': ['ts-jest', { isolatedModules: true, tsconfig: { allowJs: true } }],
+    'node_modules/content-disposition/.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true } }],
   },
   transformIgnorePatterns: ['/node_modules/(?!content-disposition/)'],
 };
