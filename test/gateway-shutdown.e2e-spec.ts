@@ -1,7 +1,7 @@
 import { Consumer } from 'kafkajs';
 import { PLANT_CREATED_TOPIC } from '@app/contracts';
 import { exitOf, freePort, spawnBuiltApp } from './support/processes';
-import { baseEnv, ensureTestTopics, plantIds, postPlant, testKafka, WEBHOOK_TOKEN } from './support/stack';
+import { baseEnv, ensureTestTopics, plantIds, postPlant, startReader, WEBHOOK_TOKEN } from './support/stack';
 import { waitFor } from './support/wait';
 
 // SIGTERM while webhooks are in flight: every request already received is answered 200 only once its event is
@@ -13,10 +13,7 @@ describe('gateway graceful shutdown', () => {
 
   beforeAll(async () => {
     await ensureTestTopics();
-    consumer = testKafka().consumer({ groupId: `e2e-shutdown-${Date.now()}` });
-    await consumer.connect();
-    await consumer.subscribe({ topic: PLANT_CREATED_TOPIC, fromBeginning: true });
-    await consumer.run({ eachMessage: async ({ message }) => void seen.add(message.headers!.ce_id!.toString()) });
+    consumer = await startReader(PLANT_CREATED_TOPIC, (message) => seen.add(message.headers!.ce_id!.toString()));
   });
 
   afterAll(() => consumer?.disconnect());

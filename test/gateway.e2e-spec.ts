@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { Consumer, KafkaMessage } from 'kafkajs';
 import { fc } from '@fast-check/jest';
 import { PLANT_CREATED_TOPIC, seedDocument } from '@app/contracts';
-import { baseEnv, plantIds, postPlant, RunningGateway, startGateway, testKafka, WEBHOOK_TOKEN, ADMIN_TOKEN } from './support/stack';
+import { ADMIN_TOKEN, baseEnv, plantIds, postPlant, RunningGateway, startGateway, startReader, WEBHOOK_TOKEN } from './support/stack';
 import { waitFor } from './support/wait';
 
 // The gateway alone, against the real broker: what a sender of the New Plant webhook sees.
@@ -14,14 +14,7 @@ describe('gateway: POST /plant/webhook', () => {
 
   beforeAll(async () => {
     gw = await startGateway(baseEnv({ PUBLISH_TIMEOUT_MS: '1500', WEBHOOK_MAX_BYTES: '1024' }));
-    consumer = testKafka().consumer({ groupId: `e2e-reader-${Date.now()}` });
-    await consumer.connect();
-    await consumer.subscribe({ topic: PLANT_CREATED_TOPIC, fromBeginning: true });
-    await consumer.run({
-      eachMessage: async ({ message }) => {
-        seen.set(message.headers!.ce_id!.toString(), message);
-      },
-    });
+    consumer = await startReader(PLANT_CREATED_TOPIC, (message) => seen.set(message.headers!.ce_id!.toString(), message));
   });
 
   afterAll(async () => {
@@ -56,7 +49,8 @@ describe('gateway: POST /plant/webhook', () => {
   it('gives a retry with the same webhook-id (or Idempotency-Key) the same event id', async () => {
     const body = { id: nextId(), name: 'Fern' };
     const ids = [];
-    for (const headers of [{ 'webhook-id': 'msg_e2e_1' }, { 'webhook-id': 'msg_e2e_1' }, { 'idempotency-key': 'msg_e2e_1' }]) {
+    const attempts: Record<string, string>[] = [{ 'webhook-id': 'msg_e2e_1' }, { 'webhook-id': 'msg_e2e_1' }, { 'idempotency-key': 'msg_e2e_1' }];
+    for (const headers of attempts) {
       const res = await postPlant(gw.url, body, headers);
       expect(res.status).toBe(200);
       ids.push(((await res.json()) as { eventId: string }).eventId);

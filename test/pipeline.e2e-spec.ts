@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { Consumer, KafkaMessage, Producer } from 'kafkajs';
 import { Pool } from 'pg';
 import { newPlantCreatedEvent, PLANT_CREATED_DLQ_TOPIC, PLANT_CREATED_TOPIC } from '@app/contracts';
 import {
-  baseEnv, plantIds, postPlant, RunningGateway, RunningWorker, startGateway, startWorker, testKafka, testPool, WEBHOOK_TOKEN,
+  baseEnv, plantIds, postPlant, RunningGateway, RunningWorker, startGateway, startReader, startWorker, testKafka, testPool, WEBHOOK_TOKEN,
 } from './support/stack';
 import { TcpProxy, viaProxy } from './support/tcp-proxy';
 import { waitFor } from './support/wait';
@@ -28,10 +27,7 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
     pool = testPool();
     producer = testKafka().producer();
     await producer.connect();
-    dlqReader = testKafka().consumer({ groupId: `e2e-dlq-${randomUUID()}` });
-    await dlqReader.connect();
-    await dlqReader.subscribe({ topic: PLANT_CREATED_DLQ_TOPIC, fromBeginning: true });
-    await dlqReader.run({ eachMessage: async ({ message }) => void deadLetters.push(message) });
+    dlqReader = await startReader(PLANT_CREATED_DLQ_TOPIC, (message) => void deadLetters.push(message));
   });
 
   afterAll(async () => {

@@ -3,12 +3,13 @@
 // `npm start` is not disturbed), runs the unit and end-to-end jest projects, then tears down what it started.
 // Extra arguments go to jest, e.g. `npm test -- --selectProjects unit` or `npm test -- test/webhook`.
 const { spawnSync } = require('node:child_process');
-const { ensureDependencies, build, ROOT } = require('./infra/deps');
+const { ensureDependencies, build, typecheck, ROOT } = require('./infra/deps');
 
 async function main() {
   ensureDependencies();
   // The crash tests run the built worker as a separate process (to SIGKILL it), and CI checks the build.
   build();
+  typecheck();
   const { bringUp } = require('./infra');
   const { step } = require('./infra/progress');
   const infra = await bringUp('test');

@@ -26,7 +26,8 @@ export class Receiver {
         const r: Received = { path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString(), at: Date.now() };
         this.received.push(r);
         const nth = this.on(r.path).length;
-        const b = (this.behaviours.get(r.path) ?? (() => ({ status: 204 })))(r, nth);
+        const answer: Behaviour = this.behaviours.get(r.path) ?? (() => ({ status: 204 }));
+        const b = answer(r, nth);
         if (b.hold) await b.hold;
         if (b.delayMs) await new Promise((resolve) => setTimeout(resolve, b.delayMs));
         res.writeHead(b.status, b.headers).end(b.status >= 400 ? 'receiver says no' : '');

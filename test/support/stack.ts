@@ -1,5 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import { Kafka, logLevel } from 'kafkajs';
+import { Consumer, Kafka, KafkaMessage, logLevel } from 'kafkajs';
 import { Pool } from 'pg';
 import { ensureTopicsOn } from '@app/kafka';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -81,6 +81,23 @@ export function testPool(): Pool {
 /** Creates the topics the way the apps do, for a suite that reads them before any app has started. */
 export async function ensureTestTopics(): Promise<void> {
   await ensureTopicsOn(required('KAFKA_BROKERS').split(','), { partitions: 6, replicationFactor: 1, minInsyncReplicas: 1 });
+}
+
+/**
+ * A consumer of `topic` from the beginning, in a group of its own, resolved only once it has joined the group
+ * (on a fresh broker the first join waits for the offsets topic to be created).
+ */
+export async function startReader(topic: string, onMessage: (m: KafkaMessage) => void): Promise<Consumer> {
+  const consumer = testKafka().consumer({ groupId: `e2e-reader-${randomBytes(4).toString('hex')}` });
+  const joined = new Promise<void>((resolve, reject) => {
+    consumer.on(consumer.events.GROUP_JOIN, () => resolve());
+    consumer.on(consumer.events.CRASH, (e) => reject(e.payload.error));
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await consumer.run({ eachMessage: async ({ message }) => onMessage(message) });
+  await joined;
+  return consumer;
 }
 
 export function testKafka(): Kafka {
