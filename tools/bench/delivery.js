@@ -49,8 +49,7 @@ async function main() {
     const direct = [];
     await paced(rate, 2000, async () => {
       const t0 = performance.now();
-      const res = await fetch(rx.url, { method: 'POST', body: JSON.stringify({ id: 1 }) });
-      await res.arrayBuffer();
+      await postPlant(rx.url, { id: 1, name: 'direct' }, {}, '/direct');
       direct.push(performance.now() - t0);
     });
     s.done();

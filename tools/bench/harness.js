@@ -80,11 +80,11 @@ function percentiles(values, ps = [50, 95, 99, 99.9]) {
 const agent = new http.Agent({ keepAlive: true, maxSockets: 128 });
 
 /** POSTs a New Plant; resolves with the status and body once the whole response is read. */
-function postPlant(url, plant, headers = {}) {
+function postPlant(url, plant, headers = {}, path = '/plant/webhook') {
   const body = JSON.stringify(plant);
   return new Promise((resolve, reject) => {
     const req = http.request(
-      `${url}/plant/webhook`,
+      `${url}${path}`,
       {
         method: 'POST',
         agent,

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { checkSubscriberUrl, parseRetryAfter, signDelivery } from '@app/delivery';
 import { ClaimedDelivery, DeliveryAttempt } from '@app/persistence';
+import { httpPost } from './http-post';
 
 export interface SendResult extends DeliveryAttempt {
   retryAfterMs: number | null;
@@ -38,38 +39,12 @@ export class DeliverySender {
     };
     if (d.token) headers.authorization = `Bearer ${d.token}`;
     try {
-      const res = await fetch(d.url, {
-        method: 'POST',
-        headers,
-        body: d.body,
-        redirect: 'manual', // a redirect is a failure (Standard Webhooks), never followed
-        signal: AbortSignal.timeout(this.config.DELIVERY_TIMEOUT_MS),
-      });
-      const responseBody = await readPrefix(res, MAX_RESPONSE_BYTES);
-      return result({ status: res.status, responseBody, retryAfterMs: parseRetryAfter(res.headers.get('retry-after')) });
+      const res = await httpPost(d.url, headers, d.body, this.config.DELIVERY_TIMEOUT_MS, MAX_RESPONSE_BYTES);
+      const retryAfter = res.headers['retry-after'];
+      return result({ status: res.status, responseBody: res.body || null, retryAfterMs: parseRetryAfter(typeof retryAfter === 'string' ? retryAfter : null) });
     } catch (err) {
-      const e = err as Error & { cause?: { code?: string } };
-      const reason = e.name === 'TimeoutError' ? `timed out after ${this.config.DELIVERY_TIMEOUT_MS} ms` : (e.cause?.code ?? e.message);
-      return result({ error: reason });
+      const e = err as NodeJS.ErrnoException;
+      return result({ error: e.code === 'ETIMEDOUT' ? e.message : (e.code ?? e.message) });
     }
   }
-}
-
-/** The first KiB of the response for the attempt log; the rest is discarded unread. */
-async function readPrefix(res: Response, max: number): Promise<string | null> {
-  if (!res.body) return null;
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < max) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.length;
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-  return Buffer.concat(chunks).subarray(0, max).toString('utf8');
 }
