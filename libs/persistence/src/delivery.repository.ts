@@ -94,17 +94,26 @@ const toDelivery = (r: DeliveryRow): Delivery => ({
 // Claims due deliveries for this dispatcher with a lease (not a held lock), so a crashed worker's claims
 // come back when the lease runs out. SKIP LOCKED lets replicas claim side by side. A delivery waits while
 // an earlier one for the same subscriber and plant is still pending: per-plant order, per subscriber.
+// The oldest due rows come from the partial index first and only they are checked for an earlier pending
+// delivery, so a claim costs the same with a backlog of a million rows as with ten. (If more than 8x the
+// batch of the oldest due rows were all waiting behind earlier ones, this claim takes fewer; the rest go
+// out on later claims, as the earlier ones finish.)
 const CLAIM = `
-WITH due AS (
-  SELECT d.id FROM deliveries d
-  JOIN subscriptions s ON s.id = d.subscription_id AND s.enabled
+WITH candidates AS MATERIALIZED (
+  SELECT d.id, d.subscription_id, d.plant_id, d.seq, d.next_attempt_at FROM deliveries d
   WHERE d.status = 'pending' AND d.next_attempt_at <= now()
     AND (d.leased_until IS NULL OR d.leased_until < now())
     AND NOT (d.subscription_id = ANY($2::uuid[]))
-    AND NOT EXISTS (
+  ORDER BY d.next_attempt_at
+  LIMIT $1 * 8
+), due AS (
+  SELECT d.id FROM candidates c
+  JOIN deliveries d ON d.id = c.id
+  JOIN subscriptions s ON s.id = c.subscription_id AND s.enabled
+  WHERE NOT EXISTS (
       SELECT 1 FROM deliveries e
-      WHERE e.subscription_id = d.subscription_id AND e.plant_id = d.plant_id AND e.status = 'pending' AND e.seq < d.seq)
-  ORDER BY d.next_attempt_at, d.seq
+      WHERE e.subscription_id = c.subscription_id AND e.plant_id = c.plant_id AND e.status = 'pending' AND e.seq < c.seq)
+  ORDER BY c.next_attempt_at, c.seq
   LIMIT $1
   FOR UPDATE OF d SKIP LOCKED
 )
