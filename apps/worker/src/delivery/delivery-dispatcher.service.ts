@@ -8,6 +8,8 @@ import { decideOutcome } from './delivery-outcome';
 import { DeliverySender } from './delivery-sender';
 import { DeliverySignal } from './delivery-signal';
 
+const CLAIM_COALESCE_MS = 5;
+
 /**
  * Sends pending deliveries from the outbox. Claims are leases taken with FOR UPDATE SKIP LOCKED, so any
  * number of worker replicas share the work and a crashed worker's deliveries are picked up again once its
@@ -72,6 +74,9 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       }
       // Claimed a full batch: more may be due, go again at once. Otherwise sleep until woken or the poll.
       if (claimed.length === 0 || claimed.length < free) await this.signal.wait(this.config.DELIVERY_POLL_MS);
+      // While sends are finishing, let a few milliseconds of them free their slots so that one claim query
+      // serves many (a claim per finished send costs the database more than the sends themselves).
+      if (this.sending > 0) await new Promise((r) => setTimeout(r, CLAIM_COALESCE_MS));
     }
   }
 
