@@ -1,37 +1,43 @@
 #!/usr/bin/env node
-// `npm test`: installs what is missing, brings up its own Kafka and PostgreSQL on test ports (so a running
-// `npm start` is not disturbed), runs the unit and end-to-end jest projects, then tears down what it started.
+// `npm test`: installs what is missing, builds, type-checks, brings up its own Kafka and PostgreSQL on test
+// ports (so a running `npm start` is not disturbed), runs the unit and end-to-end jest projects, then tears
+// down what it started, also when interrupted (Ctrl-C, SIGTERM).
 // Extra arguments go to jest, e.g. `npm test -- --selectProjects unit` or `npm test -- test/webhook`.
-const { spawnSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const { ensureDependencies, build, typecheck, ROOT } = require('./infra/deps');
 
 async function main() {
   ensureDependencies();
-  // The crash tests run the built worker as a separate process (to SIGKILL it), and CI checks the build.
+  // The crash tests run the built apps as separate processes (to signal them), and CI checks the build.
   build();
   typecheck();
   const { bringUp } = require('./infra');
   const { step } = require('./infra/progress');
   const infra = await bringUp('test');
-  let status = 1;
-  const stop = async () => {
-    await infra.stop();
+  let jest = null;
+  let interrupted = false;
+  const interrupt = (signal) => {
+    interrupted = true;
+    if (jest) jest.kill(signal);
   };
-  process.on('SIGINT', () => void stop().then(() => process.exit(130)));
+  process.on('SIGINT', () => interrupt('SIGINT'));
+  process.on('SIGTERM', () => interrupt('SIGTERM'));
+
+  let status = 1;
   try {
     const s = step('Running jest (unit, then end-to-end against the real broker and database)');
     // One suite at a time: the end-to-end suites share one broker and one database on a 2-core machine.
-    const r = spawnSync('npx', ['jest', '--runInBand', ...process.argv.slice(2)], {
+    jest = spawn('npx', ['jest', '--runInBand', ...process.argv.slice(2)], {
       cwd: ROOT,
       stdio: 'inherit',
       env: { ...process.env, ...infra.env, KAFKAJS_NO_PARTITIONER_WARNING: '1' },
     });
-    status = r.status ?? 1;
-    s.done(status === 0 ? 'passed' : `failed with exit code ${status}`);
+    status = await new Promise((resolve) => jest.once('exit', (code) => resolve(code ?? 1)));
+    s.done(interrupted ? 'interrupted' : status === 0 ? 'passed' : `failed with exit code ${status}`);
   } finally {
-    await stop();
+    await infra.stop();
   }
-  process.exit(status);
+  process.exit(interrupted ? 130 : status);
 }
 
 main().catch((err) => {
