@@ -14,14 +14,14 @@ export class DeliverySignal {
   /** Resolves on the next notify() or after `ms`, whichever comes first. */
   wait(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
       const waiter = () => {
         clearTimeout(timer);
         resolve();
       };
-      function done() {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter); // an idle poll must not pile up waiters
         resolve();
-      }
+      }, ms);
       this.waiters.push(waiter);
     });
   }
