@@ -48,8 +48,8 @@ export const workerEnvSchema = z.object({
     .regex(/^\s*\d+(\.\d+)?(ms|s|m|h|d)?\s*(,\s*\d+(\.\d+)?(ms|s|m|h|d)?\s*)*$/, 'comma-separated durations like 0s,5s,5m,2h')
     .default('0s,5s,5m,30m,2h,5h,10h,10h'),
   DELIVERY_ALLOW_PRIVATE_NETWORKS: bool.default(false),
-  DELIVERY_CONCURRENCY: positiveInt.default(64),
-  DELIVERY_CONCURRENCY_PER_SUBSCRIPTION: positiveInt.default(16),
+  DELIVERY_CONCURRENCY: positiveInt.default(128),
+  DELIVERY_CONCURRENCY_PER_SUBSCRIPTION: positiveInt.default(64),
   DELIVERY_POLL_MS: positiveInt.default(1000),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(25000),
 });

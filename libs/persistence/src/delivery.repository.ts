@@ -163,6 +163,12 @@ export class DeliveryRepository {
     ]);
   }
 
+  /** Hands claimed-but-unsent deliveries back at once (on shutdown), instead of when their lease expires. */
+  async releaseLeases(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.pool.query("UPDATE deliveries SET leased_until = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'", [ids]);
+  }
+
   async countPending(): Promise<number> {
     const { rows } = await this.pool.query("SELECT count(*)::int AS n FROM deliveries WHERE status = 'pending'");
     return rows[0].n;

@@ -14,14 +14,19 @@ const CLAIM_COALESCE_MS = 5;
  * Sends pending deliveries from the outbox. Claims are leases taken with FOR UPDATE SKIP LOCKED, so any
  * number of worker replicas share the work and a crashed worker's deliveries are picked up again once its
  * lease runs out (same webhook-id, so receivers can de-duplicate). Concurrency is bounded overall and per
- * subscription.
+ * subscription: claimed deliveries wait in a per-subscription queue for a free slot, and claims are made in
+ * batches (up to twice the concurrency ahead), because the claim query, not the HTTP, is what costs most.
  */
 @Injectable()
 export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(DeliveryDispatcher.name);
   private readonly schedule: number[];
   private readonly leaseMs: number;
-  private readonly inFlight = new Map<string, number>(); // per subscription
+  private readonly inFlight = new Map<string, number>(); // requests on the wire, per subscription
+  private readonly queued = new Map<string, ClaimedDelivery[]>(); // claimed, waiting for a slot
+  private queuedCount = 0;
+  /** Requests on the wire; a delivery whose response is being recorded no longer takes a slot. */
+  private sending = 0;
   private readonly running = new Set<Promise<void>>();
   private readonly recorder: AttemptRecorder;
   private stopped = false;
@@ -35,7 +40,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     private readonly metrics: WorkerMetrics,
   ) {
     this.schedule = parseSchedule(config.DELIVERY_RETRY_SCHEDULE);
-    // Long enough for the attempt plus its bookkeeping; a lease outliving its worker is what makes a crash safe.
+    // Long enough for a short wait in the queue, the attempt and its bookkeeping; a lease outliving its
+    // worker is what makes a crash safe.
     this.leaseMs = config.DELIVERY_TIMEOUT_MS + 5000;
     this.recorder = new AttemptRecorder(deliveries);
   }
@@ -44,44 +50,71 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     this.loop = this.run();
   }
 
-  /** Stops claiming, then waits for the attempts in flight, before the pool closes. */
+  /** Stops claiming, hands back what is queued, waits for the attempts in flight, before the pool closes. */
   async onModuleDestroy() {
     this.stopped = true;
     this.signal.notify();
     await this.loop;
+    const unsent = [...this.queued.values()].flat().map((d) => d.id);
+    this.queued.clear();
+    this.queuedCount = 0;
+    await this.deliveries.releaseLeases(unsent).catch(() => undefined); // else they wait for the lease to expire
     await Promise.allSettled([...this.running]);
   }
 
-  /** Requests on the wire; a delivery whose response is being recorded no longer takes a slot. */
-  private sending = 0;
-
   private async run() {
     let lastPendingCount = 0;
+    const ahead = 2 * this.config.DELIVERY_CONCURRENCY;
     while (!this.stopped) {
-      const free = this.config.DELIVERY_CONCURRENCY - this.sending;
+      const want = ahead - this.sending - this.queuedCount;
       let claimed: ClaimedDelivery[] = [];
-      if (free > 0) {
+      // Claim in batches: when a quarter of the window is free, or when nothing at all is under way.
+      if (want >= Math.max(1, ahead / 4) || (want > 0 && this.sending + this.queuedCount === 0)) {
         try {
-          claimed = await this.deliveries.claimDue(free, this.saturated(), this.leaseMs);
+          claimed = await this.deliveries.claimDue(want, this.saturated(), this.leaseMs);
         } catch (err) {
           this.logger.warn(`claiming deliveries failed, will retry: ${(err as Error).message}`);
         }
       }
-      for (const d of claimed) this.start(d);
+      for (const d of claimed) this.enqueue(d);
+      this.pump();
       if (Date.now() - lastPendingCount > 5000) {
         lastPendingCount = Date.now();
         this.deliveries.countPending().then((n) => this.metrics.deliveriesPending.set(n), () => undefined);
       }
       // Claimed a full batch: more may be due, go again at once. Otherwise sleep until woken or the poll.
-      if (claimed.length === 0 || claimed.length < free) await this.signal.wait(this.config.DELIVERY_POLL_MS);
+      if (claimed.length < want) await this.signal.wait(this.config.DELIVERY_POLL_MS);
       // While sends are finishing, let a few milliseconds of them free their slots so that one claim query
-      // serves many (a claim per finished send costs the database more than the sends themselves).
+      // serves many.
       if (this.sending > 0) await new Promise((r) => setTimeout(r, CLAIM_COALESCE_MS));
     }
   }
 
+  /** Subscriptions with a full queue are left out of the next claim, so one busy subscriber cannot hog it. */
   private saturated(): string[] {
-    return [...this.inFlight].filter(([, n]) => n >= this.config.DELIVERY_CONCURRENCY_PER_SUBSCRIPTION).map(([id]) => id);
+    const cap = 2 * this.config.DELIVERY_CONCURRENCY_PER_SUBSCRIPTION;
+    return [...new Set([...this.inFlight.keys(), ...this.queued.keys()])].filter(
+      (id) => (this.inFlight.get(id) ?? 0) + (this.queued.get(id)?.length ?? 0) >= cap,
+    );
+  }
+
+  private enqueue(d: ClaimedDelivery) {
+    const q = this.queued.get(d.subscriptionId) ?? [];
+    q.push(d);
+    this.queued.set(d.subscriptionId, q);
+    this.queuedCount++;
+  }
+
+  /** Starts queued deliveries while there are free slots overall and for their subscription. */
+  private pump() {
+    for (const [subscriptionId, q] of this.queued) {
+      while (q.length > 0 && this.sending < this.config.DELIVERY_CONCURRENCY &&
+        (this.inFlight.get(subscriptionId) ?? 0) < this.config.DELIVERY_CONCURRENCY_PER_SUBSCRIPTION) {
+        this.queuedCount--;
+        this.start(q.shift()!);
+      }
+      if (q.length === 0) this.queued.delete(subscriptionId);
+    }
   }
 
   private start(d: ClaimedDelivery) {
@@ -94,6 +127,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       const n = (this.inFlight.get(d.subscriptionId) ?? 1) - 1;
       if (n === 0) this.inFlight.delete(d.subscriptionId);
       else this.inFlight.set(d.subscriptionId, n);
+      if (!this.stopped) this.pump();
       this.signal.notify();
     };
     const task = this.attempt(d, release).finally(() => {
