@@ -76,6 +76,10 @@ async function main() {
       rows[`${subscribers} subscriber(s), gateway 200 -> receiver`] = { webhooks: count, deliveries: latencies.length, ...percentiles(latencies, [50, 95, 99]) };
       for (const sub of subs) await admin(stack.url, 'DELETE', `/subscriptions/${sub.id}`);
     }
+    const metrics = await (await fetch(`${stack.workerUrl}/metrics`)).text();
+    const outcome = (name) =>
+      [...metrics.matchAll(new RegExp(`plant_store_deliveries_total\\{[^}]*outcome="${name}"[^}]*\\} (\\S+)`, 'g'))].reduce((n, m) => n + Number(m[1]), 0);
+    console.log(`\nAttempts: ${outcome('sent')} sent, ${outcome('succeeded')} succeeded, ${outcome('retried')} retried, ${outcome('failed')} failed.`);
     console.log(`\nDelivery latency in milliseconds at ${rate} webhooks/s (target p95 <= 100 ms; Convoy publishes 124 ms at 200/s):`);
     table(rows);
   } finally {
