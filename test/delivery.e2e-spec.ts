@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { adminClient } from './support/admin';
 import { Receiver } from './support/receiver';
-import { baseEnv, plantIds, postPlant, RunningGateway, RunningWorker, startGateway, startWorker, WEBHOOK_TOKEN } from './support/stack';
+import { ADMIN_TOKEN, baseEnv, plantIds, postPlant, RunningGateway, RunningWorker, startGateway, startWorker, WEBHOOK_TOKEN } from './support/stack';
 import { waitFor } from './support/wait';
 
 // Outgoing New Plant webhooks: real gateway, worker, Kafka, PostgreSQL and an HTTP receiver on loopback.
@@ -174,6 +174,14 @@ describe('delivery: subscribers get the New Plant webhook', () => {
     const allowed = await admin.call('POST', '/subscriptions', { url: 'http://127.0.0.1:8080/hook' });
     expect(allowed.status).toBe(201);
     subscriptions.push(allowed.body.id);
+  });
+
+  it('accepts bodiless admin calls that still send Content-Type: application/json', async () => {
+    const sub = await subscribe('/bodiless');
+    const headers = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+    expect((await fetch(`${gw.url}/subscriptions/${sub.id}/rotate-secret`, { method: 'POST', headers })).status).toBe(200);
+    expect((await fetch(`${gw.url}/subscriptions/${sub.id}`, { method: 'DELETE', headers })).status).toBe(204);
+    expect((await admin.call('GET', `/subscriptions/${sub.id}`)).status).toBe(404);
   });
 
   it('keeps admin and webhook tokens apart, and validates admin bodies', async () => {

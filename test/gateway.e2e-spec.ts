@@ -81,10 +81,12 @@ describe('gateway: POST /plant/webhook', () => {
     expect((await problemOf(res)).type).toBe('https://plant.store/problems/unauthorized');
   });
 
-  it('answers 400 for malformed JSON', async () => {
-    const res = await postPlant(gw.url, '{"id": 1, "name": ');
+  it.each([['{"id": 1, "name": ', /not valid JSON/], ['', /empty/]])('answers 400 for malformed JSON %p', async (body, detail) => {
+    const res = await postPlant(gw.url, body);
     expect(res.status).toBe(400);
-    expect((await problemOf(res)).type).toBe('https://plant.store/problems/malformed-json');
+    const problem = await problemOf(res);
+    expect(problem.type).toBe('https://plant.store/problems/malformed-json');
+    expect(problem.detail).toMatch(detail);
   });
 
   it.each([['text/plain'], ['application/x-www-form-urlencoded'], [null]])('answers 415 for Content-Type %p', async (type) => {

@@ -30,9 +30,10 @@ async function receiver() {
 async function admin(url, method, path, body) {
   const res = await fetch(`${url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${ADMIN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
     body: body && JSON.stringify(body),
   });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
   return res.status === 204 ? null : res.json();
 }
 

@@ -33,10 +33,12 @@ export function instrumentHttp(app: NestFastifyApplication, metrics: GatewayMetr
   // Fastify's own JSON parser (prototype-poisoning safe), with its errors turned into our problem kind.
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    // Many clients send `Content-Type: application/json` on a DELETE or an action POST with no body: that
+    // is no body, not malformed JSON. Routes that need a body say so (validatedBody).
+    if ((body as string).length === 0) return done(null, undefined);
     parseJson(req, body as string, (err: Error | null, value?: unknown) => {
       if (!err) return done(null, value);
-      const empty = (err as { code?: string }).code === 'FST_ERR_CTP_EMPTY_JSON_BODY';
-      done(ProblemException.of('malformedJson', empty ? 'The body is empty' : 'The body is not valid JSON'), undefined);
+      done(ProblemException.of('malformedJson', 'The body is not valid JSON'), undefined);
     });
   });
   fastify.addHook('onRequest', async (req, reply) => {

@@ -6,6 +6,7 @@ import { ProblemException } from '@app/observability';
 export function validatedBody<T>(validate: (body: unknown) => Validation<T>): PipeTransform<unknown, T> {
   return {
     transform(body: unknown): T {
+      if (body === undefined) throw ProblemException.of('malformedJson', 'The body is empty; send a JSON object');
       const result = validate(body);
       if (result.ok) return result.value;
       throw ProblemException.of('validation', result.errors.map((e) => `${e.field} ${e.message}`).join('; '), {
