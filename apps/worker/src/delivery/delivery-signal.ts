@@ -4,15 +4,25 @@ import { Injectable } from '@nestjs/common';
 @Injectable()
 export class DeliverySignal {
   private waiters: (() => void)[] = [];
+  /** A notify that came while nobody was waiting (the dispatcher was busy claiming): the next wait returns at once. */
+  private pending = false;
 
   notify() {
+    if (this.waiters.length === 0) {
+      this.pending = true;
+      return;
+    }
     const waiters = this.waiters;
     this.waiters = [];
     waiters.forEach((w) => w());
   }
 
-  /** Resolves on the next notify() or after `ms`, whichever comes first. */
+  /** Resolves on the next notify() (or one missed since the last wait) or after `ms`, whichever comes first. */
   wait(ms: number): Promise<void> {
+    if (this.pending) {
+      this.pending = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const waiter = () => {
         clearTimeout(timer);
