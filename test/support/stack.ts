@@ -47,7 +47,7 @@ export interface RunningGateway {
 }
 
 export async function startGateway(env: NodeJS.ProcessEnv): Promise<RunningGateway> {
-  const app = await createGatewayApp(env);
+  const { app } = await createGatewayApp(env);
   await app.listen(0, '127.0.0.1');
   const url = await app.getUrl();
   return { app, url: url.replace('[::1]', '127.0.0.1'), close: () => app.close() };

@@ -1,12 +1,10 @@
 import 'reflect-metadata';
-import { gatewayEnvSchema, loadConfig } from '@app/config';
 import { exitOnSignals } from '@app/observability';
 import { createGatewayApp } from './gateway.app';
 import { ShutdownState } from './health/shutdown-state';
 
 async function main() {
-  const config = loadConfig(gatewayEnvSchema); // fails fast, naming the bad variable
-  const app = await createGatewayApp();
+  const { app, config } = await createGatewayApp();
   await app.listen(config.PORT, config.HOST);
   console.log(JSON.stringify({ level: 'info', app: 'gateway', msg: `listening on http://${config.HOST}:${config.PORT}` }));
   // SIGTERM: fail readiness, stop accepting, finish in-flight requests, flush the producer, exit.

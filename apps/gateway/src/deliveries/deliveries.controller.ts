@@ -3,7 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { ProblemException } from '@app/observability';
 import { DeliveryRepository, DeliveryStatus, isUuid, SubscriptionRepository } from '@app/persistence';
 import { AdminAuthGuard } from '../auth/bearer.guards';
-import { parseCursor, parseLimit } from '../plants/plants.controller';
+import { parseCursor, parseLimit } from '../http/pagination';
 
 const STATUSES: DeliveryStatus[] = ['pending', 'succeeded', 'failed'];
 const invalid = (field: string, message: string) =>

@@ -2,8 +2,9 @@ import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { MAX_PLANT_ID } from '@app/contracts';
 import { ProblemException } from '@app/observability';
-import { decodeCursor, Page, PlantRepository, StoredPlant } from '@app/persistence';
+import { Page, PlantRepository, StoredPlant } from '@app/persistence';
 import { WebhookAuthGuard } from '../auth/bearer.guards';
+import { parseCursor, parseLimit } from '../http/pagination';
 
 /** Read API over the store, protected by the webhook tokens; documented in /openapi.json under `paths`. */
 @ApiExcludeController()
@@ -25,26 +26,4 @@ export class PlantsController {
   list(@Query('limit') limit?: string, @Query('cursor') cursor?: string): Promise<Page<StoredPlant>> {
     return this.plants.listPlants(parseLimit(limit), parseCursor(cursor));
   }
-}
-
-export function parseLimit(raw: string | undefined, fallback = 50, max = 500): number {
-  if (raw === undefined) return fallback;
-  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= 1 && n <= max)) {
-    throw ProblemException.of('validation', `limit must be an integer from 1 to ${max}`, {
-      errors: [{ field: 'limit', message: `must be an integer from 1 to ${max}` }],
-    });
-  }
-  return n;
-}
-
-export function parseCursor(raw: string | undefined): number | null {
-  if (raw === undefined || raw === '') return null;
-  const seq = decodeCursor(raw);
-  if (seq === null) {
-    throw ProblemException.of('validation', 'cursor is not one this API issued', {
-      errors: [{ field: 'cursor', message: 'is not valid' }],
-    });
-  }
-  return seq;
 }
