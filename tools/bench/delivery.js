@@ -5,7 +5,7 @@
 // one loopback HTTP request on this machine).
 // Options: --rate 1000 --seconds 10 --subscribers 1,10 --no-build
 const http = require('node:http');
-const { startStack, paced, percentiles, postPlant, table, ADMIN, arg, runBench } = require('./harness');
+const { startStack, paced, percentiles, postPlant, table, scrapeHistogram, histogramPercentiles, cpuMeter, ADMIN, arg, runBench } = require('./harness');
 const { step } = require('../infra/progress');
 
 
@@ -44,6 +44,10 @@ async function main() {
   const stack = await startStack({ workerEnv: { DELIVERY_POLL_MS: '200' } });
   const rx = await receiver();
   const rows = {};
+  const split = {}; // where the time went, from the worker's own histograms
+  const cpu = {}; // where the cores went
+  const histograms = () =>
+    Promise.all(['plant_store_event_processing_seconds', 'plant_store_delivery_latency_seconds'].map((h) => scrapeHistogram(stack.workerUrl, h)));
   let nextId = 6e12;
   try {
     let s = step('Baseline: 2,000 direct POSTs to the receiver at the same rate');
@@ -56,12 +60,28 @@ async function main() {
     s.done();
     rows['baseline: direct POST to the receiver'] = { webhooks: direct.length, ...percentiles(direct, [50, 95, 99]) };
 
+    // A fresh JVM and fresh V8s spend their first seconds compiling: warm them up on the same path first.
+    s = step(`Warm-up: ${rate * 3} webhooks at ${rate}/s to one subscriber, not measured`);
+    const warmSub = await admin(stack.url, 'POST', '/subscriptions', { url: `${rx.url}/warm-up` });
+    const warmIds = [];
+    await paced(rate, rate * 3, async () => {
+      const id = nextId++;
+      warmIds.push(id);
+      await postPlant(stack.url, { id, name: 'Warm-up' });
+    });
+    const warmDeadline = Date.now() + 60000;
+    while (warmIds.some((id) => !rx.arrivals.has(id)) && Date.now() < warmDeadline) await new Promise((r) => setTimeout(r, 250));
+    await admin(stack.url, 'DELETE', `/subscriptions/${warmSub.id}`);
+    s.done();
+
     for (const subscribers of subscriberCounts) {
       const subs = [];
       for (let i = 0; i < subscribers; i++) subs.push(await admin(stack.url, 'POST', '/subscriptions', { url: `${rx.url}/s${i}` }));
       s = step(`${subscribers} subscriber(s): ${rate * seconds} webhooks at ${rate}/s`);
       const count = rate * seconds;
       const accepted = new Map();
+      const before = await histograms();
+      const meter = cpuMeter({ gateway: stack.gateway.pid, worker: stack.worker.pid });
       await paced(rate, count, async () => {
         const id = nextId++;
         await postPlant(stack.url, { id, name: 'Delivered', tag: 'bench' });
@@ -73,7 +93,12 @@ async function main() {
       while (received() < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
       const latencies = [];
       for (const [id, at] of accepted) for (const t of rx.arrivals.get(id) ?? []) latencies.push(Math.max(0, t - at));
+      const cores = meter.read();
+      if (cores) cpu[`${subscribers} subscriber(s)`] = cores;
       s.done(`${latencies.length}/${expected} delivered`);
+      const after = await histograms();
+      split[`${subscribers}: gateway event -> plant and deliveries stored`] = histogramPercentiles(before[0], after[0]);
+      split[`${subscribers}: gateway event -> 2xx recorded`] = histogramPercentiles(before[1], after[1]);
       rows[`${subscribers} subscriber(s), gateway 200 -> receiver`] = { webhooks: count, deliveries: latencies.length, ...percentiles(latencies, [50, 95, 99]) };
       for (const sub of subs) await admin(stack.url, 'DELETE', `/subscriptions/${sub.id}`);
     }
@@ -83,6 +108,12 @@ async function main() {
     console.log(`\nAttempts: ${outcome('sent')} sent, ${outcome('succeeded')} succeeded, ${outcome('retried')} retried, ${outcome('failed')} failed.`);
     console.log(`\nDelivery latency in milliseconds at ${rate} webhooks/s (target p95 <= 100 ms; Convoy publishes 124 ms at 200/s):`);
     table(rows);
+    console.log("\nWhere the time goes, per subscriber count, from the worker's histograms (ms, interpolated within buckets):");
+    table(split);
+    if (Object.keys(cpu).length > 0) {
+      console.log('\nCPU while sending and delivering, % of one core (the machine has ' + require('node:os').availableParallelism() + '):');
+      table(cpu);
+    }
   } finally {
     await rx.close();
     await stack.stop();

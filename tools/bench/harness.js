@@ -30,6 +30,7 @@ async function startStack({ workerEnv = {}, startWorker = true } = {}) {
   const children = [gateway];
   const stack = {
     env,
+    gateway,
     url: `http://127.0.0.1:${env.PORT}`,
     workerUrl: `http://127.0.0.1:${env.WORKER_METRICS_PORT}`,
     worker: null,
@@ -103,6 +104,91 @@ function postPlant(url, plant, headers = {}, path = '/plant/webhook') {
 
 const table = (rows) => console.table(rows);
 
+/**
+ * CPU used by each part of the stack between start() and read(), in % of one core, from /proc (Linux only:
+ * elsewhere read() returns null). The machine is shared by all of them, so this says where the cores went.
+ */
+function cpuMeter(pids) {
+  const fs = require('node:fs');
+  const TICKS = 100; // USER_HZ on Linux
+  const owner = (pid) => {
+    for (const [name, p] of Object.entries(pids)) if (p === pid) return name;
+    if (pid === process.pid) return 'bench (load + receiver)';
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.includes('(postgres)')) return 'postgresql';
+      if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('kafka.Kafka')) return 'kafka';
+    } catch {
+      return null;
+    }
+    return null;
+  };
+  const snapshot = () => {
+    const ticks = {};
+    let pidsNow;
+    try {
+      pidsNow = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+    } catch {
+      return null;
+    }
+    for (const pid of pidsNow) {
+      const name = owner(pid);
+      if (!name) continue;
+      try {
+        const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+        ticks[name] = (ticks[name] ?? 0) + Number(fields[11]) + Number(fields[12]); // utime + stime
+      } catch {
+        // exited meanwhile
+      }
+    }
+    return { at: performance.now(), ticks };
+  };
+  let start = snapshot();
+  return {
+    start: () => (start = snapshot()),
+    read() {
+      const end = snapshot();
+      if (!start || !end) return null;
+      const seconds = (end.at - start.at) / 1000;
+      return Object.fromEntries(
+        Object.keys(end.ticks).sort().map((k) => [k, Math.round((100 * (end.ticks[k] - (start.ticks[k] ?? 0))) / TICKS / seconds)]),
+      );
+    },
+  };
+}
+
+/** A histogram from a /metrics page: cumulative count per bucket bound, summed over its label sets. */
+async function scrapeHistogram(url, name) {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const buckets = new Map();
+  for (const m of text.matchAll(new RegExp(`^${name}_bucket\\{([^}]*)\\} (\\S+)$`, 'gm'))) {
+    const le = /le="([^"]+)"/.exec(m[1])[1];
+    const bound = le === '+Inf' ? Infinity : Number(le);
+    buckets.set(bound, (buckets.get(bound) ?? 0) + Number(m[2]));
+  }
+  return buckets;
+}
+
+/**
+ * Percentiles (ms) of what a histogram observed between two scrapes, interpolated within buckets as
+ * Prometheus' histogram_quantile does: approximate, to the width of a bucket.
+ */
+function histogramPercentiles(before, after, ps = [50, 95, 99]) {
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  const counts = bounds.map((b) => after.get(b) - (before.get(b) ?? 0));
+  const total = counts[counts.length - 1];
+  const at = (p) => {
+    const rank = (p / 100) * total;
+    const i = counts.findIndex((c) => c >= rank);
+    if (bounds[i] === Infinity) return bounds[i - 1] * 1000;
+    const lower = i === 0 ? 0 : bounds[i - 1];
+    const below = i === 0 ? 0 : counts[i - 1];
+    const inBucket = counts[i] - below;
+    return (lower + (bounds[i] - lower) * (inBucket > 0 ? (rank - below) / inBucket : 1)) * 1000;
+  };
+  return { n: total, ...Object.fromEntries(ps.map((p) => [`p${p}`, total > 0 ? Number(at(p).toFixed(1)) : null])) };
+}
+
 /** `--name value` from the command line, as a number, or the default. */
 function arg(name, dflt) {
   const i = process.argv.indexOf(`--${name}`);
@@ -117,4 +203,4 @@ function runBench(main) {
   });
 }
 
-module.exports = { startStack, paced, percentiles, postPlant, table, arg, runBench, TOKEN, ADMIN };
+module.exports = { startStack, paced, percentiles, postPlant, table, scrapeHistogram, histogramPercentiles, cpuMeter, arg, runBench, TOKEN, ADMIN };

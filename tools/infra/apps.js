@@ -12,8 +12,12 @@ function entry(app) {
   return file;
 }
 
+// APP_NODE_ARGS adds node flags to both apps, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile a benchmark
+// (NODE_OPTIONS refuses --cpu-prof).
+const extraArgs = (process.env.APP_NODE_ARGS ?? '').split(' ').filter(Boolean);
+
 function runApp(app, env, { quiet = false } = {}) {
-  const child = spawn(process.execPath, ['--enable-source-maps', entry(app)], {
+  const child = spawn(process.execPath, ['--enable-source-maps', ...extraArgs, entry(app)], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,7 +2,7 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import { ConfigModule, workerEnvSchema } from '@app/config';
 import { DatabaseModule } from '@app/persistence';
 import { DeliveryModule } from './delivery/delivery.module';
-import { DeliverySignal } from './delivery/delivery-signal';
+import { DeliveryHandoff } from './delivery/delivery-handoff';
 import { WorkerHealthController } from './health/worker-health.controller';
 import { WorkerMetrics } from './metrics/worker-metrics';
 import { PlantConsumerModule } from './plant-consumer/plant-consumer.module';
@@ -21,8 +21,8 @@ export class WorkerModule {
         DeliveryModule,
       ],
       controllers: [WorkerHealthController],
-      providers: [WorkerMetrics, DeliverySignal, { provide: ConsumerState, useValue: consumerState }],
-      exports: [WorkerMetrics, DeliverySignal, ConsumerState],
+      providers: [WorkerMetrics, DeliveryHandoff, { provide: ConsumerState, useValue: consumerState }],
+      exports: [WorkerMetrics, DeliveryHandoff, ConsumerState],
     };
   }
 }

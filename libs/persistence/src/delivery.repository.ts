@@ -38,6 +38,40 @@ export interface ClaimedDelivery {
   secrets: string[];
 }
 
+/** Columns of a claimed delivery as the claim (and the outbox write that leases as it goes) return them. */
+export interface ClaimedRow {
+  id: string;
+  subscription_id: string;
+  event_id: string;
+  plant_id: number | string;
+  body: string;
+  event_time: Date | string;
+  attempts: number;
+  url: string;
+  token: string | null;
+  secret: string;
+  previous_secret: string | null;
+}
+
+export const toClaimedDelivery = (r: ClaimedRow): ClaimedDelivery => ({
+  id: r.id,
+  subscriptionId: r.subscription_id,
+  eventId: r.event_id,
+  plantId: Number(r.plant_id),
+  body: r.body,
+  eventTime: new Date(r.event_time),
+  attempts: r.attempts,
+  url: r.url,
+  token: r.token,
+  secrets: [r.secret, r.previous_secret].filter((x): x is string => Boolean(x)),
+});
+
+export interface ClaimResult {
+  claimed: ClaimedDelivery[];
+  /** Due deliveries this claim left (waiting behind an earlier one for their plant, or beyond the limit). */
+  more: boolean;
+}
+
 export type AttemptOutcome =
   | { kind: 'succeeded' }
   | { kind: 'retry'; delayMs: number }
@@ -101,6 +135,7 @@ const toDelivery = (r: DeliveryRow): Delivery => ({
 const CLAIM = `
 WITH candidates AS MATERIALIZED (
   SELECT d.id, d.subscription_id, d.plant_id, d.seq, d.next_attempt_at FROM deliveries d
+  JOIN subscriptions s ON s.id = d.subscription_id AND s.enabled
   WHERE d.status = 'pending' AND d.next_attempt_at <= now()
     AND (d.leased_until IS NULL OR d.leased_until < now())
     AND NOT (d.subscription_id = ANY($2::uuid[]))
@@ -109,38 +144,31 @@ WITH candidates AS MATERIALIZED (
 ), due AS (
   SELECT d.id FROM candidates c
   JOIN deliveries d ON d.id = c.id
-  JOIN subscriptions s ON s.id = c.subscription_id AND s.enabled
   WHERE NOT EXISTS (
       SELECT 1 FROM deliveries e
       WHERE e.subscription_id = c.subscription_id AND e.plant_id = c.plant_id AND e.status = 'pending' AND e.seq < c.seq)
   ORDER BY c.next_attempt_at, c.seq
   LIMIT $1
   FOR UPDATE OF d SKIP LOCKED
+), claimed AS (
+  UPDATE deliveries d SET leased_until = now() + $3 * interval '1 millisecond'
+  FROM due, subscriptions s
+  WHERE d.id = due.id AND s.id = d.subscription_id
+  RETURNING d.id, d.subscription_id, d.event_id, d.plant_id, d.body, d.event_time, d.attempts, s.url, s.token, s.secret,
+    CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret
 )
-UPDATE deliveries d SET leased_until = now() + $3 * interval '1 millisecond'
-FROM due, subscriptions s
-WHERE d.id = due.id AND s.id = d.subscription_id
-RETURNING d.id, d.subscription_id, d.event_id, d.plant_id, d.body, d.event_time, d.attempts, s.url, s.token, s.secret,
-  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret`;
+-- Always one row at least: how many were due tells the dispatcher whether to claim again as slots free up.
+SELECT claimed.*, n.due FROM (SELECT count(*)::int AS due FROM candidates) n LEFT JOIN claimed ON true`;
 
 export class DeliveryRepository {
   constructor(private readonly pool: Pool) {}
 
-  async claimDue(limit: number, excludeSubscriptions: string[], leaseMs: number): Promise<ClaimedDelivery[]> {
-    if (limit <= 0) return [];
-    const { rows } = await this.pool.query(CLAIM, [limit, excludeSubscriptions, leaseMs]);
-    return rows.map((r) => ({
-      id: r.id,
-      subscriptionId: r.subscription_id,
-      eventId: r.event_id,
-      plantId: r.plant_id,
-      body: r.body,
-      eventTime: r.event_time,
-      attempts: r.attempts,
-      url: r.url,
-      token: r.token,
-      secrets: [r.secret, r.previous_secret].filter(Boolean),
-    }));
+  async claimDue(limit: number, excludeSubscriptions: string[], leaseMs: number): Promise<ClaimResult> {
+    if (limit <= 0) return { claimed: [], more: true };
+    // Named statements (here and for attempts): parsed and planned once per connection.
+    const { rows } = await this.pool.query<ClaimedRow & { due: number }>({ name: 'claim-deliveries', text: CLAIM, values: [limit, excludeSubscriptions, leaseMs] });
+    const claimed = rows.filter((r) => r.id !== null).map(toClaimedDelivery);
+    return { claimed, more: rows[0].due > claimed.length };
   }
 
   /**
@@ -150,7 +178,7 @@ export class DeliveryRepository {
   async recordAttempts(records: AttemptRecord[]): Promise<void> {
     if (records.length === 0) return;
     const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
-    await this.pool.query(RECORD_ATTEMPTS, [
+    await this.pool.query({ name: 'record-attempts', text: RECORD_ATTEMPTS, values: [
       col((r) => r.deliveryId),
       col((r) => r.attempt.attemptedAt),
       col((r) => r.attempt.status),
@@ -160,7 +188,7 @@ export class DeliveryRepository {
       col((r) => (r.outcome.kind === 'retry' ? 'pending' : r.outcome.kind)),
       col((r) => (r.outcome.kind === 'retry' ? r.outcome.delayMs : 0)),
       col((r) => (r.outcome.kind === 'failed' ? (r.outcome.disableSubscription ?? null) : null)),
-    ]);
+    ] });
   }
 
   /** Hands claimed-but-unsent deliveries back at once (on shutdown), instead of when their lease expires. */

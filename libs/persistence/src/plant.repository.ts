@@ -1,5 +1,6 @@
 import { Pool } from 'pg';
 import { Page, toPage } from './cursor';
+import { ClaimedDelivery, ClaimedRow, toClaimedDelivery } from './delivery.repository';
 
 /** One decoded plant.created event with the Kafka position it came from. */
 export interface PlantEventRow {
@@ -20,7 +21,23 @@ export interface ApplyResult {
   applied: number;
   /** Deliveries recorded in the outbox for subscribers. */
   deliveries: number;
+  /** Of those, the ones leased to the caller as they were written, to send at once (see OutboxLease). */
+  leased: ClaimedDelivery[];
 }
+
+/**
+ * How many of the deliveries it writes the caller (the worker's dispatcher) can take on right away. Those are
+ * written already leased to it: nobody else can see them before the commit, so there is nothing to claim
+ * from anyone, and the dispatcher skips the claim query for them. The rest are left for claims.
+ */
+export interface OutboxLease {
+  limit: number;
+  /** Subscriptions whose queue is full here: their deliveries are left for claims (by any replica). */
+  skipSubscriptions: string[];
+  leaseMs: number;
+}
+
+const NO_LEASE: OutboxLease = { limit: 0, skipSubscriptions: [], leaseMs: 0 };
 
 export interface StoredPlant {
   id: number;
@@ -64,26 +81,45 @@ WITH input AS (
         last_event_id = EXCLUDED.last_event_id, last_event_time = EXCLUDED.last_event_time
     WHERE p.last_event_time <= EXCLUDED.last_event_time
   RETURNING p.id, p.name, p.tag, p.last_event_id, p.last_event_time
-), outbox AS (
-  INSERT INTO deliveries (subscription_id, event_id, plant_id, body, event_time)
-  SELECT s.id, u.last_event_id, u.id,
-         jsonb_strip_nulls(jsonb_build_object('id', u.id, 'name', u.name, 'tag', u.tag))::text, u.last_event_time
+), fanout AS (
+  -- A delivery waits while an earlier one for the same subscriber and plant is pending (per-plant order);
+  -- the new rows are not visible to this snapshot, so any pending one found is earlier.
+  SELECT s.id AS subscription_id, u.last_event_id AS event_id, u.id AS plant_id, u.last_event_time AS event_time,
+         jsonb_strip_nulls(jsonb_build_object('id', u.id, 'name', u.name, 'tag', u.tag))::text AS body,
+         NOT (s.id = ANY($10::uuid[])) AND NOT EXISTS (
+           SELECT 1 FROM deliveries e WHERE e.subscription_id = s.id AND e.plant_id = u.id AND e.status = 'pending') AS free
   FROM upserted u CROSS JOIN subscriptions s
   WHERE s.enabled
+), ranked AS (
+  SELECT f.*, f.free AND row_number() OVER (PARTITION BY f.free ORDER BY f.event_time, f.plant_id, f.subscription_id) <= $9 AS leased
+  FROM fanout f
+), outbox AS (
+  INSERT INTO deliveries (subscription_id, event_id, plant_id, body, event_time, leased_until)
+  SELECT subscription_id, event_id, plant_id, body, event_time,
+         CASE WHEN leased THEN now() + $11 * interval '1 millisecond' END
+  FROM ranked
   ON CONFLICT (subscription_id, event_id) DO NOTHING
-  RETURNING 1
+  RETURNING id, subscription_id, event_id, plant_id, body, event_time, attempts, leased_until
 )
 SELECT (SELECT count(*) FROM fresh)::int AS fresh,
        (SELECT count(*) FROM upserted)::int AS applied,
-       (SELECT count(*) FROM outbox)::int AS deliveries`;
+       (SELECT count(*) FROM outbox)::int AS deliveries,
+       (SELECT coalesce(json_agg(json_build_object(
+           'id', o.id, 'subscription_id', o.subscription_id, 'event_id', o.event_id, 'plant_id', o.plant_id,
+           'body', o.body, 'event_time', o.event_time, 'attempts', o.attempts, 'url', s.url, 'token', s.token,
+           'secret', s.secret,
+           'previous_secret', CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END)), '[]')
+        FROM outbox o JOIN subscriptions s ON s.id = o.subscription_id
+        WHERE o.leased_until IS NOT NULL) AS leased`;
 
 export class PlantRepository {
   constructor(private readonly pool: Pool) {}
 
-  async applyEvents(events: PlantEventRow[]): Promise<ApplyResult> {
-    if (events.length === 0) return { fresh: 0, applied: 0, deliveries: 0 };
+  async applyEvents(events: PlantEventRow[], lease: OutboxLease = NO_LEASE): Promise<ApplyResult> {
+    if (events.length === 0) return { fresh: 0, applied: 0, deliveries: 0, leased: [] };
     const col = <K extends keyof PlantEventRow>(k: K) => events.map((e) => e[k]);
-    const { rows } = await this.pool.query<ApplyResult>(APPLY_EVENTS, [
+    // Named: each connection parses and plans this big statement once, not once per batch.
+    const { rows } = await this.pool.query<Omit<ApplyResult, 'leased'> & { leased: ClaimedRow[] }>({ name: 'apply-events', text: APPLY_EVENTS, values: [
       col('eventId'),
       col('plantId'),
       col('name'),
@@ -92,8 +128,12 @@ export class PlantRepository {
       col('topic'),
       col('partition'),
       col('offset'),
-    ]);
-    return rows[0];
+      lease.limit,
+      lease.skipSubscriptions,
+      lease.leaseMs,
+    ] });
+    const { leased, ...counts } = rows[0];
+    return { ...counts, leased: leased.map(toClaimedDelivery) };
   }
 
   async findPlant(id: number): Promise<StoredPlant | null> {

@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { parseSchedule } from '@app/delivery';
-import { ClaimedDelivery, DeliveryRepository } from '@app/persistence';
+import { ClaimedDelivery, DeliveryRepository, OutboxLease } from '@app/persistence';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { AttemptRecorder } from './attempt-recorder';
+import { DeliveryHandoff, HandoffTarget } from './delivery-handoff';
 import { decideOutcome } from './delivery-outcome';
 import { DeliverySender } from './delivery-sender';
 import { DeliverySignal } from './delivery-signal';
@@ -11,14 +12,16 @@ import { DeliverySignal } from './delivery-signal';
 const CLAIM_COALESCE_MS = 5;
 
 /**
- * Sends pending deliveries from the outbox. Claims are leases taken with FOR UPDATE SKIP LOCKED, so any
- * number of worker replicas share the work and a crashed worker's deliveries are picked up again once its
- * lease runs out (same webhook-id, so receivers can de-duplicate). Concurrency is bounded overall and per
- * subscription: claimed deliveries wait in a per-subscription queue for a free slot, and claims are made in
- * batches (up to twice the concurrency ahead), because the claim query, not the HTTP, is what costs most.
+ * Sends pending deliveries from the outbox. Every delivery is sent under a lease, so any number of worker
+ * replicas share the work and a crashed worker's deliveries are picked up again once its lease runs out
+ * (same webhook-id, so receivers can de-duplicate). Fresh deliveries arrive leased from this worker's
+ * consumer, which wrote them (the hand-off); retries, backlog and expired leases are claimed with FOR UPDATE
+ * SKIP LOCKED, in batches (up to twice the concurrency ahead), because the claim query, not the HTTP, is what
+ * costs most. Concurrency is bounded overall and per subscription: deliveries wait in a per-subscription
+ * queue for a free slot.
  */
 @Injectable()
-export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestroy {
+export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestroy, HandoffTarget {
   private readonly logger = new Logger(DeliveryDispatcher.name);
   private readonly schedule: number[];
   private readonly leaseMs: number;
@@ -31,6 +34,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   private readonly recorder: AttemptRecorder;
   private stopped = false;
   private loop: Promise<void> | null = null;
+  /** Due deliveries were left unclaimed: claim again as slots free up rather than at the next poll. */
+  private backlog = true;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: WorkerConfig,
@@ -38,12 +43,34 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     private readonly sender: DeliverySender,
     private readonly signal: DeliverySignal,
     private readonly metrics: WorkerMetrics,
+    handoff: DeliveryHandoff,
   ) {
     this.schedule = parseSchedule(config.DELIVERY_RETRY_SCHEDULE);
     // Long enough for a short wait in the queue, the attempt and its bookkeeping; a lease outliving its
     // worker is what makes a crash safe.
     this.leaseMs = config.DELIVERY_TIMEOUT_MS + 5000;
     this.recorder = new AttemptRecorder(deliveries);
+    handoff.attach(this);
+  }
+
+  room(): OutboxLease {
+    const ahead = 2 * this.config.DELIVERY_CONCURRENCY;
+    if (this.stopped) return { limit: 0, skipSubscriptions: [], leaseMs: 0 };
+    return { limit: Math.max(0, ahead - this.sending - this.queuedCount), skipSubscriptions: this.saturated(), leaseMs: this.leaseMs };
+  }
+
+  accept(leased: ClaimedDelivery[], leftBehind: number) {
+    if (this.stopped) {
+      // Stopping between room() and here: hand them back rather than let them wait for the lease to expire.
+      this.deliveries.releaseLeases(leased.map((d) => d.id)).catch(() => undefined);
+    } else {
+      for (const d of leased) this.enqueue(d);
+      this.pump();
+    }
+    if (leftBehind > 0) {
+      this.backlog = true;
+      this.signal.notify();
+    }
   }
 
   onApplicationBootstrap() {
@@ -71,7 +98,9 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       // Claim in batches: when a quarter of the window is free, or when nothing at all is under way.
       if (want >= Math.max(1, ahead / 4) || (want > 0 && this.sending + this.queuedCount === 0)) {
         try {
-          claimed = await this.deliveries.claimDue(want, this.saturated(), this.leaseMs);
+          const result = await this.deliveries.claimDue(want, this.saturated(), this.leaseMs);
+          claimed = result.claimed;
+          this.backlog = result.more || this.saturated().length > 0;
         } catch (err) {
           this.logger.warn(`claiming deliveries failed, will retry: ${(err as Error).message}`);
         }
@@ -128,11 +157,11 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       if (n === 0) this.inFlight.delete(d.subscriptionId);
       else this.inFlight.set(d.subscriptionId, n);
       if (!this.stopped) this.pump();
-      this.signal.notify();
+      if (this.backlog) this.signal.notify();
     };
     const task = this.attempt(d, release).finally(() => {
       this.running.delete(task);
-      this.signal.notify(); // a later delivery for the same plant may now be due
+      if (this.backlog) this.signal.notify(); // a later delivery for the same plant may now be due
     });
     this.running.add(task);
   }

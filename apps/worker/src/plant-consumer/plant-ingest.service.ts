@@ -3,7 +3,7 @@ import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { EventHeaders } from '@app/contracts';
 import { continueTrace } from '@app/observability';
 import { ApplyResult, isDataError, PlantRepository } from '@app/persistence';
-import { DeliverySignal } from '../delivery/delivery-signal';
+import { DeliveryHandoff } from '../delivery/delivery-handoff';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { BatchPlan, planBatch, PoisonMessage } from './batch-plan';
 import { publishDeadLetters } from './dead-letters';
@@ -22,7 +22,7 @@ export class PlantIngestService {
   constructor(
     private readonly plants: PlantRepository,
     private readonly metrics: WorkerMetrics,
-    private readonly deliverySignal: DeliverySignal,
+    private readonly deliveries: DeliveryHandoff,
     @Inject(APP_CONFIG) config: WorkerConfig,
   ) {
     this.debug = ['debug', 'trace'].includes(config.LOG_LEVEL);
@@ -56,11 +56,15 @@ export class PlantIngestService {
    */
   private async store(batch: PlantBatch, plan: BatchPlan): Promise<{ result: ApplyResult; unstorable: PoisonMessage[] }> {
     try {
-      return { result: await this.plants.applyEvents(plan.rows), unstorable: [] };
+      const result = await this.plants.applyEvents(plan.rows, this.deliveries.room());
+      // Stored: the leased deliveries can go out now, before the dead letters and the offset commit.
+      this.deliveries.accept(result.leased, result.deliveries - result.leased.length);
+      return { result, unstorable: [] };
     } catch (err) {
       if (!isDataError(err)) throw err;
       const byOffset = new Map(batch.messages.map((m) => [m.offset, m]));
-      const result: ApplyResult = { fresh: 0, applied: 0, deliveries: 0 };
+      // Row by row nothing is leased: the dispatcher claims these deliveries.
+      const result: ApplyResult = { fresh: 0, applied: 0, deliveries: 0, leased: [] };
       const unstorable: PoisonMessage[] = [];
       for (const row of plan.rows) {
         try {
@@ -73,6 +77,7 @@ export class PlantIngestService {
           unstorable.push({ message: byOffset.get(row.offset)!, reason: `unstorable: ${(rowErr as Error).message}` });
         }
       }
+      this.deliveries.accept([], result.deliveries);
       return { result, unstorable };
     }
   }
@@ -107,7 +112,6 @@ export class PlantIngestService {
     this.metrics.batchDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
     const lag = Number(BigInt(batch.highWatermark) - BigInt(last) - 1n);
     this.metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Math.max(0, lag));
-    if (r.deliveries > 0) this.deliverySignal.notify();
   }
 
   /** Continues the gateway's trace in our logs; debug level, since one line per event is a lot at 10k/s. */
