@@ -37,6 +37,25 @@ async function admin(url, method, path, body) {
   return res.status === 204 ? null : res.json();
 }
 
+/** The statements PostgreSQL spent most time on (PG_STAT_STATEMENTS=1). */
+async function printStatementStats(url) {
+  const { Client } = require('pg');
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    const { rows } = await client.query(
+      `SELECT calls, round(total_exec_time)::int AS total_ms, round(mean_exec_time::numeric, 2) AS mean_ms, rows,
+              left(regexp_replace(query, '\\s+', ' ', 'g'), 90) AS query
+       FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 8`,
+    );
+    console.log('\nPostgreSQL statements by total time:');
+    table(rows);
+  } finally {
+    await client.end();
+  }
+}
+
 async function main() {
   const rate = arg('rate', 1000);
   const seconds = arg('seconds', 10);
@@ -114,6 +133,7 @@ async function main() {
       console.log('\nCPU while sending and delivering, % of one core (the machine has ' + require('node:os').availableParallelism() + '):');
       table(cpu);
     }
+    if (process.env.PG_STAT_STATEMENTS === '1') await printStatementStats(stack.env.DATABASE_URL);
   } finally {
     await rx.close();
     await stack.stop();

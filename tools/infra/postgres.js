@@ -43,7 +43,11 @@ async function startPostgres({ name, port, fresh = false }) {
     createPostgresUser: true,
     onLog: () => undefined,
     onError: () => undefined,
-    postgresFlags: ['-c', 'max_connections=200', '-c', 'fsync=on'],
+    postgresFlags: [
+      '-c', 'max_connections=200', '-c', 'fsync=on',
+      // PG_STAT_STATEMENTS=1 (benchmarks): record per-statement time, to see what the database spends it on
+      ...(process.env.PG_STAT_STATEMENTS === '1' ? ['-c', 'shared_preload_libraries=pg_stat_statements'] : []),
+    ],
   });
   if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) await pg.initialise();
   await pg.start();

@@ -135,7 +135,6 @@ const toDelivery = (r: DeliveryRow): Delivery => ({
 const CLAIM = `
 WITH candidates AS MATERIALIZED (
   SELECT d.id, d.subscription_id, d.plant_id, d.seq, d.next_attempt_at FROM deliveries d
-  JOIN subscriptions s ON s.id = d.subscription_id AND s.enabled
   WHERE d.status = 'pending' AND d.next_attempt_at <= now()
     AND (d.leased_until IS NULL OR d.leased_until < now())
     AND NOT (d.subscription_id = ANY($2::uuid[]))
@@ -144,6 +143,7 @@ WITH candidates AS MATERIALIZED (
 ), due AS (
   SELECT d.id FROM candidates c
   JOIN deliveries d ON d.id = c.id
+  JOIN subscriptions s ON s.id = c.subscription_id AND s.enabled
   WHERE NOT EXISTS (
       SELECT 1 FROM deliveries e
       WHERE e.subscription_id = c.subscription_id AND e.plant_id = c.plant_id AND e.status = 'pending' AND e.seq < c.seq)
@@ -158,15 +158,18 @@ WITH candidates AS MATERIALIZED (
     CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret
 )
 -- Always one row at least: how many were due tells the dispatcher whether to claim again as slots free up.
-SELECT claimed.*, n.due FROM (SELECT count(*)::int AS due FROM candidates) n LEFT JOIN claimed ON true`;
+-- (Deliveries of disabled subscriptions stay pending without being due, so they do not count.)
+SELECT claimed.*, n.due FROM (
+  SELECT count(*)::int AS due FROM candidates c JOIN subscriptions s ON s.id = c.subscription_id AND s.enabled
+) n LEFT JOIN claimed ON true`;
 
 export class DeliveryRepository {
   constructor(private readonly pool: Pool) {}
 
   async claimDue(limit: number, excludeSubscriptions: string[], leaseMs: number): Promise<ClaimResult> {
     if (limit <= 0) return { claimed: [], more: true };
-    // Named statements (here and for attempts): parsed and planned once per connection.
-    const { rows } = await this.pool.query<ClaimedRow & { due: number }>({ name: 'claim-deliveries', text: CLAIM, values: [limit, excludeSubscriptions, leaseMs] });
+    // Planned on every call, with the real limit: a generic plan could sort the whole backlog.
+    const { rows } = await this.pool.query<ClaimedRow & { due: number }>(CLAIM, [limit, excludeSubscriptions, leaseMs]);
     const claimed = rows.filter((r) => r.id !== null).map(toClaimedDelivery);
     return { claimed, more: rows[0].due > claimed.length };
   }
@@ -178,6 +181,7 @@ export class DeliveryRepository {
   async recordAttempts(records: AttemptRecord[]): Promise<void> {
     if (records.length === 0) return;
     const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
+    // Named: parsed and planned once per connection, not once per batch.
     await this.pool.query({ name: 'record-attempts', text: RECORD_ATTEMPTS, values: [
       col((r) => r.deliveryId),
       col((r) => r.attempt.attemptedAt),

@@ -6,3 +6,4 @@ export * from './plant.repository';
 export * from './database.module';
 export * from './subscription.repository';
 export * from './delivery.repository';
+export * from './write-coalescer';

@@ -15,10 +15,10 @@ export interface PlantEventRow {
 }
 
 export interface ApplyResult {
-  /** Events seen for the first time (the rest were duplicates). */
-  fresh: number;
-  /** Plants inserted or updated (fresh events that were not older than what is stored). */
-  applied: number;
+  /** Ids of the events seen for the first time (the rest were duplicates). */
+  fresh: Set<string>;
+  /** Ids of the events whose plant was inserted or updated (fresh, and not older than what is stored). */
+  applied: Set<string>;
   /** Deliveries recorded in the outbox for subscribers. */
   deliveries: number;
   /** Of those, the ones leased to the caller as they were written, to send at once (see OutboxLease). */
@@ -101,8 +101,8 @@ WITH input AS (
   ON CONFLICT (subscription_id, event_id) DO NOTHING
   RETURNING id, subscription_id, event_id, plant_id, body, event_time, attempts, leased_until
 )
-SELECT (SELECT count(*) FROM fresh)::int AS fresh,
-       (SELECT count(*) FROM upserted)::int AS applied,
+SELECT (SELECT coalesce(array_agg(event_id), '{}') FROM fresh) AS fresh,
+       (SELECT coalesce(array_agg(last_event_id), '{}') FROM upserted) AS applied,
        (SELECT count(*) FROM outbox)::int AS deliveries,
        (SELECT coalesce(json_agg(json_build_object(
            'id', o.id, 'subscription_id', o.subscription_id, 'event_id', o.event_id, 'plant_id', o.plant_id,
@@ -116,10 +116,10 @@ export class PlantRepository {
   constructor(private readonly pool: Pool) {}
 
   async applyEvents(events: PlantEventRow[], lease: OutboxLease = NO_LEASE): Promise<ApplyResult> {
-    if (events.length === 0) return { fresh: 0, applied: 0, deliveries: 0, leased: [] };
+    if (events.length === 0) return { fresh: new Set(), applied: new Set(), deliveries: 0, leased: [] };
     const col = <K extends keyof PlantEventRow>(k: K) => events.map((e) => e[k]);
     // Named: each connection parses and plans this big statement once, not once per batch.
-    const { rows } = await this.pool.query<Omit<ApplyResult, 'leased'> & { leased: ClaimedRow[] }>({ name: 'apply-events', text: APPLY_EVENTS, values: [
+    const { rows } = await this.pool.query<{ fresh: string[]; applied: string[]; deliveries: number; leased: ClaimedRow[] }>({ name: 'apply-events', text: APPLY_EVENTS, values: [
       col('eventId'),
       col('plantId'),
       col('name'),
@@ -132,8 +132,8 @@ export class PlantRepository {
       lease.skipSubscriptions,
       lease.leaseMs,
     ] });
-    const { leased, ...counts } = rows[0];
-    return { ...counts, leased: leased.map(toClaimedDelivery) };
+    const r = rows[0];
+    return { fresh: new Set(r.fresh), applied: new Set(r.applied), deliveries: r.deliveries, leased: r.leased.map(toClaimedDelivery) };
   }
 
   async findPlant(id: number): Promise<StoredPlant | null> {

@@ -1,9 +1,8 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { parseSchedule } from '@app/delivery';
-import { ClaimedDelivery, DeliveryRepository, OutboxLease } from '@app/persistence';
+import { AttemptRecord, ClaimedDelivery, DeliveryRepository, OutboxLease, WriteCoalescer } from '@app/persistence';
 import { WorkerMetrics } from '../metrics/worker-metrics';
-import { AttemptRecorder } from './attempt-recorder';
 import { DeliveryHandoff, HandoffTarget } from './delivery-handoff';
 import { decideOutcome } from './delivery-outcome';
 import { DeliverySender } from './delivery-sender';
@@ -31,7 +30,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   /** Requests on the wire; a delivery whose response is being recorded no longer takes a slot. */
   private sending = 0;
   private readonly running = new Set<Promise<void>>();
-  private readonly recorder: AttemptRecorder;
+  /** Outcomes are written in batches: one statement for every attempt that finished meanwhile. */
+  private readonly recorder: WriteCoalescer<AttemptRecord, void>;
   private stopped = false;
   private loop: Promise<void> | null = null;
   /** Due deliveries were left unclaimed: claim again as slots free up rather than at the next poll. */
@@ -49,7 +49,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     // Long enough for a short wait in the queue, the attempt and its bookkeeping; a lease outliving its
     // worker is what makes a crash safe.
     this.leaseMs = config.DELIVERY_TIMEOUT_MS + 5000;
-    this.recorder = new AttemptRecorder(deliveries);
+    this.recorder = new WriteCoalescer((records) => deliveries.recordAttempts(records), 500);
     handoff.attach(this);
   }
 
@@ -177,7 +177,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     }
     const outcome = decideOutcome(result, d.attempts + 1, this.schedule);
     try {
-      await this.recorder.record({ deliveryId: d.id, attempt: result, outcome });
+      await this.recorder.add({ deliveryId: d.id, attempt: result, outcome });
     } catch (err) {
       // The lease will expire and the delivery will be sent again: at least once, never lost.
       this.logger.error(`recording attempt of delivery ${d.id} failed: ${(err as Error).message}`);
