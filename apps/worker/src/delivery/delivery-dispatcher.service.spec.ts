@@ -1,0 +1,89 @@
+import { loadConfig, workerEnvSchema } from '@app/config';
+import { AttemptRecord, ClaimedDelivery, DeliveryRepository } from '@app/persistence';
+import { WorkerMetrics } from '../metrics/worker-metrics';
+import { DeliveryDispatcher } from './delivery-dispatcher.service';
+import { DeliveryHandoff } from './delivery-handoff';
+import { DeliverySender, SendResult } from './delivery-sender';
+import { DeliverySignal } from './delivery-signal';
+
+const delivery = (id: string, subscriptionId = 's1'): ClaimedDelivery => ({
+  id,
+  subscriptionId,
+  eventId: `event-${id}`,
+  plantId: 1,
+  body: '{"id":1,"name":"Fern"}',
+  eventTime: new Date(),
+  attempts: 0,
+  url: 'http://receiver.test/hook',
+  token: null,
+  secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
+});
+
+const ok: SendResult = { attemptedAt: new Date().toISOString(), status: 204, latencyMs: 1, error: null, responseBody: null, retryAfterMs: null };
+
+/** A repository that claims nothing and remembers what was recorded and released. */
+function fakeRepository() {
+  const recorded: AttemptRecord[] = [];
+  const released: string[] = [];
+  const repo = {
+    claimDue: jest.fn(async () => ({ claimed: [], more: false })),
+    countPending: async () => 0,
+    recordAttempts: async (records: AttemptRecord[]) => void recorded.push(...records),
+    releaseLeases: async (ids: string[]) => void released.push(...ids),
+  };
+  return { repo: repo as unknown as DeliveryRepository, recorded, released, claimDue: repo.claimDue };
+}
+
+function setup(env: Record<string, string> = {}) {
+  const config = loadConfig(workerEnvSchema, { DELIVERY_CONCURRENCY: '2', DELIVERY_POLL_MS: '60000', ...env });
+  const { repo, recorded, released, claimDue } = fakeRepository();
+  const sent: string[] = [];
+  let answer: () => Promise<SendResult> = async () => ok;
+  const sender = { send: async (d: ClaimedDelivery) => (sent.push(d.id), answer()) } as unknown as DeliverySender;
+  const handoff = new DeliveryHandoff();
+  const sut = new DeliveryDispatcher(config, repo, sender, new DeliverySignal(), new WorkerMetrics(), handoff);
+  return { sut, handoff, recorded, released, sent, claimDue, hold: (f: () => Promise<SendResult>) => (answer = f) };
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 20));
+
+describe(DeliveryDispatcher.name, () => {
+  it('sends deliveries handed over by the consumer and records their outcome, without claiming them', async () => {
+    const { sut, handoff, recorded, sent, claimDue } = setup();
+    handoff.accept([delivery('a'), delivery('b', 's2')], 0);
+    await settle();
+    expect(sent.sort()).toEqual(['a', 'b']);
+    expect(recorded.map((r) => [r.deliveryId, r.outcome.kind]).sort()).toEqual([['a', 'succeeded'], ['b', 'succeeded']]);
+    expect(claimDue).not.toHaveBeenCalled(); // the loop is not started here; nothing needed a claim
+    await sut.onModuleDestroy();
+  });
+
+  it('offers room for twice its concurrency, less what is queued or on the wire', async () => {
+    const { sut, handoff, hold } = setup();
+    hold(() => new Promise(() => undefined)); // receivers that never answer
+    expect(handoff.room().limit).toBe(4);
+    handoff.accept([delivery('a'), delivery('b'), delivery('c')], 0);
+    expect(handoff.room().limit).toBe(1); // two sending, one queued
+    expect(handoff.room().leaseMs).toBeGreaterThan(15000); // outlives an attempt's timeout
+    (sut as unknown as { stopped: boolean }).stopped = true; // not awaiting the hung sends
+  });
+
+  it('hands leases back when deliveries arrive after it stopped, instead of letting them wait for expiry', async () => {
+    const { sut, handoff, released, sent } = setup();
+    await sut.onModuleDestroy();
+    expect(handoff.room().limit).toBe(0);
+    handoff.accept([delivery('late')], 0);
+    await settle();
+    expect(sent).toEqual([]);
+    expect(released).toEqual(['late']);
+  });
+});
+
+describe(DeliveryHandoff.name, () => {
+  it('offers no room without a dispatcher, so the consumer leases nothing', () => {
+    const sut = new DeliveryHandoff();
+    expect(sut.room().limit).toBe(0);
+    expect(() => sut.accept([], 3)).not.toThrow();
+    expect(() => sut.accept([delivery('x')], 0)).toThrow(/no dispatcher/);
+  });
+});
