@@ -87,14 +87,13 @@ const RECORD_ATTEMPTS = `
 WITH r AS (
   SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::int[], $4::int[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[])
     AS t(delivery_id, attempted_at, status, latency_ms, error, response_body, next_status, delay_ms, disable_reason)
-), attempts AS (
-  INSERT INTO delivery_attempts (delivery_id, attempted_at, status, latency_ms, error, response_body)
-  SELECT r.delivery_id, r.attempted_at, r.status, r.latency_ms, r.error, r.response_body
-  FROM r JOIN deliveries d ON d.id = r.delivery_id -- a delivery deleted meanwhile (subscription gone) is skipped
 ), updated AS (
   UPDATE deliveries d SET attempts = d.attempts + 1, status = r.next_status, leased_until = NULL, updated_at = now(),
-         next_attempt_at = now() + r.delay_ms * interval '1 millisecond'
-  FROM r WHERE d.id = r.delivery_id
+         next_attempt_at = now() + r.delay_ms * interval '1 millisecond',
+         attempt_log = d.attempt_log || jsonb_build_array(jsonb_build_object(
+           'attemptedAt', r.attempted_at, 'status', r.status, 'latencyMs', r.latency_ms,
+           'error', r.error, 'responseBody', r.response_body))
+  FROM r WHERE d.id = r.delivery_id -- a delivery deleted meanwhile (subscription gone) is skipped
   RETURNING d.subscription_id, r.disable_reason
 )
 UPDATE subscriptions s SET enabled = false, disabled_reason = u.disable_reason, updated_at = now()
@@ -112,6 +111,9 @@ interface DeliveryRow {
   created_at: Date;
   updated_at: Date;
 }
+
+/** What a listing returns: not the body, nor the attempt log. */
+const DELIVERY_COLUMNS = 'id, seq, subscription_id, event_id, plant_id, status, attempts, next_attempt_at, created_at, updated_at';
 
 const toDelivery = (r: DeliveryRow): Delivery => ({
   id: r.id,
@@ -212,7 +214,7 @@ export class DeliveryRepository {
     after: number | null,
   ): Promise<Page<Delivery>> {
     const { rows } = await this.pool.query<DeliveryRow>(
-      `SELECT * FROM deliveries
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries
        WHERE ($1::uuid IS NULL OR subscription_id = $1) AND ($2::text IS NULL OR status = $2)
          AND ($3::bigint IS NULL OR plant_id = $3) AND ($4::bigint IS NULL OR seq < $4)
        ORDER BY seq DESC LIMIT $5`,
@@ -223,21 +225,15 @@ export class DeliveryRepository {
 
   async get(id: string): Promise<(Delivery & { attemptLog: DeliveryAttempt[] }) | null> {
     if (!isUuid(id)) return null;
-    const { rows } = await this.pool.query<DeliveryRow>('SELECT * FROM deliveries WHERE id = $1', [id]);
-    if (!rows[0]) return null;
-    const attempts = await this.pool.query(
-      'SELECT * FROM delivery_attempts WHERE delivery_id = $1 ORDER BY id',
+    const { rows } = await this.pool.query<DeliveryRow & { attempt_log: DeliveryAttempt[] }>(
+      `SELECT ${DELIVERY_COLUMNS}, attempt_log FROM deliveries WHERE id = $1`,
       [id],
     );
+    if (!rows[0]) return null;
     return {
       ...toDelivery(rows[0]),
-      attemptLog: attempts.rows.map((a) => ({
-        attemptedAt: a.attempted_at.toISOString(),
-        status: a.status,
-        latencyMs: a.latency_ms,
-        error: a.error,
-        responseBody: a.response_body,
-      })),
+      // PostgreSQL wrote the times as +00:00; the API speaks Z, like every other timestamp it returns.
+      attemptLog: rows[0].attempt_log.map((a) => ({ ...a, attemptedAt: new Date(a.attemptedAt).toISOString() })),
     };
   }
 
@@ -246,7 +242,7 @@ export class DeliveryRepository {
     if (!isUuid(id)) return null;
     const { rows } = await this.pool.query<DeliveryRow>(
       `UPDATE deliveries SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now()
-       WHERE id = $1 AND status = 'failed' RETURNING *`,
+       WHERE id = $1 AND status = 'failed' RETURNING ${DELIVERY_COLUMNS}`,
       [id],
     );
     return rows[0] ? toDelivery(rows[0]) : null;
