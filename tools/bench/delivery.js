@@ -69,9 +69,10 @@ async function main() {
     Promise.all(['plant_store_event_processing_seconds', 'plant_store_delivery_latency_seconds'].map((h) => scrapeHistogram(stack.workerUrl, h)));
   let nextId = 6e12;
   try {
-    let s = step('Baseline: 2,000 direct POSTs to the receiver at the same rate');
+    const baselineCount = Math.min(2000, rate * 2);
+    let s = step(`Baseline: ${baselineCount} direct POSTs to the receiver at the same rate`);
     const direct = [];
-    await paced(rate, 2000, async () => {
+    await paced(rate, baselineCount, async () => {
       const t0 = performance.now();
       await postPlant(rx.url, { id: 1, name: 'direct' }, {}, '/direct');
       direct.push(performance.now() - t0);
@@ -111,14 +112,29 @@ async function main() {
       const received = () => [...accepted.keys()].reduce((n, id) => n + (rx.arrivals.get(id)?.length ?? 0), 0);
       while (received() < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
       const latencies = [];
-      for (const [id, at] of accepted) for (const t of rx.arrivals.get(id) ?? []) latencies.push(Math.max(0, t - at));
+      let first = Infinity;
+      let last = 0;
+      for (const [id, at] of accepted) {
+        first = Math.min(first, at);
+        for (const t of rx.arrivals.get(id) ?? []) {
+          latencies.push(Math.max(0, t - at));
+          last = Math.max(last, t);
+        }
+      }
+      // Offered vs delivered per second: below capacity they match; above it, latency grows with the run.
       const cores = meter.read();
       if (cores) cpu[`${subscribers} subscriber(s)`] = cores;
       s.done(`${latencies.length}/${expected} delivered`);
       const after = await histograms();
       split[`${subscribers}: gateway event -> plant and deliveries stored`] = histogramPercentiles(before[0], after[0]);
       split[`${subscribers}: gateway event -> 2xx recorded`] = histogramPercentiles(before[1], after[1]);
-      rows[`${subscribers} subscriber(s), gateway 200 -> receiver`] = { webhooks: count, deliveries: latencies.length, ...percentiles(latencies, [50, 95, 99]) };
+      rows[`${subscribers} subscriber(s), gateway 200 -> receiver`] = {
+        webhooks: count,
+        deliveries: latencies.length,
+        'offered/s': rate * subscribers,
+        'delivered/s': Math.round(latencies.length / Math.max(0.001, (last - first) / 1000)),
+        ...percentiles(latencies, [50, 95, 99]),
+      };
       for (const sub of subs) await admin(stack.url, 'DELETE', `/subscriptions/${sub.id}`);
     }
     const metrics = await (await fetch(`${stack.workerUrl}/metrics`)).text();
