@@ -143,13 +143,14 @@ WITH candidates AS MATERIALIZED (
   ORDER BY d.next_attempt_at
   LIMIT $1 * 8
 ), due AS (
+  -- No ORDER BY: the candidates come oldest first and are checked one by one until the limit, not all of them
+  -- then sorted (claim order is a preference; per-plant order is kept by the NOT EXISTS, not by this order).
   SELECT d.id FROM candidates c
   JOIN deliveries d ON d.id = c.id
-  JOIN subscriptions s ON s.id = c.subscription_id AND s.enabled
-  WHERE NOT EXISTS (
+  WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = c.subscription_id AND s.enabled)
+    AND NOT EXISTS (
       SELECT 1 FROM deliveries e
       WHERE e.subscription_id = c.subscription_id AND e.plant_id = c.plant_id AND e.status = 'pending' AND e.seq < c.seq)
-  ORDER BY c.next_attempt_at, c.seq
   LIMIT $1
   FOR UPDATE OF d SKIP LOCKED
 ), claimed AS (
