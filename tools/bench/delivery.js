@@ -56,6 +56,27 @@ async function printStatementStats(url) {
   }
 }
 
+/**
+ * Subscribes `subscribers` endpoints of the receiver, sends `count` webhooks at `rate`, waits (up to `waitMs`)
+ * until every delivery arrived, then unsubscribes. Returns when each plant id was accepted (the 200).
+ */
+async function deliveryRun(stack, rx, { subscribers, rate, count, nextId, path, waitMs }) {
+  const subs = [];
+  for (let i = 0; i < subscribers; i++) subs.push(await admin(stack.url, 'POST', '/subscriptions', { url: `${rx.url}/${path}${i}` }));
+  const accepted = new Map();
+  await paced(rate, count, async () => {
+    const id = nextId();
+    await postPlant(stack.url, { id, name: 'Delivered', tag: 'bench' });
+    accepted.set(id, Date.now());
+  });
+  const deadline = Date.now() + waitMs;
+  const expected = count * subscribers;
+  const received = () => [...accepted.keys()].reduce((n, id) => n + (rx.arrivals.get(id)?.length ?? 0), 0);
+  while (received() < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+  for (const sub of subs) await admin(stack.url, 'DELETE', `/subscriptions/${sub.id}`);
+  return accepted;
+}
+
 async function main() {
   const rate = arg('rate', 1000);
   const seconds = arg('seconds', 10);
@@ -67,7 +88,8 @@ async function main() {
   const cpu = {}; // where the cores went
   const histograms = () =>
     Promise.all(['plant_store_event_processing_seconds', 'plant_store_delivery_latency_seconds'].map((h) => scrapeHistogram(stack.workerUrl, h)));
-  let nextId = 6e12;
+  let lastId = 6e12;
+  const nextId = () => lastId++;
   try {
     const baselineCount = Math.min(2000, rate * 2);
     let s = step(`Baseline: ${baselineCount} direct POSTs to the receiver at the same rate`);
@@ -82,35 +104,16 @@ async function main() {
 
     // A fresh JVM and fresh V8s spend their first seconds compiling: warm them up on the same path first.
     s = step(`Warm-up: ${rate * 3} webhooks at ${rate}/s to one subscriber, not measured`);
-    const warmSub = await admin(stack.url, 'POST', '/subscriptions', { url: `${rx.url}/warm-up` });
-    const warmIds = [];
-    await paced(rate, rate * 3, async () => {
-      const id = nextId++;
-      warmIds.push(id);
-      await postPlant(stack.url, { id, name: 'Warm-up' });
-    });
-    const warmDeadline = Date.now() + 60000;
-    while (warmIds.some((id) => !rx.arrivals.has(id)) && Date.now() < warmDeadline) await new Promise((r) => setTimeout(r, 250));
-    await admin(stack.url, 'DELETE', `/subscriptions/${warmSub.id}`);
+    await deliveryRun(stack, rx, { subscribers: 1, rate, count: rate * 3, nextId, path: 'warm-up', waitMs: 60000 });
     s.done();
 
     for (const subscribers of subscriberCounts) {
-      const subs = [];
-      for (let i = 0; i < subscribers; i++) subs.push(await admin(stack.url, 'POST', '/subscriptions', { url: `${rx.url}/s${i}` }));
-      s = step(`${subscribers} subscriber(s): ${rate * seconds} webhooks at ${rate}/s`);
       const count = rate * seconds;
-      const accepted = new Map();
+      s = step(`${subscribers} subscriber(s): ${count} webhooks at ${rate}/s`);
       const before = await histograms();
       const meter = cpuMeter({ gateway: stack.gateway.pid, worker: stack.worker.pid });
-      await paced(rate, count, async () => {
-        const id = nextId++;
-        await postPlant(stack.url, { id, name: 'Delivered', tag: 'bench' });
-        accepted.set(id, Date.now());
-      });
-      const deadline = Date.now() + 120000;
-      const expected = count * subscribers;
-      const received = () => [...accepted.keys()].reduce((n, id) => n + (rx.arrivals.get(id)?.length ?? 0), 0);
-      while (received() < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+      const accepted = await deliveryRun(stack, rx, { subscribers, rate, count, nextId, path: 's', waitMs: 120000 });
+      const cores = meter.read();
       const latencies = [];
       let first = Infinity;
       let last = 0;
@@ -121,13 +124,12 @@ async function main() {
           last = Math.max(last, t);
         }
       }
-      // Offered vs delivered per second: below capacity they match; above it, latency grows with the run.
-      const cores = meter.read();
       if (cores) cpu[`${subscribers} subscriber(s)`] = cores;
-      s.done(`${latencies.length}/${expected} delivered`);
+      s.done(`${latencies.length}/${count * subscribers} delivered`);
       const after = await histograms();
       split[`${subscribers}: gateway event -> plant and deliveries stored`] = histogramPercentiles(before[0], after[0]);
       split[`${subscribers}: gateway event -> 2xx recorded`] = histogramPercentiles(before[1], after[1]);
+      // Offered vs delivered per second: below capacity they match; above it, latency grows with the run.
       rows[`${subscribers} subscriber(s), gateway 200 -> receiver`] = {
         webhooks: count,
         deliveries: latencies.length,
@@ -135,7 +137,6 @@ async function main() {
         'delivered/s': Math.round(latencies.length / Math.max(0.001, (last - first) / 1000)),
         ...percentiles(latencies, [50, 95, 99]),
       };
-      for (const sub of subs) await admin(stack.url, 'DELETE', `/subscriptions/${sub.id}`);
     }
     const metrics = await (await fetch(`${stack.workerUrl}/metrics`)).text();
     const outcome = (name) =>

@@ -105,22 +105,18 @@ function postPlant(url, plant, headers = {}, path = '/plant/webhook') {
 const table = (rows) => console.table(rows);
 
 /**
- * CPU used by each part of the stack between start() and read(), in % of one core, from /proc (Linux only:
+ * CPU used by each part of the stack between cpuMeter() and read(), in % of one core, from /proc (Linux only:
  * elsewhere read() returns null). The machine is shared by all of them, so this says where the cores went.
  */
 function cpuMeter(pids) {
   const fs = require('node:fs');
   const TICKS = 100; // USER_HZ on Linux
-  const owner = (pid) => {
-    for (const [name, p] of Object.entries(pids)) if (p === pid) return name;
-    if (pid === process.pid) return 'bench (load + receiver)';
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (stat.includes('(postgres)')) return 'postgresql';
-      if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('kafka.Kafka')) return 'kafka';
-    } catch {
-      return null;
-    }
+  const byPid = new Map([...Object.entries(pids).map(([name, pid]) => [pid, name]), [process.pid, 'bench (load + receiver)']]);
+  /** Whose the process is, from its stat line (read once per process per snapshot), or null if none of ours. */
+  const owner = (pid, stat) => {
+    if (byPid.has(pid)) return byPid.get(pid);
+    if (stat.includes('(postgres)')) return 'postgresql';
+    if (stat.includes('(java)') && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('kafka.Kafka')) return 'kafka';
     return null;
   };
   const snapshot = () => {
@@ -132,10 +128,11 @@ function cpuMeter(pids) {
       return null;
     }
     for (const pid of pidsNow) {
-      const name = owner(pid);
-      if (!name) continue;
       try {
-        const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const name = owner(pid, stat);
+        if (!name) continue;
+        const fields = stat.split(') ')[1].split(' ');
         ticks[name] = (ticks[name] ?? 0) + Number(fields[11]) + Number(fields[12]); // utime + stime
       } catch {
         // exited meanwhile
@@ -143,9 +140,8 @@ function cpuMeter(pids) {
     }
     return { at: performance.now(), ticks };
   };
-  let start = snapshot();
+  const start = snapshot();
   return {
-    start: () => (start = snapshot()),
     read() {
       const end = snapshot();
       if (!start || !end) return null;

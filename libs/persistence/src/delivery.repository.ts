@@ -83,6 +83,13 @@ export interface AttemptRecord {
   outcome: AttemptOutcome;
 }
 
+/**
+ * The subscription's side of a delivery about to be sent (alias `s`), as both the claim and the outbox write
+ * that leases return it: a rotated-out secret still signs until its overlap ends.
+ */
+export const SUBSCRIPTION_SEND_COLUMNS = `s.url, s.token, s.secret,
+  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret`;
+
 const RECORD_ATTEMPTS = `
 WITH r AS (
   SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::int[], $4::int[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[])
@@ -157,8 +164,7 @@ WITH candidates AS MATERIALIZED (
   UPDATE deliveries d SET leased_until = now() + $3 * interval '1 millisecond'
   FROM due, subscriptions s
   WHERE d.id = due.id AND s.id = d.subscription_id
-  RETURNING d.id, d.subscription_id, d.event_id, d.plant_id, d.body, d.event_time, d.attempts, s.url, s.token, s.secret,
-    CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret
+  RETURNING d.id, d.subscription_id, d.event_id, d.plant_id, d.body, d.event_time, d.attempts, ${SUBSCRIPTION_SEND_COLUMNS}
 )
 -- Always one row at least: how many were due tells the dispatcher whether to claim again as slots free up.
 -- (Deliveries of disabled subscriptions stay pending without being due, so they do not count.)

@@ -1,6 +1,6 @@
 import { Pool } from 'pg';
 import { Page, toPage } from './cursor';
-import { ClaimedDelivery, ClaimedRow, toClaimedDelivery } from './delivery.repository';
+import { ClaimedDelivery, ClaimedRow, SUBSCRIPTION_SEND_COLUMNS, toClaimedDelivery } from './delivery.repository';
 
 /** One decoded plant.created event with the Kafka position it came from. */
 export interface PlantEventRow {
@@ -37,7 +37,11 @@ export interface OutboxLease {
   leaseMs: number;
 }
 
-const NO_LEASE: OutboxLease = { limit: 0, skipSubscriptions: [], leaseMs: 0 };
+/** Lease nothing: every delivery written is left for claims. */
+export const NO_LEASE: OutboxLease = { limit: 0, skipSubscriptions: [], leaseMs: 0 };
+
+/** A result with nothing in it, to add to (its sets are new each time). */
+export const emptyApplyResult = (): ApplyResult => ({ fresh: new Set(), applied: new Set(), deliveries: 0, leased: [] });
 
 export interface StoredPlant {
   id: number;
@@ -104,19 +108,16 @@ WITH input AS (
 SELECT (SELECT coalesce(array_agg(event_id), '{}') FROM fresh) AS fresh,
        (SELECT coalesce(array_agg(last_event_id), '{}') FROM upserted) AS applied,
        (SELECT count(*) FROM outbox)::int AS deliveries,
-       (SELECT coalesce(json_agg(json_build_object(
-           'id', o.id, 'subscription_id', o.subscription_id, 'event_id', o.event_id, 'plant_id', o.plant_id,
-           'body', o.body, 'event_time', o.event_time, 'attempts', o.attempts, 'url', s.url, 'token', s.token,
-           'secret', s.secret,
-           'previous_secret', CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END)), '[]')
-        FROM outbox o JOIN subscriptions s ON s.id = o.subscription_id
-        WHERE o.leased_until IS NOT NULL) AS leased`;
+       (SELECT coalesce(json_agg(h), '[]') FROM (
+          SELECT o.id, o.subscription_id, o.event_id, o.plant_id, o.body, o.event_time, o.attempts, ${SUBSCRIPTION_SEND_COLUMNS}
+          FROM outbox o JOIN subscriptions s ON s.id = o.subscription_id
+          WHERE o.leased_until IS NOT NULL) h) AS leased`;
 
 export class PlantRepository {
   constructor(private readonly pool: Pool) {}
 
   async applyEvents(events: PlantEventRow[], lease: OutboxLease = NO_LEASE): Promise<ApplyResult> {
-    if (events.length === 0) return { fresh: new Set(), applied: new Set(), deliveries: 0, leased: [] };
+    if (events.length === 0) return emptyApplyResult();
     const col = <K extends keyof PlantEventRow>(k: K) => events.map((e) => e[k]);
     // Named: each connection parses and plans this big statement once, not once per batch.
     const { rows } = await this.pool.query<{ fresh: string[]; applied: string[]; deliveries: number; leased: ClaimedRow[] }>({ name: 'apply-events', text: APPLY_EVENTS, values: [

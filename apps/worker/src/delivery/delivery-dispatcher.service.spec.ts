@@ -60,12 +60,15 @@ describe(DeliveryDispatcher.name, () => {
 
   it('offers room for twice its concurrency, less what is queued or on the wire', async () => {
     const { sut, handoff, hold } = setup();
-    hold(() => new Promise(() => undefined)); // receivers that never answer
+    let answer!: (r: SendResult) => void;
+    const unanswered = new Promise<SendResult>((r) => (answer = r));
+    hold(() => unanswered); // receivers that do not answer until the end of the test
     expect(handoff.room().limit).toBe(4);
     handoff.accept([delivery('a'), delivery('b'), delivery('c')], 0);
     expect(handoff.room().limit).toBe(1); // two sending, one queued
     expect(handoff.room().leaseMs).toBeGreaterThan(15000); // outlives an attempt's timeout
-    (sut as unknown as { stopped: boolean }).stopped = true; // not awaiting the hung sends
+    answer(ok);
+    await sut.onModuleDestroy();
   });
 
   it('hands leases back when deliveries arrive after it stopped, instead of letting them wait for expiry', async () => {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { parseSchedule } from '@app/delivery';
-import { AttemptRecord, ClaimedDelivery, DeliveryRepository, OutboxLease, WriteCoalescer } from '@app/persistence';
+import { AttemptRecord, ClaimedDelivery, DeliveryRepository, NO_LEASE, OutboxLease, WriteCoalescer } from '@app/persistence';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { DeliveryHandoff, HandoffTarget } from './delivery-handoff';
 import { decideOutcome } from './delivery-outcome';
@@ -24,6 +24,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   private readonly logger = new Logger(DeliveryDispatcher.name);
   private readonly schedule: number[];
   private readonly leaseMs: number;
+  /** Deliveries this worker takes on ahead: on the wire plus queued for a slot. */
+  private readonly window: number;
   private readonly inFlight = new Map<string, number>(); // requests on the wire, per subscription
   private readonly queued = new Map<string, ClaimedDelivery[]>(); // claimed, waiting for a slot
   private queuedCount = 0;
@@ -49,14 +51,14 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     // Long enough for a short wait in the queue, the attempt and its bookkeeping; a lease outliving its
     // worker is what makes a crash safe.
     this.leaseMs = config.DELIVERY_TIMEOUT_MS + 5000;
+    this.window = 2 * config.DELIVERY_CONCURRENCY;
     this.recorder = new WriteCoalescer((records) => deliveries.recordAttempts(records), 500);
     handoff.attach(this);
   }
 
   room(): OutboxLease {
-    const ahead = 2 * this.config.DELIVERY_CONCURRENCY;
-    if (this.stopped) return { limit: 0, skipSubscriptions: [], leaseMs: 0 };
-    return { limit: Math.max(0, ahead - this.sending - this.queuedCount), skipSubscriptions: this.saturated(), leaseMs: this.leaseMs };
+    if (this.stopped) return NO_LEASE;
+    return { limit: this.free(), skipSubscriptions: this.saturated(), leaseMs: this.leaseMs };
   }
 
   accept(leased: ClaimedDelivery[], leftBehind: number) {
@@ -91,16 +93,16 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
 
   private async run() {
     let lastPendingCount = 0;
-    const ahead = 2 * this.config.DELIVERY_CONCURRENCY;
     while (!this.stopped) {
-      const want = ahead - this.sending - this.queuedCount;
+      const want = this.free();
       let claimed: ClaimedDelivery[] = [];
       // Claim in batches: when a quarter of the window is free, or when nothing at all is under way.
-      if (want >= Math.max(1, ahead / 4) || (want > 0 && this.sending + this.queuedCount === 0)) {
+      if (want >= Math.max(1, this.window / 4) || (want > 0 && this.sending + this.queuedCount === 0)) {
         try {
-          const result = await this.deliveries.claimDue(want, this.saturated(), this.leaseMs);
+          const saturated = this.saturated();
+          const result = await this.deliveries.claimDue(want, saturated, this.leaseMs);
           claimed = result.claimed;
-          this.backlog = result.more || this.saturated().length > 0;
+          this.backlog = result.more || saturated.length > 0;
         } catch (err) {
           this.logger.warn(`claiming deliveries failed, will retry: ${(err as Error).message}`);
         }
@@ -117,6 +119,10 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       // serves many.
       if (this.sending > 0) await new Promise((r) => setTimeout(r, CLAIM_COALESCE_MS));
     }
+  }
+
+  private free(): number {
+    return Math.max(0, this.window - this.sending - this.queuedCount);
   }
 
   /** Subscriptions with a full queue are left out of the next claim, so one busy subscriber cannot hog it. */

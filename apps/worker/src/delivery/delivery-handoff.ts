@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ClaimedDelivery, OutboxLease } from '@app/persistence';
+import { ClaimedDelivery, NO_LEASE, OutboxLease } from '@app/persistence';
 
 /** What the dispatcher offers the consumer: room for fresh deliveries, and taking them. */
 export interface HandoffTarget {
@@ -7,8 +7,6 @@ export interface HandoffTarget {
   /** `leftBehind`: deliveries written in the same batch but not leased, for the claim path to pick up. */
   accept(leased: ClaimedDelivery[], leftBehind: number): void;
 }
-
-const NO_ROOM: OutboxLease = { limit: 0, skipSubscriptions: [], leaseMs: 0 };
 
 /**
  * The consumer's line to the dispatcher in the same process. The consumer writes a batch's deliveries leased
@@ -25,7 +23,7 @@ export class DeliveryHandoff {
   }
 
   room(): OutboxLease {
-    return this.target?.room() ?? NO_ROOM;
+    return this.target?.room() ?? NO_LEASE;
   }
 
   accept(leased: ClaimedDelivery[], leftBehind: number) {

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { EventHeaders } from '@app/contracts';
 import { continueTrace } from '@app/observability';
-import { ApplyResult, isDataError, PlantEventRow, PlantRepository, WriteCoalescer } from '@app/persistence';
+import { ApplyResult, emptyApplyResult, isDataError, PlantEventRow, PlantRepository, WriteCoalescer } from '@app/persistence';
 import { DeliveryHandoff } from '../delivery/delivery-handoff';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { BatchPlan, planBatch, PoisonMessage } from './batch-plan';
@@ -20,8 +20,6 @@ const MAX_ROWS_PER_WRITE = 5000;
  * steady rate each partition's fetch brings only a few events, and a statement (with its commit) per batch
  * cost the database more than the rows did.
  */
-const EMPTY_RESULT: ApplyResult = { fresh: new Set(), applied: new Set(), deliveries: 0, leased: [] };
-
 @Injectable()
 export class PlantIngestService {
   private readonly logger = new Logger(PlantIngestService.name);
@@ -76,12 +74,12 @@ export class PlantIngestService {
    */
   private async store(batch: PlantBatch, plan: BatchPlan): Promise<{ result: ApplyResult; unstorable: PoisonMessage[] }> {
     try {
-      return { result: plan.rows.length > 0 ? await this.writes.add(plan.rows) : EMPTY_RESULT, unstorable: [] };
+      return { result: plan.rows.length > 0 ? await this.writes.add(plan.rows) : emptyApplyResult(), unstorable: [] };
     } catch (err) {
       if (!isDataError(err)) throw err;
       const byOffset = new Map(batch.messages.map((m) => [m.offset, m]));
       // Row by row nothing is leased: the dispatcher claims these deliveries.
-      const result: ApplyResult = { fresh: new Set(), applied: new Set(), deliveries: 0, leased: [] };
+      const result = emptyApplyResult();
       const unstorable: PoisonMessage[] = [];
       for (const row of plan.rows) {
         try {
