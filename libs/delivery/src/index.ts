@@ -1,3 +1,3 @@
-export * from './ssrf-guard';
+export * from './ssrf';
 export * from './signing';
 export * from './retry-schedule';

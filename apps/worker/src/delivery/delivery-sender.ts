@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
-import { checkSubscriberUrl, parseRetryAfter, signDelivery } from '@app/delivery';
+import { checkUrlShape, parseRetryAfter, signDelivery } from '@app/delivery';
 import { ClaimedDelivery, DeliveryAttempt } from '@app/persistence';
-import { httpPost } from './http-post';
+import { Agents, deliveryAgents, httpPost } from './http-post';
 
 export interface SendResult extends DeliveryAttempt {
   retryAfterMs: number | null;
@@ -11,10 +11,17 @@ export interface SendResult extends DeliveryAttempt {
 const USER_AGENT = 'PlantStore-Webhooks/1.0 (+https://plant.store)';
 const MAX_RESPONSE_BYTES = 1024;
 
-/** One HTTP attempt: the SSRF guard again (DNS may have changed), signing, a timeout, no redirects. */
+/**
+ * One HTTP attempt: the SSRF guard (the URL's shape and IP literals here; resolved names inside the agents'
+ * lookup, on the address actually connected to), signing, a timeout, no redirects.
+ */
 @Injectable()
 export class DeliverySender {
-  constructor(@Inject(APP_CONFIG) private readonly config: WorkerConfig) {}
+  private readonly agents: Agents;
+
+  constructor(@Inject(APP_CONFIG) private readonly config: WorkerConfig) {
+    this.agents = deliveryAgents(config.DELIVERY_ALLOW_PRIVATE_NETWORKS);
+  }
 
   async send(d: ClaimedDelivery): Promise<SendResult> {
     const attemptedAt = new Date();
@@ -29,7 +36,7 @@ export class DeliverySender {
       ...partial,
     });
 
-    const allowed = await checkSubscriberUrl(d.url, this.config.DELIVERY_ALLOW_PRIVATE_NETWORKS);
+    const allowed = checkUrlShape(d.url, this.config.DELIVERY_ALLOW_PRIVATE_NETWORKS);
     if (!allowed.ok) return result({ error: `refused by the SSRF guard: ${allowed.reason}` });
 
     const headers: Record<string, string> = {
@@ -39,11 +46,12 @@ export class DeliverySender {
     };
     if (d.token) headers.authorization = `Bearer ${d.token}`;
     try {
-      const res = await httpPost(d.url, headers, d.body, this.config.DELIVERY_TIMEOUT_MS, MAX_RESPONSE_BYTES);
+      const res = await httpPost(this.agents, d.url, headers, d.body, this.config.DELIVERY_TIMEOUT_MS, MAX_RESPONSE_BYTES);
       const retryAfter = res.headers['retry-after'];
       return result({ status: res.status, responseBody: res.body || null, retryAfterMs: parseRetryAfter(typeof retryAfter === 'string' ? retryAfter : null) });
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
+      if (e.code === 'ESSRFBLOCKED') return result({ error: `refused by the SSRF guard: ${e.message}` });
       return result({ error: e.code === 'ETIMEDOUT' ? e.message : (e.code ?? e.message) });
     }
   }

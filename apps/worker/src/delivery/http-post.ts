@@ -1,12 +1,21 @@
 import http from 'node:http';
 import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { guardedLookup } from '@app/delivery';
 
 // node:http with keep-alive agents rather than fetch: a delivery worker spends most of its CPU on HTTP, and
 // fetch costs several times more per request. Redirects are never followed (a 3xx is a failed attempt).
-const agents = {
-  'http:': new http.Agent({ keepAlive: true, maxSockets: 256, scheduling: 'lifo' }),
-  'https:': new https.Agent({ keepAlive: true, maxSockets: 256, scheduling: 'lifo' }),
-};
+// Unless private networks are allowed, the agents resolve names through the SSRF guard: the address checked
+// is the one the socket connects to (IP literals never reach a lookup; the sender checks those itself).
+export type Agents = Record<'http:' | 'https:', http.Agent>;
+
+export function deliveryAgents(allowPrivate: boolean): Agents {
+  const lookup: LookupFunction | undefined = allowPrivate ? undefined : guardedLookup();
+  return {
+    'http:': new http.Agent({ keepAlive: true, maxSockets: 256, scheduling: 'lifo', lookup } as http.AgentOptions),
+    'https:': new https.Agent({ keepAlive: true, maxSockets: 256, scheduling: 'lifo', lookup } as https.AgentOptions),
+  };
+}
 
 export interface PostResult {
   status: number;
@@ -15,7 +24,14 @@ export interface PostResult {
   body: string;
 }
 
-export function httpPost(url: string, headers: Record<string, string>, body: string, timeoutMs: number, maxBody = 1024): Promise<PostResult> {
+export function httpPost(
+  agents: Agents,
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+  maxBody = 1024,
+): Promise<PostResult> {
   const target = new URL(url);
   const client = target.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
