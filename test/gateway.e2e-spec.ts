@@ -170,13 +170,14 @@ describe('gateway: POST /plant/webhook', () => {
     expect(lint).toEqual(expect.objectContaining({ valid: true }));
   });
 
-  it('serves a docs page, health, readiness and metrics', async () => {
+  it('serves a docs page, health and readiness publicly, and metrics only on the metrics port', async () => {
     const docs = await fetch(`${gw.url}/docs`);
     expect(docs.status).toBe(200);
     expect(await docs.text()).toMatch(/swagger-ui/i);
     expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
     expect(await (await fetch(`${gw.url}/readyz`)).json()).toMatchObject({ status: 'ready' });
-    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    expect((await fetch(`${gw.url}/metrics`)).status).toBe(404);
+    const metrics = await (await fetch(`${gw.metricsUrl}/metrics`)).text();
     expect(metrics).toMatch(/plant_store_http_requests_total\{[^}]*route="\/plant\/webhook"[^}]*status="200"/);
     expect(metrics).toMatch(/plant_store_publish_latency_seconds_bucket/);
     expect(metrics).toMatch(/plant_store_publishes_in_flight/);

@@ -90,10 +90,13 @@ describe.each(overlays)('deploy/k8s overlay %s', (overlay, dir) => {
     expect(env).toEqual(expect.arrayContaining([{ secretRef: { name: 'plant-store-secrets' } }]));
   });
 
-  it('lets traffic into the gateway only, and nothing but metrics scrapes into the worker', () => {
+  it('lets anyone reach the gateway's HTTP port, and only Prometheus the metrics ports of either app', () => {
     const gw = find(objects, 'NetworkPolicy', 'plant-store-gateway');
     const wk = find(objects, 'NetworkPolicy', 'plant-store-worker');
-    expect(gw.spec.ingress[0].ports[0].port).toBe(3000);
+    expect(gw.spec.ingress[0]).toEqual({ ports: [{ protocol: 'TCP', port: 3000 }] });
+    expect(gw.spec.ingress[1].from[0].podSelector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'prometheus' });
+    expect(gw.spec.ingress[1].ports).toEqual([{ protocol: 'TCP', port: 9465 }]);
+    expect(deployment('gateway').spec.template.metadata.annotations['prometheus.io/port']).toBe('9465');
     expect(wk.spec.policyTypes).toEqual(['Ingress', 'Egress']);
     expect(wk.spec.ingress.flatMap((r: any) => r.ports.map((p: any) => p.port))).toEqual([9464]); // eslint-disable-line
   });

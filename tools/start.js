@@ -13,6 +13,7 @@ async function main() {
   const generated = (v) => v || randomBytes(24).toString('base64url');
   const env = {
     PORT: process.env.PORT || '3000',
+    METRICS_PORT: process.env.METRICS_PORT || '9465',
     WORKER_METRICS_PORT: process.env.WORKER_METRICS_PORT || '9464',
     WEBHOOK_TOKENS: generated(process.env.WEBHOOK_TOKENS),
     ADMIN_TOKENS: generated(process.env.ADMIN_TOKENS),
@@ -55,7 +56,7 @@ async function main() {
   const adminToken = env.ADMIN_TOKENS.split(',')[0].trim();
   console.log(`
 Plant Store is up.
-  gateway        ${url}   (docs ${url}/docs, document ${url}/openapi.json, metrics ${url}/metrics)
+  gateway        ${url}   (docs ${url}/docs, document ${url}/openapi.json, metrics http://127.0.0.1:${env.METRICS_PORT}/metrics)
   worker         http://127.0.0.1:${env.WORKER_METRICS_PORT}/readyz and /metrics
   webhook token  ${webhookToken}${process.env.WEBHOOK_TOKENS ? '' : '   (generated: set WEBHOOK_TOKENS to choose your own)'}
   admin token    ${adminToken}${process.env.ADMIN_TOKENS ? '' : '   (generated: set ADMIN_TOKENS to choose your own)'}

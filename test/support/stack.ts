@@ -4,6 +4,7 @@ import { Pool } from 'pg';
 import { ensureTopicsOn } from '@app/kafka';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createGatewayApp } from '../../apps/gateway/src/gateway.app';
+import { MetricsServer } from '../../apps/gateway/src/metrics/metrics-server';
 import { createWorkerApp } from '../../apps/worker/src/worker.app';
 
 // The end-to-end suites run against the real Kafka and PostgreSQL that tools/test.js started and
@@ -26,6 +27,8 @@ export function baseEnv(overrides: Record<string, string> = {}): NodeJS.ProcessE
     LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'warn',
     PLANT_CREATED_PARTITIONS: '6',
     PORT: '0',
+    METRICS_PORT: '0',
+    METRICS_HOST: '127.0.0.1',
     WORKER_METRICS_PORT: '0',
     WORKER_GROUP_ID: `e2e-${randomBytes(4).toString('hex')}`,
     DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
@@ -43,6 +46,8 @@ export function plantIds(): () => number {
 export interface RunningGateway {
   app: NestFastifyApplication;
   url: string;
+  /** The metrics port (METRICS_PORT), apart from the public one. */
+  metricsUrl: string;
   close(): Promise<void>;
 }
 
@@ -50,7 +55,8 @@ export async function startGateway(env: NodeJS.ProcessEnv): Promise<RunningGatew
   const { app } = await createGatewayApp(env);
   await app.listen(0, '127.0.0.1');
   const url = await app.getUrl();
-  return { app, url: url.replace('[::1]', '127.0.0.1'), close: () => app.close() };
+  const metricsUrl = `http://127.0.0.1:${app.get(MetricsServer).port}`;
+  return { app, url: url.replace('[::1]', '127.0.0.1'), metricsUrl, close: () => app.close() };
 }
 
 export interface RunningWorker {

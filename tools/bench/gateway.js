@@ -51,7 +51,7 @@ async function main() {
     s = step(`Baseline: bare Fastify, same checks, no Kafka, ${connections} connections for ${duration} s`);
     const base = await run(bare.url, connections, duration);
     s.done();
-    const metrics = await (await fetch(`${stack.url}/metrics`)).text();
+    const metrics = await (await fetch(`${stack.gatewayMetricsUrl}/metrics`)).text();
     const sum = Number(/plant_store_produce_batch_size_sum\S* (\S+)/.exec(metrics)?.[1] ?? 0);
     const cnt = Number(/plant_store_produce_batch_size_count\S* (\S+)/.exec(metrics)?.[1] ?? 0);
     table({ 'gateway (durable publish)': summary(gw), 'baseline: bare Fastify': summary(base) });

@@ -17,6 +17,7 @@ async function startStack({ workerEnv = {}, startWorker = true } = {}) {
   const env = {
     ...infra.env,
     PORT: '3300',
+    METRICS_PORT: '9561',
     WORKER_METRICS_PORT: '9560',
     WEBHOOK_TOKENS: TOKEN,
     ADMIN_TOKENS: ADMIN,
@@ -32,6 +33,7 @@ async function startStack({ workerEnv = {}, startWorker = true } = {}) {
     env,
     gateway,
     url: `http://127.0.0.1:${env.PORT}`,
+    gatewayMetricsUrl: `http://127.0.0.1:${env.METRICS_PORT}`,
     workerUrl: `http://127.0.0.1:${env.WORKER_METRICS_PORT}`,
     worker: null,
     async startWorker(extra = {}) {

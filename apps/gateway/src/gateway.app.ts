@@ -2,25 +2,37 @@ import { NestFactory } from '@nestjs/core';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { GatewayConfig, gatewayEnvSchema, loadConfig } from '@app/config';
 import { createLogger, PinoNestLogger, ProblemFilter } from '@app/observability';
+import { refuseMisplacedCredentials } from './auth/credential-placement';
 import { GatewayModule } from './gateway.module';
+import { decodeRequestBodies } from './http/content-encoding';
+import { ConnectionTracker } from './http/http-limits';
 import { createHttpAdapter, instrumentHttp } from './http/http-server';
 import { ShutdownState } from './health/shutdown-state';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { setupDocs } from './openapi/docs';
 
+export interface GatewayApp {
+  app: NestFastifyApplication;
+  config: GatewayConfig;
+  connections: ConnectionTracker;
+}
+
 /** Builds the gateway (used by main.ts and by the end-to-end tests); the caller listens. */
-export async function createGatewayApp(
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<{ app: NestFastifyApplication; config: GatewayConfig }> {
+export async function createGatewayApp(env: NodeJS.ProcessEnv = process.env): Promise<GatewayApp> {
   const config = loadConfig(gatewayEnvSchema, env); // fails fast, naming the bad variable
   const logger = createLogger('gateway', config.LOG_LEVEL);
+  const metrics = new GatewayMetrics();
   const app = await NestFactory.create<NestFastifyApplication>(
-    GatewayModule.forRoot(env),
-    createHttpAdapter(config.WEBHOOK_MAX_BYTES),
+    GatewayModule.forRoot(config, metrics),
+    createHttpAdapter(config, metrics),
     { bodyParser: false, logger: new PinoNestLogger(logger) },
   );
   app.useGlobalFilters(new ProblemFilter(logger));
-  instrumentHttp(app, app.get(GatewayMetrics), logger, app.get(ShutdownState));
+  const fastify = app.getHttpAdapter().getInstance();
+  const connections = new ConnectionTracker(fastify.server, config.HTTP_MAX_CONNECTIONS, metrics);
+  instrumentHttp(app, metrics, logger, app.get(ShutdownState));
+  decodeRequestBodies(fastify, config.WEBHOOK_MAX_BYTES);
+  refuseMisplacedCredentials(fastify);
   setupDocs(app);
-  return { app, config };
+  return { app, config, connections };
 }

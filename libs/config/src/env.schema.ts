@@ -34,7 +34,15 @@ export const gatewayEnvSchema = z.object({
   PUBLISH_TIMEOUT_MS: positiveInt.default(5000),
   EVENT_SOURCE: z.string().min(1).default('/plant-store/gateway'),
   SHUTDOWN_DRAIN_MS: positiveInt.default(10000),
+  SHUTDOWN_IDLE_WAIT_MS: z.coerce.number().int().min(0).default(3000),
   DELIVERY_ALLOW_PRIVATE_NETWORKS: bool.default(false),
+  MAX_PUBLISHES_IN_FLIGHT: positiveInt.default(1000),
+  HTTP_HEADERS_TIMEOUT_MS: positiveInt.default(10000),
+  HTTP_REQUEST_TIMEOUT_MS: positiveInt.default(30000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(72000),
+  HTTP_MAX_CONNECTIONS: positiveInt.default(4096),
+  METRICS_PORT: port.default(9465),
+  METRICS_HOST: z.string().default('0.0.0.0'),
 });
 
 export const workerEnvSchema = z.object({

@@ -35,3 +35,18 @@ describe('validateNewPlant', () => {
     expect(validateNewPlant(null).ok).toBe(false);
   });
 });
+
+describe('validateNewPlant: text the store can hold exactly', () => {
+  it.each([
+    ['a NUL in name', { id: 1, name: 'Ficus\u0000' }, 'name'],
+    ['a NUL in tag', { id: 1, name: 'Ficus', tag: '\u0000' }, 'tag'],
+    ['a lone high surrogate', { id: 1, name: 'Fern \ud83c' }, 'name'],
+    ['a lone low surrogate', { id: 1, name: 'Fern', tag: '\udc00x' }, 'tag'],
+  ])('refuses %s, naming the field', (_case, body, field) => {
+    expect(validateNewPlant(body)).toEqual({ ok: false, errors: [{ field, message: expect.stringMatching(/NUL .* unpaired surrogate/) }] });
+  });
+
+  it('accepts any other Unicode, astral characters included', () => {
+    expect(validateNewPlant({ id: 1, name: 'Fern 🌿 \u00e9\u4e2d', tag: '\u200b' }).ok).toBe(true);
+  });
+});

@@ -12,18 +12,40 @@ export const MAX_PLANT_ID = Number.MAX_SAFE_INTEGER;
 
 /**
  * NewPlant as Plant Store accepts it: the seed's schema, plus our policy that an id is a positive integer no
- * larger than 2^53 - 1 (so int64 ids never lose precision on their way through JSON).
+ * larger than 2^53 - 1 (so int64 ids never lose precision on their way through JSON), and that the stored
+ * strings are text PostgreSQL can hold exactly (see storableText).
  */
 export const acceptedNewPlantSchema = {
   $id: 'https://plant.store/schemas/accepted-new-plant.json',
   allOf: [
     { $ref: NEW_PLANT_REF },
-    { type: 'object', properties: { id: { type: 'integer', minimum: 1, maximum: MAX_PLANT_ID } } },
+    {
+      type: 'object',
+      properties: {
+        id: { type: 'integer', minimum: 1, maximum: MAX_PLANT_ID },
+        name: { storableText: true },
+        tag: { storableText: true },
+      },
+    },
   ],
 };
 
+/**
+ * A NUL character cannot be stored in a PostgreSQL text column, and a lone UTF-16 surrogate (valid in a JSON
+ * string escape, but not Unicode text) would be replaced by U+FFFD on the way in: refused at the edge, so a
+ * 200 always means the plant is stored exactly as sent.
+ */
+const UNSTORABLE = /[\u0000\uD800-\uDFFF]/u; // with the u flag, paired surrogates are one code point: not matched
+export const UNSTORABLE_TEXT_MESSAGE = 'must not contain NUL (\\u0000) or an unpaired surrogate (\\uD800-\\uDFFF)';
+
 export const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
 addFormats(ajv);
+ajv.addKeyword({
+  keyword: 'storableText',
+  schemaType: 'boolean',
+  validate: (enabled: boolean, value: unknown) => !enabled || typeof value !== 'string' || !UNSTORABLE.test(value),
+  errors: false,
+});
 ajv.addKeyword('components');
 ajv.addVocabulary(['example', 'x-internal']);
 ajv.addSchema({ $id: DOC_ID, components: seedDocument.components });
@@ -41,7 +63,8 @@ export function toFieldErrors(errors: ErrorObject[] | null | undefined): FieldEr
     if (e.keyword === 'allOf' || e.keyword === 'if') continue;
     const base = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
     const field = e.keyword === 'required' ? [base, e.params.missingProperty].filter(Boolean).join('.') : base;
-    const message = e.keyword === 'required' ? 'is required' : (e.message ?? 'is invalid');
+    const message =
+      e.keyword === 'required' ? 'is required' : e.keyword === 'storableText' ? UNSTORABLE_TEXT_MESSAGE : (e.message ?? 'is invalid');
     if (!seen.has(field || '(body)')) seen.set(field || '(body)', message);
   }
   return [...seen].map(([field, message]) => ({ field, message }));

@@ -18,6 +18,7 @@ const BASE = 'https://plant.store/problems/';
 export const ProblemKind = {
   malformedJson: { slug: 'malformed-json', title: 'Malformed JSON body', status: 400 },
   badRequest: { slug: 'bad-request', title: 'Bad request', status: 400 },
+  nestingTooDeep: { slug: 'nesting-too-deep', title: 'The JSON body nests too deeply', status: 400 },
   unauthorized: { slug: 'unauthorized', title: 'Missing or invalid bearer token', status: 401 },
   forbidden: { slug: 'forbidden', title: 'Forbidden', status: 403 },
   notFound: { slug: 'not-found', title: 'Not found', status: 404 },

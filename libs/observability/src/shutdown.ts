@@ -6,15 +6,20 @@ import { INestApplication } from '@nestjs/common';
  * deadline below the orchestrator's grace period turns a stuck shutdown into an exit instead of a SIGKILL.
  * Used instead of enableShutdownHooks(), whose order closes resources before the Kafka consumer.
  */
-export function exitOnSignals(app: INestApplication, name: string, deadlineMs: number, before: () => void = () => {}) {
+export function exitOnSignals(
+  app: INestApplication,
+  name: string,
+  deadlineMs: number,
+  before: () => void | Promise<void> = () => {},
+) {
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    before();
     setTimeout(() => process.exit(1), deadlineMs).unref();
     console.log(JSON.stringify({ level: 'info', app: name, msg: `${signal}: shutting down` }));
     try {
+      await before();
       await app.close();
       process.exit(0);
     } catch (err) {

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { Strategy } from 'passport-http-bearer';
@@ -21,6 +22,15 @@ function bearerStrategy(name: string, kind: Principal['kind'], tokensOf: (c: Gat
       super({ realm: REALM });
       this.tokens = new TokenSet(tokensOf(config));
     }
+    /**
+     * The Authorization header only. passport-http-bearer also takes `access_token` from the query string
+     * and the body (RFC 6750 §2.2, §2.3): a token there ends up in access logs, proxies and, for a webhook
+     * body, in the event itself. Requests that try it are refused before this (credential-placement.ts).
+     */
+    authenticate(req: { headers: IncomingHttpHeaders }, options?: unknown) {
+      return super.authenticate({ headers: req.headers } as never, options as object);
+    }
+
     validate(token: string): Principal | false {
       const tokenIndex = this.tokens.match(token);
       return tokenIndex < 0 ? false : { kind, tokenIndex };

@@ -1,19 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { GatewayConfig } from '@app/config';
 import type { Logger } from 'pino';
 import { ProblemException, sendProblem } from '@app/observability';
 import { ShutdownState } from '../health/shutdown-state';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
+import { clientErrorHandler, serverLimits } from './http-limits';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth';
 
 /**
  * Fastify enforces the body limit on the stream (a chunked body over it is rejected with 413, never
  * truncated) and answers 415 for bodies it has no parser for. Nest's own body parsers are off (bodyParser:
  * false), so only JSON is parsed.
  */
-export function createHttpAdapter(maxBodyBytes: number): FastifyAdapter {
+export function createHttpAdapter(config: GatewayConfig, metrics: GatewayMetrics): FastifyAdapter {
   return new FastifyAdapter({
-    bodyLimit: maxBodyBytes,
+    bodyLimit: config.WEBHOOK_MAX_BYTES,
     logger: false,
+    ...serverLimits(config),
+    clientErrorHandler: clientErrorHandler(metrics),
     // Requests arriving while we drain get our own 503 (problem+json, Retry-After) from instrumentHttp.
     return503OnClosing: false,
     genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => {
@@ -36,6 +41,9 @@ export function instrumentHttp(app: NestFastifyApplication, metrics: GatewayMetr
     // Many clients send `Content-Type: application/json` on a DELETE or an action POST with no body: that
     // is no body, not malformed JSON. Routes that need a body say so (validatedBody).
     if ((body as string).length === 0) return done(null, undefined);
+    if (nestsDeeperThan(body as string, MAX_JSON_DEPTH)) {
+      return done(ProblemException.of('nestingTooDeep', `The body nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep; flatten it`), undefined);
+    }
     parseJson(req, body as string, (err: Error | null, value?: unknown) => {
       if (!err) return done(null, value);
       done(ProblemException.of('malformedJson', 'The body is not valid JSON'), undefined);

@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, GatewayConfig } from '@app/config';
-import { EventHeaders, NewPlant, newPlantCreatedEvent, PLANT_CREATED_TOPIC } from '@app/contracts';
+import { EventHeaders, NewPlant, newPlantCreatedEvent, PLANT_CREATED_TOPIC, PlantCreatedEvent } from '@app/contracts';
+import { PublishTimeoutError } from '@app/kafka';
 import { continueTrace, ProblemException } from '@app/observability';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { EVENT_PUBLISHER, EventPublisher } from './event-publisher';
@@ -12,10 +14,19 @@ export interface WebhookMeta {
   requestId?: string;
 }
 
+/**
+ * What a 503 tells the sender. `not_accepted`: the event never left the gateway (shed, or withdrawn from the
+ * queue before it was sent). `unknown`: it was sent and Kafka did not answer in time, so it may yet be
+ * written, as with Kafka's own producer after delivery.timeout.ms. Either way the sender retries with the
+ * idempotency key the 503 names, and the worker stores the plant once.
+ */
+export type PublishOutcome = 'acked' | 'not_accepted' | 'unknown';
+
 /** Turns a valid New Plant into a plant.created event and answers only once Kafka has it. */
 @Injectable()
 export class PlantWebhookService {
   private readonly logger = new Logger(PlantWebhookService.name);
+  private inFlight = 0;
 
   constructor(
     @Inject(EVENT_PUBLISHER) private readonly publisher: EventPublisher,
@@ -24,42 +35,56 @@ export class PlantWebhookService {
   ) {}
 
   async accept(plant: NewPlant, meta: WebhookMeta): Promise<{ eventId: string }> {
-    const event = newPlantCreatedEvent(plant, { source: this.config.EVENT_SOURCE, idempotencyKey: meta.idempotencyKey });
-    const trace = continueTrace(meta.traceparent);
+    // Without a key of the sender's, one is made here: a 503 hands it back, so even that sender's retry is
+    // recognised as the same event.
+    const idempotencyKey = meta.idempotencyKey ?? `ps_${randomUUID()}`;
+    if (this.inFlight >= this.config.MAX_PUBLISHES_IN_FLIGHT) {
+      this.metrics.publishesShed.inc();
+      throw unavailable('not_accepted', idempotencyKey, null, '1',
+        `${this.inFlight} webhooks are already waiting for Kafka; this one was not accepted. Retry in a second`);
+    }
+    const event = newPlantCreatedEvent(plant, { source: this.config.EVENT_SOURCE, idempotencyKey });
+    const record = {
+      key: String(plant.id), // per-plant ordering: one plant, one partition
+      value: JSON.stringify(event),
+      headers: {
+        [EventHeaders.eventId]: event.id,
+        [EventHeaders.type]: event.type,
+        [EventHeaders.traceparent]: continueTrace(meta.traceparent).traceparent,
+        'content-type': 'application/cloudevents+json',
+      },
+    };
     const started = process.hrtime.bigint();
+    this.inFlight++;
     this.metrics.publishesInFlight.inc();
     try {
-      await this.publisher.publish(
-        PLANT_CREATED_TOPIC,
-        {
-          key: String(plant.id), // per-plant ordering: one plant, one partition
-          value: JSON.stringify(event),
-          headers: {
-            [EventHeaders.eventId]: event.id,
-            [EventHeaders.type]: event.type,
-            [EventHeaders.traceparent]: trace.traceparent,
-            'content-type': 'application/cloudevents+json',
-          },
-        },
-        this.config.PUBLISH_TIMEOUT_MS,
-      );
+      await this.publisher.publish(PLANT_CREATED_TOPIC, record, this.config.PUBLISH_TIMEOUT_MS);
       this.observe(started, 'acked');
+      return { eventId: event.id };
     } catch (err) {
-      this.observe(started, 'failed');
-      this.logger.warn(`event ${event.id} not acknowledged by Kafka: ${(err as Error).message} (request ${meta.requestId})`);
-      throw ProblemException.of(
-        'unavailable',
-        'The event could not be stored durably; nothing was accepted. Retry with the same webhook-id.',
-        {},
-        { 'retry-after': '5' },
-      );
+      const outcome: PublishOutcome = err instanceof PublishTimeoutError && !err.sent ? 'not_accepted' : 'unknown';
+      this.observe(started, outcome);
+      this.logger.warn(`event ${event.id} not acknowledged by Kafka (${outcome}): ${(err as Error).message} (request ${meta.requestId})`);
+      throw unavailable(outcome, idempotencyKey, event, '5',
+        outcome === 'unknown'
+          ? `Kafka did not confirm the event within ${this.config.PUBLISH_TIMEOUT_MS} ms; it may still be stored`
+          : 'Kafka could not take the event in time; it was not accepted');
     } finally {
+      this.inFlight--;
       this.metrics.publishesInFlight.dec();
     }
-    return { eventId: event.id };
   }
 
-  private observe(started: bigint, outcome: string) {
+  private observe(started: bigint, outcome: PublishOutcome) {
     this.metrics.publishLatency.observe({ outcome }, Number(process.hrtime.bigint() - started) / 1e9);
   }
+}
+
+function unavailable(outcome: PublishOutcome, key: string, event: PlantCreatedEvent | null, retryAfter: string, what: string) {
+  return ProblemException.of(
+    'unavailable',
+    `${what}. Retry with the header "webhook-id: ${key}" so that the plant is stored once, whatever happened to this attempt.`,
+    { outcome, idempotencyKey: key, ...(event ? { eventId: event.id } : {}) },
+    { 'retry-after': retryAfter },
+  );
 }
