@@ -90,7 +90,7 @@ describe.each(overlays)('deploy/k8s overlay %s', (overlay, dir) => {
     expect(env).toEqual(expect.arrayContaining([{ secretRef: { name: 'plant-store-secrets' } }]));
   });
 
-  it('lets anyone reach the gateway's HTTP port, and only Prometheus the metrics ports of either app', () => {
+  it('lets anyone reach the gateway HTTP port, and only Prometheus the metrics ports of either app', () => {
     const gw = find(objects, 'NetworkPolicy', 'plant-store-gateway');
     const wk = find(objects, 'NetworkPolicy', 'plant-store-worker');
     expect(gw.spec.ingress[0]).toEqual({ ports: [{ protocol: 'TCP', port: 3000 }] });
