@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { Consumer } from 'kafkajs';
 import { PLANT_CREATED_TOPIC } from '@app/contracts';
 import { exitOf, freePort, spawnBuiltApp } from './support/processes';
@@ -69,5 +70,42 @@ describe('gateway graceful shutdown', () => {
     const eventIds = await Promise.all(responses.map(async (r) => ((await r.json()) as { eventId: string }).eventId));
     await waitFor('every acknowledged event in Kafka', () => eventIds.every((id) => seen.has(id)), 20000);
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+  }, 60000);
+
+  it('answers a request that arrives on a kept-alive connection during the drain with 503 and Connection: close, not a reset', async () => {
+    const port = await freePort();
+    const { child, output } = spawnBuiltApp('gateway', baseEnv({ PORT: String(port), HOST: '127.0.0.1', SHUTDOWN_IDLE_WAIT_MS: '3000' }));
+    const url = `http://127.0.0.1:${port}`;
+    await waitFor('the gateway to be ready', async () => (await fetch(`${url}/readyz`).catch(() => null))?.ok, 30000, 200).catch((err) => {
+      throw new Error(`${err.message}\n${output.join('')}`);
+    });
+    // One socket, kept alive between requests, as a sender's HTTP client pool keeps it.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const sockets = new Set<unknown>();
+    const post = () =>
+      new Promise<{ status: number; connection?: string; type?: string }>((resolve, reject) => {
+        const body = JSON.stringify({ id: nextId(), name: 'Kept alive' });
+        const req = http.request(`${url}/plant/webhook`, {
+          method: 'POST',
+          agent,
+          headers: { authorization: `Bearer ${WEBHOOK_TOKEN}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        }, (res) => {
+          let text = '';
+          res.on('data', (d) => (text += d));
+          res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection, type: text && JSON.parse(text).type }));
+        });
+        req.on('socket', (s) => sockets.add(s));
+        req.on('error', reject);
+        req.end(body);
+      });
+    expect((await post()).status).toBe(200);
+    child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    const during = await post();
+    expect(sockets.size).toBe(1); // the same kept-alive socket
+    expect(during).toEqual({ status: 503, connection: 'close', type: 'https://plant.store/problems/unavailable' });
+    const { code } = await exitOf(child);
+    agent.destroy();
+    expect(code).toBe(0);
   }, 60000);
 });
