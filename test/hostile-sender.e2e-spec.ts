@@ -49,7 +49,7 @@ describe('gateway under hostile input', () => {
 
     it.each(cases.filter((c) => c[3]))('%s %s with a valid token in the body is 400, with or without a header', async (method, path, token, body) => {
       const withToken = JSON.stringify({ ...JSON.parse(body!), id: nextId(), access_token: token });
-      for (const headers of [{}, { authorization: `Bearer ${token}` }]) {
+      for (const headers of [{}, { authorization: `Bearer ${token}` }] as Record<string, string>[]) {
         const res = await fetch(`${gw.url}${path}`, { method, body: withToken, headers: { 'content-type': 'application/json', ...headers } });
         expect(res.status).toBe(400);
         expect((await problem(res)).detail).toMatch(/in the body/);
@@ -91,7 +91,7 @@ describe('gateway under hostile input', () => {
       fetch(`${gw.url}/plant/webhook`, {
         method: 'POST',
         headers: { authorization: `Bearer ${WEBHOOK_TOKEN}`, 'content-type': 'application/json', 'content-encoding': encoding },
-        body,
+        body: body as BodyInit,
       });
 
     it.each([

@@ -19,6 +19,10 @@ export const DeadLetterHeaders = {
   topic: 'x-origin-topic',
   partition: 'x-origin-partition',
   offset: 'x-origin-offset',
+  /** Set when the record was too large to dead-letter whole: its value is cut, its own headers dropped. */
+  truncated: 'x-truncated',
+  originalBytes: 'x-original-bytes',
+  originalSha256: 'x-original-sha256',
 } as const;
 
 /** A CloudEvents 1.0 envelope (structured JSON mode) carrying a NewPlant. */

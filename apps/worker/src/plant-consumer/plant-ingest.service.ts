@@ -53,8 +53,8 @@ export class PlantIngestService {
     try {
       const { result, unstorable } = await this.retry(batch, 'store', () => this.store(batch, plan));
       const poison = [...plan.poison, ...unstorable];
-      await this.retry(batch, 'dead_letter', () => publishDeadLetters(batch, poison));
-      this.countDeadLetters(batch, poison);
+      const shrunk = await this.retry(batch, 'dead_letter', () => publishDeadLetters(batch, poison));
+      this.countDeadLetters(batch, poison, shrunk);
       const last = batch.messages[batch.messages.length - 1].offset;
       await this.retry(batch, 'commit', () => batch.commit(last));
       this.record(batch, plan, result, last, started);
@@ -104,18 +104,24 @@ export class PlantIngestService {
       shouldContinue: batch.shouldContinue,
       onRetry: (attempt, err, waitMs) => {
         this.metrics.failures.inc({ stage });
-        this.logger.warn(
-          `${batch.topic}[${batch.partition}] ${stage} failed (attempt ${attempt}), retrying in ${waitMs} ms: ${(err as Error).message}`,
-        );
+        const line = `${batch.topic}[${batch.partition}] ${stage} failed (attempt ${attempt}), retrying in ${waitMs} ms: ${(err as Error).message}`;
+        // Kafka marks some refusals as final (authorization, a topic's limits): retrying holds the partition
+        // safely, but only an operator can end it, so say so loudly.
+        if ((err as { retriable?: boolean }).retriable === false) this.logger.error(`${line} (the broker will not accept this until its cause is fixed)`);
+        else this.logger.warn(line);
       },
     });
   }
 
-  private countDeadLetters(batch: PlantBatch, poison: PoisonMessage[]) {
-    for (const p of poison) {
-      this.metrics.events.inc({ outcome: 'dead_lettered' });
-      this.logger.error(`${batch.topic}[${batch.partition}]@${p.message.offset} dead-lettered: ${p.reason}`);
-    }
+  /** One line per batch, not per record: a burst of 20,000 poison records must not bury the log. */
+  private countDeadLetters(batch: PlantBatch, poison: PoisonMessage[], shrunk: number) {
+    if (poison.length === 0) return;
+    this.metrics.events.inc({ outcome: 'dead_lettered' }, poison.length);
+    const where = `${batch.topic}[${batch.partition}]`;
+    const first = poison[0];
+    const more = poison.length > 1 ? ` (and ${poison.length - 1} more up to @${poison[poison.length - 1].message.offset})` : '';
+    const cut = shrunk > 0 ? `; ${shrunk} too large to copy whole were truncated (x-truncated; originals at their x-origin-offset)` : '';
+    this.logger.error(`${where}@${first.message.offset} dead-lettered: ${first.reason}${more}${cut}`);
   }
 
   private record(batch: PlantBatch, plan: BatchPlan, r: ApplyResult, last: string, started: bigint) {
