@@ -18,6 +18,7 @@ const shared = {
 
 module.exports = {
   testTimeout: 60000,
+  testSequencer: '<rootDir>/test/support/sequencer.js',
   projects: [
     { ...shared, displayName: 'unit', roots: ['<rootDir>/apps', '<rootDir>/libs'], testMatch: ['**/*.spec.ts'] },
     {

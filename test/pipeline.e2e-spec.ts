@@ -14,6 +14,7 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
   let pool: Pool;
   let producer: Producer;
   let dlqReader: Consumer;
+  let groupId: string;
   const deadLetters: KafkaMessage[] = [];
   const dbProxy = new TcpProxy(new URL(process.env.DATABASE_URL!).hostname, Number(new URL(process.env.DATABASE_URL!).port));
   const nextId = plantIds();
@@ -21,6 +22,7 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
   beforeAll(async () => {
     await dbProxy.up();
     const env = baseEnv();
+    groupId = `${env.WORKER_GROUP_ID}-server`;
     gw = await startGateway(env);
     // The worker reaches PostgreSQL through a proxy the outage test can cut.
     worker = await startWorker({ ...env, DATABASE_URL: viaProxy(env.DATABASE_URL!, dbProxy) });
@@ -149,15 +151,38 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
     expect(letter.headers!['x-error']!.toString()).toMatch(/data\.name must not contain NUL/);
   });
 
-  it('loses nothing while the database is away: every accepted event is stored once it is back', async () => {
+  /** The group's lag as the broker sees it: high watermark minus committed offset, summed over partitions. */
+  const brokerLag = async () => {
+    const admin = testKafka().admin();
+    await admin.connect();
+    try {
+      const [high, [committed]] = await Promise.all([admin.fetchTopicOffsets(PLANT_CREATED_TOPIC), admin.fetchOffsets({ groupId, topics: [PLANT_CREATED_TOPIC] })]);
+      const done = new Map(committed.partitions.map((p) => [p.partition, Number(p.offset)]));
+      return high.reduce((n, p) => n + Number(p.high) - Math.max(done.get(p.partition) ?? 0, Number(p.low)), 0);
+    } finally {
+      await admin.disconnect();
+    }
+  };
+  const metric = async (name: string) => {
+    const m = await (await fetch(`${worker.url}/metrics`)).text();
+    return [...m.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].map((x) => Number(x[1]));
+  };
+
+  it('loses nothing while the database is away, reports the real lag meanwhile, and commits once idle', async () => {
     await dbProxy.down();
     const ids = Array.from({ length: 20 }, () => nextId());
     for (const id of ids) expect((await postPlant(gw.url, { id, name: `During outage ${id}` })).status).toBe(200);
     // The worker notices, retries with backoff, and reports it is not ready.
     await waitFor('the worker to report the database down', async () => (await fetch(`${worker.url}/readyz`)).status === 503, 20000);
     expect(await rowCount('SELECT count(*) FROM plants WHERE id = ANY($1::bigint[])', [ids])).toBe(0);
+    // The attack saw plant_store_consumer_lag at 0 here while the broker's lag grew, and a stale pending count.
+    await waitFor('the lag metric to show the waiting events', async () => (await metric('plant_store_consumer_lag')).reduce((a, b) => a + b, 0) >= ids.length, 15000, 500);
+    await waitFor('pending deliveries reported as unknown', async () => (await metric('plant_store_deliveries_pending')).every(Number.isNaN), 15000, 500);
     await dbProxy.up();
     await waitFor('every plant', async () => (await rowCount('SELECT count(*) FROM plants WHERE id = ANY($1::bigint[])', [ids])) === ids.length, 45000, 250);
     await waitFor('the worker ready again', async () => (await fetch(`${worker.url}/readyz`)).status === 200);
+    // No traffic now: what was stored must still be committed within about a second (it waited for new records).
+    await waitFor('the group committed up to the high watermark with no new traffic', async () => (await brokerLag()) === 0, 5000, 250);
+    await waitFor('the lag metric back to 0', async () => (await metric('plant_store_consumer_lag')).every((n) => n === 0), 15000, 500);
   }, 90000);
 });

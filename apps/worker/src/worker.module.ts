@@ -4,6 +4,7 @@ import { DatabaseModule } from '@app/persistence';
 import { DeliveryModule } from './delivery/delivery.module';
 import { DeliveryHandoff } from './delivery/delivery-handoff';
 import { WorkerHealthController } from './health/worker-health.controller';
+import { BacklogMonitor } from './metrics/backlog-monitor';
 import { WorkerMetrics } from './metrics/worker-metrics';
 import { PlantConsumerModule } from './plant-consumer/plant-consumer.module';
 import { ConsumerState } from './plant-consumer/plant-batch.server';
@@ -21,7 +22,7 @@ export class WorkerModule {
         DeliveryModule,
       ],
       controllers: [WorkerHealthController],
-      providers: [WorkerMetrics, DeliveryHandoff, { provide: ConsumerState, useValue: consumerState }],
+      providers: [WorkerMetrics, BacklogMonitor, DeliveryHandoff, { provide: ConsumerState, useValue: consumerState }],
       exports: [WorkerMetrics, DeliveryHandoff, ConsumerState],
     };
   }

@@ -92,7 +92,6 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   }
 
   private async run() {
-    let lastPendingCount = 0;
     while (!this.stopped) {
       const want = this.free();
       let claimed: ClaimedDelivery[] = [];
@@ -109,10 +108,6 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       }
       for (const d of claimed) this.enqueue(d);
       this.pump();
-      if (Date.now() - lastPendingCount > 5000) {
-        lastPendingCount = Date.now();
-        this.deliveries.countPending().then((n) => this.metrics.deliveriesPending.set(n), () => undefined);
-      }
       // Claimed a full batch: more may be due, go again at once. Otherwise sleep until woken or the poll.
       if (claimed.length < want) await this.signal.wait(this.config.DELIVERY_POLL_MS);
       // While sends are finishing, let a few milliseconds of them free their slots so that one claim query

@@ -34,7 +34,7 @@ export class WorkerMetrics {
 
   readonly consumerLag = new Gauge({
     name: 'plant_store_consumer_lag',
-    help: 'Records behind the high watermark, per partition, after the last committed batch',
+    help: "Records of plant.created not yet committed by the worker group, per partition: the broker's high watermark minus the group's committed offset, sampled every 5 s (absent when the broker cannot be asked)",
     labelNames: ['topic', 'partition'],
     registers: [this.registry],
   });
@@ -55,7 +55,7 @@ export class WorkerMetrics {
 
   readonly deliveriesPending = new Gauge({
     name: 'plant_store_deliveries_pending',
-    help: 'Deliveries waiting to be sent or retried',
+    help: 'Deliveries waiting to be sent or retried, sampled every 5 s (NaN while the database cannot be asked)',
     registers: [this.registry],
   });
 }

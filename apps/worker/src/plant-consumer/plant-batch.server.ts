@@ -1,5 +1,5 @@
 import { ServerKafka, KafkaOptions } from '@nestjs/microservices';
-import { Consumer, EachBatchPayload } from 'kafkajs';
+import { Consumer, EachBatchPayload, TopicPartitionOffset } from 'kafkajs';
 import { isObservable, lastValueFrom } from 'rxjs';
 import { PlantBatch } from './plant-batch';
 
@@ -26,18 +26,46 @@ export class PlantBatchServer extends ServerKafka {
     super(options);
   }
 
-  private readonly resolved = new Map<string, { topic: string; partition: number; offset: string }>();
+  /** Offsets of stored batches not yet committed, by topic:partition. */
+  private readonly uncommitted = new Map<string, TopicPartitionOffset>();
+  private commitTimer: NodeJS.Timeout | null = null;
+  private committing: Promise<void> | null = null;
 
   /** Commits every stored-but-uncommitted offset, then lets Nest stop the consumer and the producer. */
   async close() {
-    if (this.consumer && this.resolved.size > 0) {
-      await this.consumer.commitOffsets([...this.resolved.values()]).catch(() => undefined);
-    }
+    if (this.commitTimer) clearInterval(this.commitTimer);
+    await this.committing;
+    await this.commitUncommitted();
     await super.close();
   }
 
+  /**
+   * Commits what was stored since the last commit. Run every `commitIntervalMs` by a timer of its own, so
+   * offsets are committed within that interval whether or not more records arrive (a commit that waited for
+   * the next batch left an idle partition's last records uncommitted indefinitely).
+   */
+  private async commitUncommitted() {
+    if (!this.consumer || this.uncommitted.size === 0) return;
+    const snapshot = [...this.uncommitted.entries()];
+    try {
+      await this.consumer.commitOffsets(snapshot.map(([, o]) => o));
+      for (const [k, o] of snapshot) if (this.uncommitted.get(k) === o) this.uncommitted.delete(k);
+    } catch {
+      // A rebalance or a broker away: kept, and tried again on the next tick (or by the new owner's replay).
+    }
+  }
+
   async bindEvents(consumer: Consumer) {
-    consumer.on(consumer.events.GROUP_JOIN, () => (this.state.consuming = true));
+    consumer.on(consumer.events.GROUP_JOIN, (e) => {
+      this.state.consuming = true;
+      // Partitions we no longer own are someone else's to commit now: never move their offsets from here.
+      const assigned = e.payload.memberAssignment ?? {};
+      for (const [k, o] of this.uncommitted) if (!(assigned[o.topic] ?? []).includes(o.partition)) this.uncommitted.delete(k);
+    });
+    this.commitTimer ??= setInterval(() => {
+      if (!this.committing) this.committing = this.commitUncommitted().finally(() => (this.committing = null));
+    }, this.commitIntervalMs);
+    this.commitTimer.unref();
     consumer.on(consumer.events.CRASH, (e) => {
       this.state.consuming = false;
       this.state.lastError = String(e.payload.error?.message ?? e.payload.error);
@@ -47,8 +75,9 @@ export class PlantBatchServer extends ServerKafka {
 
     await consumer.subscribe({ topics: [...this.messageHandlers.keys()], fromBeginning: true });
     await consumer.run({
-      // We resolve offsets ourselves, only after a batch is stored, and commit what is resolved at most once a
-      // second (plus on shutdown and rebalance): a commit per small batch would cost a broker round trip each.
+      // We resolve offsets ourselves, only after a batch is stored, and commit what is resolved once a second
+      // (commitUncommitted), at once when stopping or losing a partition, and on shutdown: a commit per small
+      // batch would cost a broker round trip each.
       autoCommit: false,
       autoCommitInterval: this.commitIntervalMs,
       eachBatchAutoResolve: false,
@@ -72,10 +101,12 @@ export class PlantBatchServer extends ServerKafka {
       commit: async (lastOffset) => {
         payload.resolveOffset(lastOffset);
         const next = { topic: batch.topic, partition: batch.partition, offset: (BigInt(lastOffset) + 1n).toString() };
-        this.resolved.set(`${batch.topic}:${batch.partition}`, next);
+        const key = `${batch.topic}:${batch.partition}`;
         // Stopping or losing the partition: commit now, while we are still a member of the group.
-        if (!payload.isRunning() || payload.isStale()) await consumer.commitOffsets([next]);
-        else await payload.commitOffsetsIfNecessary();
+        if (!payload.isRunning() || payload.isStale()) {
+          await consumer.commitOffsets([next]);
+          this.uncommitted.delete(key);
+        } else this.uncommitted.set(key, next);
       },
       producer: this.producer!,
     };

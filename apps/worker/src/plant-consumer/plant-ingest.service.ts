@@ -57,7 +57,7 @@ export class PlantIngestService {
       this.countDeadLetters(batch, poison, shrunk);
       const last = batch.messages[batch.messages.length - 1].offset;
       await this.retry(batch, 'commit', () => batch.commit(last));
-      this.record(batch, plan, result, last, started);
+      this.record(plan, result, started);
     } catch (err) {
       if (err instanceof BatchAbandoned) {
         this.logger.warn(`${batch.topic}[${batch.partition}]: ${err.message}`);
@@ -124,7 +124,7 @@ export class PlantIngestService {
     this.logger.error(`${where}@${first.message.offset} dead-lettered: ${first.reason}${more}${cut}`);
   }
 
-  private record(batch: PlantBatch, plan: BatchPlan, r: ApplyResult, last: string, started: bigint) {
+  private record(plan: BatchPlan, r: ApplyResult, started: bigint) {
     const now = Date.now();
     // The result may cover other partitions' batches too: count this batch's events only.
     const fresh = plan.rows.filter((row) => r.fresh.has(row.eventId)).length;
@@ -134,8 +134,6 @@ export class PlantIngestService {
     this.metrics.events.inc({ outcome: 'stale' }, fresh - applied);
     for (const row of plan.rows) this.metrics.processingLatency.observe(Math.max(0, now - Date.parse(row.eventTime)) / 1000);
     this.metrics.batchDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
-    const lag = Number(BigInt(batch.highWatermark) - BigInt(last) - 1n);
-    this.metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Math.max(0, lag));
   }
 
   /** Continues the gateway's trace in our logs; debug level, since one line per event is a lot at 10k/s. */

@@ -1,0 +1,79 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Admin, Kafka } from 'kafkajs';
+import { APP_CONFIG, WorkerConfig } from '@app/config';
+import { PLANT_CREATED_TOPIC } from '@app/contracts';
+import { kafkaClientConfig } from '@app/kafka';
+import { DeliveryRepository } from '@app/persistence';
+import { WorkerMetrics } from './worker-metrics';
+
+const SAMPLE_MS = 5000;
+
+/**
+ * Samples the two backlogs every few seconds from their sources of truth: consumer lag from the broker's view
+ * of the group (high watermark minus the committed offset, per partition, whatever this replica owns), and
+ * pending deliveries from the database. A sample that fails sets the gauge to NaN ("unknown"), never leaving
+ * the last value standing: during a database outage the lag keeps growing on the broker while nothing is
+ * stored, and that is exactly when the number must be right.
+ */
+@Injectable()
+export class BacklogMonitor implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(BacklogMonitor.name);
+  private readonly admin: Admin;
+  private readonly groupId: string;
+  private timer: NodeJS.Timeout | null = null;
+  private connected: Promise<void> | null = null;
+
+  constructor(
+    private readonly metrics: WorkerMetrics,
+    private readonly deliveries: DeliveryRepository,
+    @Inject(APP_CONFIG) config: WorkerConfig,
+  ) {
+    this.admin = new Kafka(kafkaClientConfig(config.KAFKA_BROKERS, 'plant-store-worker-monitor')).admin();
+    this.groupId = `${config.WORKER_GROUP_ID}-server`; // Nest's Kafka server appends "-server"
+  }
+
+  onApplicationBootstrap() {
+    this.timer = setInterval(() => void this.sample(), SAMPLE_MS);
+    this.timer.unref();
+    void this.sample();
+  }
+
+  async sample(): Promise<void> {
+    await Promise.all([this.sampleLag(), this.samplePending()]);
+  }
+
+  private async sampleLag() {
+    try {
+      this.connected ??= this.admin.connect();
+      await this.connected;
+      const [high, [committed]] = await Promise.all([
+        this.admin.fetchTopicOffsets(PLANT_CREATED_TOPIC),
+        this.admin.fetchOffsets({ groupId: this.groupId, topics: [PLANT_CREATED_TOPIC] }),
+      ]);
+      const done = new Map(committed.partitions.map((p) => [p.partition, BigInt(p.offset)]));
+      for (const p of high) {
+        const c = done.get(p.partition) ?? -1n;
+        // No commit yet: the group reads from the beginning, so all that is retained is behind.
+        const from = c < 0n ? BigInt(p.low) : c;
+        this.metrics.consumerLag.set({ topic: PLANT_CREATED_TOPIC, partition: String(p.partition) }, Number(BigInt(p.high) - from));
+      }
+    } catch (err) {
+      this.connected = null;
+      this.metrics.consumerLag.reset();
+      this.logger.debug(`consumer lag not sampled: ${(err as Error).message}`);
+    }
+  }
+
+  private async samplePending() {
+    try {
+      this.metrics.deliveriesPending.set(await this.deliveries.countPending());
+    } catch {
+      this.metrics.deliveriesPending.set(NaN);
+    }
+  }
+
+  async onApplicationShutdown() {
+    if (this.timer) clearInterval(this.timer);
+    await this.admin.disconnect().catch(() => undefined);
+  }
+}
