@@ -59,6 +59,7 @@ export const workerEnvSchema = z.object({
   DELIVERY_CONCURRENCY: positiveInt.default(128),
   DELIVERY_CONCURRENCY_PER_SUBSCRIPTION: positiveInt.default(64),
   DELIVERY_POLL_MS: positiveInt.default(1000),
+  MAX_WEBHOOK_HOPS: positiveInt.default(10),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(25000),
 });
 

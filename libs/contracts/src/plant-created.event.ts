@@ -25,6 +25,19 @@ export const DeadLetterHeaders = {
   originalSha256: 'x-original-sha256',
 } as const;
 
+/**
+ * Loop protection across Plant Stores (and anything that forwards their webhooks back): every outgoing New
+ * Plant carries how many Plant Store deliveries the data has been through and the id of the event that
+ * started it; a gateway receiving them carries them on in the event (CloudEvents extension attributes
+ * `hopcount`, `originid`), and the worker stops fanning out past MAX_WEBHOOK_HOPS. A forwarder that keeps
+ * these headers lets a loop that changes data die out; one that drops them starts a new chain (and an
+ * unchanged plant is never delivered again anyway).
+ */
+export const LoopHeaders = {
+  hops: 'plant-store-hops',
+  origin: 'plant-store-origin',
+} as const;
+
 /** A CloudEvents 1.0 envelope (structured JSON mode) carrying a NewPlant. */
 export interface PlantCreatedEvent {
   specversion: '1.0';
@@ -35,6 +48,10 @@ export interface PlantCreatedEvent {
   datacontenttype: 'application/json';
   subject: string;
   data: NewPlant;
+  /** Plant Store deliveries this data went through before it reached us (0: straight from a sender). */
+  hopcount?: number;
+  /** The event that started this chain of deliveries (absent: this one). */
+  originid?: string;
 }
 
 /** JSON Schema of the event on the topic; `data` is the OpenAPI document's NewPlant. */
@@ -51,6 +68,8 @@ export const plantCreatedEventSchema = {
     datacontenttype: { const: 'application/json' },
     subject: { type: 'string' },
     data: { $ref: acceptedNewPlantSchema.$id },
+    hopcount: { type: 'integer', minimum: 0 },
+    originid: { type: 'string', minLength: 1, maxLength: 128 },
   },
 };
 ajv.addSchema(plantCreatedEventSchema);
@@ -70,7 +89,7 @@ export function eventIdFromKey(key: string): string {
 
 export function newPlantCreatedEvent(
   plant: NewPlant,
-  opts: { source: string; idempotencyKey?: string; now?: Date },
+  opts: { source: string; idempotencyKey?: string; now?: Date; hops?: number; origin?: string },
 ): PlantCreatedEvent {
   return {
     specversion: '1.0',
@@ -81,6 +100,8 @@ export function newPlantCreatedEvent(
     datacontenttype: 'application/json',
     subject: String(plant.id),
     data: plant,
+    ...(opts.hops ? { hopcount: opts.hops } : {}),
+    ...(opts.origin ? { originid: opts.origin } : {}),
   };
 }
 

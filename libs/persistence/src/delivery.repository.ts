@@ -36,6 +36,9 @@ export interface ClaimedDelivery {
   url: string;
   token: string | null;
   secrets: string[];
+  /** Sent as LoopHeaders: this delivery is hop `hops + 1` of the chain started by `originEventId`. */
+  hops: number;
+  originEventId: string;
 }
 
 /** Columns of a claimed delivery as the claim (and the outbox write that leases as it goes) return them. */
@@ -51,6 +54,8 @@ export interface ClaimedRow {
   token: string | null;
   secret: string;
   previous_secret: string | null;
+  hops: number | null;
+  origin_event_id: string | null;
 }
 
 export const toClaimedDelivery = (r: ClaimedRow): ClaimedDelivery => ({
@@ -64,6 +69,8 @@ export const toClaimedDelivery = (r: ClaimedRow): ClaimedDelivery => ({
   url: r.url,
   token: r.token,
   secrets: [r.secret, r.previous_secret].filter((x): x is string => Boolean(x)),
+  hops: r.hops ?? 0,
+  originEventId: r.origin_event_id ?? r.event_id,
 });
 
 export interface ClaimResult {
@@ -164,7 +171,8 @@ WITH candidates AS MATERIALIZED (
   UPDATE deliveries d SET leased_until = now() + $3 * interval '1 millisecond'
   FROM due, subscriptions s
   WHERE d.id = due.id AND s.id = d.subscription_id
-  RETURNING d.id, d.subscription_id, d.event_id, d.plant_id, d.body, d.event_time, d.attempts, ${SUBSCRIPTION_SEND_COLUMNS}
+  RETURNING d.id, d.subscription_id, d.event_id, d.plant_id, d.body, d.event_time, d.attempts, d.hops, d.origin_event_id,
+            ${SUBSCRIPTION_SEND_COLUMNS}
 )
 -- Always one row at least: how many were due tells the dispatcher whether to claim again as slots free up.
 -- (Deliveries of disabled subscriptions stay pending without being due, so they do not count.)

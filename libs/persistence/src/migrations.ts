@@ -101,4 +101,12 @@ export const migrations: { id: number; name: string; sql: string }[] = [
                                   autovacuum_vacuum_insert_scale_factor = 0.02);
     `,
   },
+  {
+    id: 4,
+    name: 'loop protection: hop count and origin on deliveries',
+    // A constant default: PostgreSQL adds these without rewriting the table.
+    sql: `
+      ALTER TABLE deliveries ADD COLUMN hops integer NOT NULL DEFAULT 0, ADD COLUMN origin_event_id text;
+    `,
+  },
 ];

@@ -1,7 +1,8 @@
 import { Body, Controller, HttpCode, Post, Req, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { NewPlant } from '@app/contracts';
+import { LoopHeaders, NewPlant } from '@app/contracts';
+import { ProblemException } from '@app/observability';
 import { WebhookAuthGuard } from '../auth/bearer.guards';
 import { JsonBodyGuard } from '../http/json-body.guard';
 import { NewPlantPipe } from './new-plant.pipe';
@@ -28,6 +29,20 @@ export class PlantWebhookController {
       idempotencyKey: header('webhook-id') ?? header('idempotency-key'),
       traceparent: header('traceparent'),
       requestId: String(req.id),
+      ...loopHeaders(header),
     });
   }
+}
+
+/** The hop count and origin a forwarding Plant Store sent (see LoopHeaders); malformed ones are refused. */
+function loopHeaders(header: (name: string) => string | undefined): { hops?: number; origin?: string } {
+  const hops = header(LoopHeaders.hops);
+  const origin = header(LoopHeaders.origin);
+  if (hops !== undefined && !/^\d{1,6}$/.test(hops)) {
+    throw ProblemException.of('badRequest', `${LoopHeaders.hops} must be a whole number (the deliveries this plant went through); forward it as you received it or drop it`);
+  }
+  if (origin !== undefined && !/^[\w.:-]{1,128}$/.test(origin)) {
+    throw ProblemException.of('badRequest', `${LoopHeaders.origin} must be an event id (letters, digits, . _ : -, at most 128); forward it as you received it or drop it`);
+  }
+  return { ...(hops !== undefined ? { hops: Number(hops) } : {}), ...(origin !== undefined ? { origin } : {}) };
 }

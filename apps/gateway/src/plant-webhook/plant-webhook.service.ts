@@ -12,6 +12,9 @@ export interface WebhookMeta {
   idempotencyKey?: string;
   traceparent?: string;
   requestId?: string;
+  /** From a forwarding Plant Store: deliveries so far, and the event that started the chain. */
+  hops?: number;
+  origin?: string;
 }
 
 /**
@@ -43,7 +46,7 @@ export class PlantWebhookService {
       throw unavailable('not_accepted', idempotencyKey, null, '1',
         `${this.inFlight} webhooks are already waiting for Kafka; this one was not accepted. Retry in a second`);
     }
-    const event = newPlantCreatedEvent(plant, { source: this.config.EVENT_SOURCE, idempotencyKey });
+    const event = newPlantCreatedEvent(plant, { source: this.config.EVENT_SOURCE, idempotencyKey, hops: meta.hops, origin: meta.origin });
     const record = {
       key: String(plant.id), // per-plant ordering: one plant, one partition
       value: JSON.stringify(event),

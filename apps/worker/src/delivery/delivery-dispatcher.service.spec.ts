@@ -13,6 +13,8 @@ const delivery = (id: string, subscriptionId = 's1'): ClaimedDelivery => ({
   plantId: 1,
   body: '{"id":1,"name":"Fern"}',
   eventTime: new Date(),
+  hops: 0,
+  originEventId: `event-${id}`,
   attempts: 0,
   url: 'http://receiver.test/hook',
   token: null,

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
+import { LoopHeaders } from '@app/contracts';
 import { checkUrlShape, parseRetryAfter, signDelivery } from '@app/delivery';
 import { ClaimedDelivery, DeliveryAttempt } from '@app/persistence';
 import { Agents, deliveryAgents, httpPost } from './http-post';
@@ -43,6 +44,9 @@ export class DeliverySender {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,
       ...signDelivery(d.secrets, d.eventId, d.body, attemptedAt),
+      // A Plant Store receiving this carries both on, so that a loop through it dies out (see LoopHeaders).
+      [LoopHeaders.hops]: String(d.hops + 1),
+      [LoopHeaders.origin]: d.originEventId,
     };
     if (d.token) headers.authorization = `Bearer ${d.token}`;
     try {

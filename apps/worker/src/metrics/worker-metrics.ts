@@ -6,7 +6,7 @@ export class WorkerMetrics {
 
   readonly events = new Counter({
     name: 'plant_store_events_total',
-    help: 'plant.created events by outcome: stored, duplicate, stale, dead_lettered',
+    help: 'plant.created events by outcome: stored, duplicate, unchanged (same data as stored: nothing sent), stale, dead_lettered',
     labelNames: ['outcome'],
     registers: [this.registry],
   });
@@ -56,6 +56,12 @@ export class WorkerMetrics {
   readonly deliveriesPending = new Gauge({
     name: 'plant_store_deliveries_pending',
     help: 'Deliveries waiting to be sent or retried, sampled every 5 s (NaN while the database cannot be asked)',
+    registers: [this.registry],
+  });
+
+  readonly loopsCut = new Counter({
+    name: 'plant_store_loop_events_suppressed_total',
+    help: 'Events stored but not delivered again because they had been through MAX_WEBHOOK_HOPS deliveries (a subscription loop)',
     registers: [this.registry],
   });
 }

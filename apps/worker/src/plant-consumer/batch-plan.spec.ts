@@ -15,7 +15,7 @@ describe(planBatch.name, () => {
       message(13, null),
     ]);
     expect(plan.rows).toEqual([
-      { eventId: event.id, plantId: 7, name: 'Fern', tag: null, eventTime: event.time, topic: 'plant.created', partition: 2, offset: '10' },
+      { eventId: event.id, plantId: 7, name: 'Fern', tag: null, eventTime: event.time, topic: 'plant.created', partition: 2, offset: '10', hops: 0, originEventId: event.id },
     ]);
     expect(plan.poison.map((p) => [p.message.offset, p.reason])).toEqual([
       ['11', expect.stringMatching(/not JSON/)],

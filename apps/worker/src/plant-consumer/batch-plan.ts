@@ -31,6 +31,8 @@ export function planBatch(topic: string, partition: number, messages: KafkaMessa
       topic,
       partition,
       offset: message.offset,
+      hops: event.hopcount ?? 0,
+      originEventId: event.originid ?? event.id,
     });
   }
   return plan;

@@ -2,12 +2,13 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { EventHeaders } from '@app/contracts';
 import { continueTrace } from '@app/observability';
-import { ApplyResult, emptyApplyResult, isDataError, PlantEventRow, PlantRepository, WriteCoalescer } from '@app/persistence';
+import { ApplyResult, emptyApplyResult, isDataError, NO_LEASE, PlantEventRow, PlantRepository, WriteCoalescer } from '@app/persistence';
 import { DeliveryHandoff } from '../delivery/delivery-handoff';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { BatchPlan, planBatch, PoisonMessage } from './batch-plan';
 import { publishDeadLetters } from './dead-letters';
 import { headerString, PlantBatch } from './plant-batch';
+import { LoopReport } from './loop-report';
 import { BatchAbandoned, retryTransient } from './retry';
 
 /** Rows per statement at most, when batches from several partitions are stored together. */
@@ -25,6 +26,8 @@ export class PlantIngestService {
   private readonly logger = new Logger(PlantIngestService.name);
   private readonly debug: boolean;
   private readonly writes: WriteCoalescer<PlantEventRow[], ApplyResult>;
+  private readonly loops: LoopReport;
+  private readonly maxHops: number;
 
   constructor(
     private readonly plants: PlantRepository,
@@ -33,9 +36,12 @@ export class PlantIngestService {
     @Inject(APP_CONFIG) config: WorkerConfig,
   ) {
     this.debug = ['debug', 'trace'].includes(config.LOG_LEVEL);
+    this.maxHops = config.MAX_WEBHOOK_HOPS;
+    this.loops = new LoopReport(metrics, config.MAX_WEBHOOK_HOPS);
     this.writes = new WriteCoalescer(
       async (batches) => {
-        const result = await this.plants.applyEvents(batches.flat(), this.deliveries.room());
+        const result = await this.plants.applyEvents(batches.flat(), { ...this.deliveries.room(), maxHops: this.maxHops });
+        this.loops.record(result.suppressed);
         // Stored: the leased deliveries can go out now, before the dead letters and the offset commits.
         this.deliveries.accept(result.leased, result.deliveries - result.leased.length);
         return result;
@@ -83,9 +89,11 @@ export class PlantIngestService {
       const unstorable: PoisonMessage[] = [];
       for (const row of plan.rows) {
         try {
-          const r = await this.plants.applyEvents([row]);
+          const r = await this.plants.applyEvents([row], { ...NO_LEASE, maxHops: this.maxHops });
           r.fresh.forEach((id) => result.fresh.add(id));
           r.applied.forEach((id) => result.applied.add(id));
+          r.unchanged.forEach((id) => result.unchanged.add(id));
+          this.loops.record(r.suppressed);
           result.deliveries += r.deliveries;
         } catch (rowErr) {
           if (!isDataError(rowErr)) throw rowErr;
@@ -129,9 +137,11 @@ export class PlantIngestService {
     // The result may cover other partitions' batches too: count this batch's events only.
     const fresh = plan.rows.filter((row) => r.fresh.has(row.eventId)).length;
     const applied = plan.rows.filter((row) => r.applied.has(row.eventId)).length;
+    const unchanged = plan.rows.filter((row) => r.unchanged.has(row.eventId)).length;
     this.metrics.events.inc({ outcome: 'stored' }, applied);
     this.metrics.events.inc({ outcome: 'duplicate' }, plan.rows.length - fresh);
-    this.metrics.events.inc({ outcome: 'stale' }, fresh - applied);
+    this.metrics.events.inc({ outcome: 'unchanged' }, unchanged);
+    this.metrics.events.inc({ outcome: 'stale' }, fresh - applied - unchanged);
     for (const row of plan.rows) this.metrics.processingLatency.observe(Math.max(0, now - Date.parse(row.eventTime)) / 1000);
     this.metrics.batchDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
   }
