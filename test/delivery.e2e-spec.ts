@@ -193,6 +193,13 @@ describe('delivery: subscribers get the New Plant webhook', () => {
     expect((await admin.call('GET', '/deliveries?status=lost')).status).toBe(422);
   });
 
+  it.each(['0', '-1', '1.5', '$1', '2026-13-01T00:00:00Z', 'yesterday'])('refuses recover?since=%p with 422 naming since', async (since) => {
+    const sub = await subscribe('/recover-since');
+    const res = await admin.call('POST', `/subscriptions/${sub.id}/recover?since=${encodeURIComponent(since)}`);
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual([{ field: 'since', message: expect.stringMatching(/date-time/) }]);
+  });
+
   it('reports delivery metrics', async () => {
     const m = await (await fetch(`${worker.url}/metrics`)).text();
     expect(m).toMatch(/plant_store_deliveries_total\{[^}]*outcome="succeeded"/);

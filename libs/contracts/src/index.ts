@@ -4,3 +4,4 @@ export * from './schema-registry';
 export * from './new-plant';
 export * from './plant-created.event';
 export * from './admin-bodies';
+export * from './parameters';

@@ -1,11 +1,13 @@
 import { Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { parameterValidator } from '@app/contracts';
 import { ProblemException } from '@app/observability';
 import { DeliveryRepository, DeliveryStatus, isUuid, SubscriptionRepository } from '@app/persistence';
 import { AdminAuthGuard } from '../auth/bearer.guards';
 import { parseCursor, parseLimit } from '../http/pagination';
 
 const STATUSES: DeliveryStatus[] = ['pending', 'succeeded', 'failed'];
+const checkSince = parameterValidator('recoverSubscription', 'since');
 const invalid = (field: string, message: string) =>
   ProblemException.of('validation', `${field} ${message}`, { errors: [{ field, message }] });
 
@@ -56,8 +58,9 @@ export class DeliveriesController {
   @Post('subscriptions/:id/recover')
   @HttpCode(202)
   async recover(@Param('id') id: string, @Query('since') since?: string) {
-    const at = since === undefined ? NaN : Date.parse(since);
-    if (Number.isNaN(at)) throw invalid('since', 'must be a date-time, e.g. 2026-01-01T00:00:00Z');
+    const errors = since === undefined ? [{ field: 'since', message: 'is required' }] : checkSince(since);
+    if (errors.length > 0) throw invalid('since', `${errors[0].message}: an RFC 3339 date-time such as 2026-01-01T00:00:00Z`);
+    const at = Date.parse(since!);
     if (!(await this.subscriptions.get(id))) throw ProblemException.of('notFound', `No subscription ${id}`);
     return { requeued: await this.deliveries.recover(id, new Date(at)) };
   }
