@@ -22,6 +22,8 @@ export class BacklogMonitor implements OnApplicationBootstrap, OnApplicationShut
   private readonly groupId: string;
   private timer: NodeJS.Timeout | null = null;
   private connected: Promise<void> | null = null;
+  private sampling: Promise<void> | null = null;
+  private stopped = false;
 
   constructor(
     private readonly metrics: WorkerMetrics,
@@ -33,13 +35,14 @@ export class BacklogMonitor implements OnApplicationBootstrap, OnApplicationShut
   }
 
   onApplicationBootstrap() {
-    this.timer = setInterval(() => void this.sample(), SAMPLE_MS);
+    this.timer = setInterval(() => this.tick(), SAMPLE_MS);
     this.timer.unref();
-    void this.sample();
+    this.tick();
   }
 
-  async sample(): Promise<void> {
-    await Promise.all([this.sampleLag(), this.samplePending()]);
+  private tick() {
+    if (this.stopped || this.sampling) return;
+    this.sampling = Promise.all([this.sampleLag(), this.samplePending()]).then(() => void (this.sampling = null));
   }
 
   private async sampleLag() {
@@ -72,8 +75,12 @@ export class BacklogMonitor implements OnApplicationBootstrap, OnApplicationShut
     }
   }
 
+  /** Stops sampling, lets a sample under way finish, then disconnects (nothing left running after close). */
   async onApplicationShutdown() {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    // Bounded: a sample stuck on a broker that is away must not hold the shutdown.
+    await Promise.race([this.sampling, new Promise((r) => setTimeout(r, 5000).unref())]);
     await this.admin.disconnect().catch(() => undefined);
   }
 }
