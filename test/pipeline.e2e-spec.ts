@@ -4,6 +4,7 @@ import { newPlantCreatedEvent, PLANT_CREATED_DLQ_TOPIC, PLANT_CREATED_TOPIC } fr
 import {
   baseEnv, plantIds, postPlant, RunningGateway, RunningWorker, startGateway, startReader, startWorker, testKafka, testPool, WEBHOOK_TOKEN,
 } from './support/stack';
+import { metricValues } from './support/metrics';
 import { TcpProxy, viaProxy } from './support/tcp-proxy';
 import { waitFor } from './support/wait';
 
@@ -163,10 +164,7 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
       await admin.disconnect();
     }
   };
-  const metric = async (name: string) => {
-    const m = await (await fetch(`${worker.url}/metrics`)).text();
-    return [...m.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].map((x) => Number(x[1]));
-  };
+  const metric = (name: string) => metricValues(worker.url, name);
 
   it('loses nothing while the database is away, reports the real lag meanwhile, and commits once idle', async () => {
     await dbProxy.down();

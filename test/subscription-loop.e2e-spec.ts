@@ -1,6 +1,7 @@
 import { Pool } from 'pg';
 import { LoopHeaders } from '@app/contracts';
 import { adminClient } from './support/admin';
+import { metricSum } from './support/metrics';
 import { Receiver } from './support/receiver';
 import { baseEnv, plantIds, postPlant, RunningGateway, RunningWorker, startGateway, startWorker, testPool, WEBHOOK_TOKEN } from './support/stack';
 import { waitFor } from './support/wait';
@@ -32,13 +33,7 @@ describe('subscription loops', () => {
   });
 
   const count = async (sql: string, args: unknown[]) => (await pool.query(sql, args)).rows[0].n as number;
-  /** A counter summed over its label sets, or over those whose labels include `having`. */
-  const metric = async (name: string, having = '') => {
-    const m = await (await fetch(`${worker.url}/metrics`)).text();
-    return [...m.matchAll(new RegExp(`^${name}(\\{[^}]*\\})? (\\S+)$`, 'gm'))]
-      .filter((x) => (x[1] ?? '').includes(having))
-      .reduce((n, x) => n + Number(x[2]), 0);
-  };
+  const metric = (name: string, having = '') => metricSum(worker.url, name, having);
   /** Waits until `read` gives the same value twice, 1.5 s apart: the loop has stopped, or never will. */
   const settled = async (read: () => Promise<number>) => {
     let last = -1;

@@ -95,7 +95,6 @@ export class PlantBatchServer extends ServerKafka {
       topic: batch.topic,
       partition: batch.partition,
       messages: batch.messages,
-      highWatermark: batch.highWatermark,
       heartbeat: payload.heartbeat,
       shouldContinue: () => payload.isRunning() && !payload.isStale(),
       commit: async (lastOffset) => {

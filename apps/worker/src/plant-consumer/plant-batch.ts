@@ -9,7 +9,6 @@ export interface PlantBatch {
   topic: string;
   partition: number;
   messages: KafkaMessage[];
-  highWatermark: string;
   /** Keeps the group membership alive during long work (database outage, big batch). */
   heartbeat(): Promise<void>;
   /** False once the consumer is stopping or the partition was revoked: stop, commit nothing. */
