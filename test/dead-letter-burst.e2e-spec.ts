@@ -1,7 +1,7 @@
 import { Consumer, Producer } from 'kafkajs';
 import { Pool } from 'pg';
 import { newPlantCreatedEvent, PLANT_CREATED_DLQ_TOPIC, PLANT_CREATED_TOPIC } from '@app/contracts';
-import { baseEnv, ensureTestTopics, plantIds, RunningWorker, startReader, startWorker, testKafka, testPool } from './support/stack';
+import { baseEnv, prepareTestInfrastructure, plantIds, RunningWorker, startReader, startWorker, testKafka, testPool } from './support/stack';
 import { waitFor } from './support/wait';
 
 // The attack (issue #10, item 2): a misconfigured producer writes 20,000 raw JSON records to plant.created.
@@ -19,7 +19,7 @@ describe('a burst of poison on one partition', () => {
   const nextId = plantIds();
 
   beforeAll(async () => {
-    await ensureTestTopics();
+    await prepareTestInfrastructure();
     producer = testKafka().producer();
     await producer.connect();
     pool = testPool();

@@ -2,7 +2,7 @@ import http from 'node:http';
 import { Consumer } from 'kafkajs';
 import { PLANT_CREATED_TOPIC } from '@app/contracts';
 import { exitOf, freePort, spawnBuiltApp } from './support/processes';
-import { baseEnv, ensureTestTopics, plantIds, postPlant, startReader, WEBHOOK_TOKEN } from './support/stack';
+import { baseEnv, prepareTestInfrastructure, plantIds, postPlant, startReader, WEBHOOK_TOKEN } from './support/stack';
 import { waitFor } from './support/wait';
 
 // SIGTERM while webhooks are in flight: every request already received is answered 200 only once its event is
@@ -13,7 +13,7 @@ describe('gateway graceful shutdown', () => {
   const nextId = plantIds();
 
   beforeAll(async () => {
-    await ensureTestTopics();
+    await prepareTestInfrastructure();
     consumer = await startReader(PLANT_CREATED_TOPIC, (message) => {
       const id = message.headers?.ce_id?.toString(); // poison written by other suites has none
       if (id) seen.add(id);

@@ -1,10 +1,12 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { Consumer, Kafka, KafkaMessage, logLevel } from 'kafkajs';
 import { Pool } from 'pg';
-import { ensureTopicsOn } from '@app/kafka';
+import { loadConfig, workerEnvSchema } from '@app/config';
+import { createLogger } from '@app/observability';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createGatewayApp } from '../../apps/gateway/src/gateway.app';
 import { MetricsServer } from '../../apps/gateway/src/metrics/metrics-server';
+import { prepareInfrastructure } from '../../apps/worker/src/setup/prepare';
 import { createWorkerApp } from '../../apps/worker/src/worker.app';
 
 // The end-to-end suites run against the real Kafka and PostgreSQL that tools/test.js started and
@@ -52,6 +54,7 @@ export interface RunningGateway {
 }
 
 export async function startGateway(env: NodeJS.ProcessEnv): Promise<RunningGateway> {
+  await prepareTestInfrastructure(); // a gateway checks, it does not create: as the setup job would
   const { app } = await createGatewayApp(env);
   await app.listen(0, '127.0.0.1');
   const url = await app.getUrl();
@@ -84,9 +87,15 @@ export function testPool(): Pool {
   return new Pool({ connectionString: required('DATABASE_URL'), max: 3 });
 }
 
-/** Creates the topics the way the apps do, for a suite that reads them before any app has started. */
-export async function ensureTestTopics(): Promise<void> {
-  await ensureTopicsOn(required('KAFKA_BROKERS').split(','), { partitions: 6, replicationFactor: 1, minInsyncReplicas: 1 });
+let prepared: Promise<void> | null = null;
+
+/**
+ * What the worker's setup job does before any app starts (migrations and topics, with the worker's own code),
+ * for a suite that starts a gateway or reads the topics before a worker has run. Once per suite.
+ */
+export function prepareTestInfrastructure(): Promise<void> {
+  prepared ??= prepareInfrastructure(loadConfig(workerEnvSchema, baseEnv()), createLogger('e2e-setup', 'warn'));
+  return prepared;
 }
 
 /**

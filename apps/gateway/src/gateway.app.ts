@@ -1,13 +1,15 @@
 import { NestFactory } from '@nestjs/core';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { GatewayConfig, gatewayEnvSchema, loadConfig } from '@app/config';
+import type { Logger } from 'pino';
 import { createLogger, PinoNestLogger, ProblemFilter } from '@app/observability';
 import { refuseMisplacedCredentials } from './auth/credential-placement';
 import { GatewayModule } from './gateway.module';
 import { decodeRequestBodies } from './http/content-encoding';
 import { ConnectionTracker } from './http/http-limits';
 import { createHttpAdapter, instrumentHttp } from './http/http-server';
-import { ShutdownState } from './health/shutdown-state';
+import { awaitInfrastructure } from './lifecycle/infrastructure-check';
+import { ShutdownState } from './lifecycle/shutdown-state';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { setupDocs } from './openapi/docs';
 
@@ -15,12 +17,14 @@ export interface GatewayApp {
   app: NestFastifyApplication;
   config: GatewayConfig;
   connections: ConnectionTracker;
+  logger: Logger;
 }
 
 /** Builds the gateway (used by main.ts and by the end-to-end tests); the caller listens. */
 export async function createGatewayApp(env: NodeJS.ProcessEnv = process.env): Promise<GatewayApp> {
   const config = loadConfig(gatewayEnvSchema, env); // fails fast, naming the bad variable
   const logger = createLogger('gateway', config.LOG_LEVEL);
+  await awaitInfrastructure(config, logger); // the worker's migrations and topics
   const metrics = new GatewayMetrics();
   const app = await NestFactory.create<NestFastifyApplication>(
     GatewayModule.forRoot(config, metrics),
@@ -34,5 +38,5 @@ export async function createGatewayApp(env: NodeJS.ProcessEnv = process.env): Pr
   decodeRequestBodies(fastify, config.WEBHOOK_MAX_BYTES);
   refuseMisplacedCredentials(fastify);
   setupDocs(app);
-  return { app, config, connections };
+  return { app, config, connections, logger };
 }

@@ -1,14 +1,14 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ConfigModule, GatewayConfig } from '@app/config';
-import { DatabaseModule } from '@app/persistence';
 import { AuthModule } from './auth/auth.module';
+import { DeliveriesModule } from './deliveries/deliveries.module';
 import { HealthModule } from './health/health.module';
+import { LifecycleModule } from './lifecycle/lifecycle.module';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { MetricsModule } from './metrics/metrics.module';
 import { PlantWebhookModule } from './plant-webhook/plant-webhook.module';
 import { PlantsModule } from './plants/plants.module';
 import { SubscriptionsModule } from './subscriptions/subscriptions.module';
-import { DeliveriesModule } from './deliveries/deliveries.module';
 
 /** Webhook in (plant-webhook), read API (plants), admin API (subscriptions, deliveries), health and metrics. */
 @Module({})
@@ -17,9 +17,9 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: [
-        ConfigModule.withConfig(config),
-        DatabaseModule.forApp('gateway'),
+        ConfigModule.withConfig(config, 'gateway'),
         MetricsModule.forRoot(metrics),
+        LifecycleModule,
         AuthModule,
         PlantWebhookModule,
         HealthModule,

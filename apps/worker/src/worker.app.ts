@@ -1,9 +1,10 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loadConfig, WorkerConfig, workerEnvSchema } from '@app/config';
-import { durableProducerConfig, ensureTopicsOn, kafkaClientConfig, topicSettingsFrom } from '@app/kafka';
+import { durableProducerConfig, kafkaClientConfig } from '@app/kafka';
 import { createLogger, PinoNestLogger, ProblemFilter } from '@app/observability';
 import { ConsumerState, PlantBatchServer } from './plant-consumer/plant-batch.server';
+import { prepareInfrastructure } from './setup/prepare';
 import { WorkerModule } from './worker.module';
 
 /**
@@ -13,11 +14,11 @@ import { WorkerModule } from './worker.module';
 export async function createWorkerApp(env: NodeJS.ProcessEnv = process.env) {
   const config: WorkerConfig = loadConfig(workerEnvSchema, env);
   const logger = createLogger('worker', config.LOG_LEVEL);
-  await ensureTopicsOn(config.KAFKA_BROKERS, topicSettingsFrom(config));
+  await prepareInfrastructure(config, logger); // migrations and topics, before the consumer takes a batch
 
   const consumerState = new ConsumerState();
   const app = await NestFactory.create<NestFastifyApplication>(
-    WorkerModule.forRoot(env, consumerState),
+    WorkerModule.forRoot(config, consumerState),
     new FastifyAdapter({ logger: false }),
     { logger: new PinoNestLogger(logger) },
   );
@@ -42,5 +43,5 @@ export async function createWorkerApp(env: NodeJS.ProcessEnv = process.env) {
     },
     { inheritAppConfig: true },
   );
-  return { app, config };
+  return { app, config, logger };
 }

@@ -1,29 +1,28 @@
-import { DynamicModule, Global, Module } from '@nestjs/common';
-import { ConfigModule, workerEnvSchema } from '@app/config';
+import { DynamicModule, Module } from '@nestjs/common';
+import { ConfigModule, WorkerConfig } from '@app/config';
 import { DatabaseModule } from '@app/persistence';
 import { DeliveryModule } from './delivery/delivery.module';
-import { DeliveryHandoff } from './delivery/delivery-handoff';
 import { WorkerHealthController } from './health/worker-health.controller';
 import { BacklogMonitor } from './metrics/backlog-monitor';
-import { WorkerMetrics } from './metrics/worker-metrics';
+import { MetricsModule } from './metrics/metrics.module';
 import { PlantConsumerModule } from './plant-consumer/plant-consumer.module';
 import { ConsumerState } from './plant-consumer/plant-batch.server';
 
-@Global()
+/** plant.created in (plant-consumer) → store → deliveries out (delivery); health, metrics and backlog here. */
 @Module({})
 export class WorkerModule {
-  static forRoot(env: NodeJS.ProcessEnv, consumerState: ConsumerState): DynamicModule {
+  static forRoot(config: WorkerConfig, consumerState: ConsumerState): DynamicModule {
     return {
       module: WorkerModule,
       imports: [
-        ConfigModule.forRoot(workerEnvSchema, env),
-        DatabaseModule.forApp('worker'),
-        PlantConsumerModule,
+        ConfigModule.withConfig(config, 'worker'),
+        DatabaseModule,
+        MetricsModule,
+        PlantConsumerModule.forRoot(consumerState),
         DeliveryModule,
       ],
       controllers: [WorkerHealthController],
-      providers: [WorkerMetrics, BacklogMonitor, DeliveryHandoff, { provide: ConsumerState, useValue: consumerState }],
-      exports: [WorkerMetrics, DeliveryHandoff, ConsumerState],
+      providers: [BacklogMonitor],
     };
   }
 }

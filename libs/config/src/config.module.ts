@@ -1,23 +1,25 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { z } from 'zod';
-import { loadConfig } from './load-config';
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
+/** Which app this is ("gateway", "worker"): names its database connections and its logs. */
+export const APP_NAME = Symbol('APP_NAME');
 
+/**
+ * The configuration, parsed and validated once by the app's entry (`createGatewayApp`, `createWorkerApp`)
+ * before Nest starts, provided as it is. The one global module of each app: every feature reads its settings,
+ * as with @nestjs/config's `isGlobal`; everything else is imported where it is used.
+ */
 @Module({})
 export class ConfigModule {
-  /** Validates the environment when the module is built, so a bad variable fails before any I/O. */
-  static forRoot(schema: z.ZodObject, env: NodeJS.ProcessEnv = process.env): DynamicModule {
-    return ConfigModule.withConfig(loadConfig(schema, env));
-  }
-
-  /** Configuration the caller already validated (once, at start-up). */
-  static withConfig(config: object): DynamicModule {
+  static withConfig(config: object, app: string): DynamicModule {
     return {
       module: ConfigModule,
       global: true,
-      providers: [{ provide: APP_CONFIG, useValue: config }],
-      exports: [APP_CONFIG],
+      providers: [
+        { provide: APP_CONFIG, useValue: config },
+        { provide: APP_NAME, useValue: app },
+      ],
+      exports: [APP_CONFIG, APP_NAME],
     };
   }
 }

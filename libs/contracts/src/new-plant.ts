@@ -16,9 +16,3 @@ export function validateNewPlant(body: unknown): Validation<NewPlant> {
   return validate(body) ? { ok: true, value: body } : { ok: false, errors: toFieldErrors(validate.errors) };
 }
 
-/** The body sent to subscribers: the NewPlant fields the contract names, in a fixed order. */
-export function toNewPlantBody(plant: { id: number | string; name: string; tag?: string | null }): NewPlant {
-  const body: NewPlant = { id: Number(plant.id), name: plant.name };
-  if (plant.tag !== undefined && plant.tag !== null) body.tag = plant.tag;
-  return body;
-}

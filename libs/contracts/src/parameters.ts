@@ -4,7 +4,8 @@ import { ajv, FieldError, toFieldErrors } from './schema-registry';
 interface Parameter {
   name: string;
   in: string;
-  schema: object;
+  required?: boolean;
+  schema: { type?: string; default?: unknown };
 }
 
 const document = buildOpenApiDocument();
@@ -13,14 +14,28 @@ for (const item of Object.values(document.paths) as Record<string, { operationId
   for (const op of Object.values(item)) if (op.operationId) operationsById.set(op.operationId, op);
 }
 
+export type ParsedParameter = { ok: true; value: unknown } | { ok: false; errors: FieldError[] };
+
 /**
- * A validator for one query or path parameter, compiled from the schema the served document declares for
- * it (so `since` is checked as the RFC 3339 date-time the document promises, not as whatever Date.parse
- * accepts: "0", "-1", "1.5" all parse). Returns the field errors, empty when the value is valid.
+ * A parser for one path or query parameter, compiled from the schema the served document declares for it, so
+ * the edge checks exactly what the document promises (`since` as an RFC 3339 date-time, not whatever
+ * Date.parse accepts; an id as a UUID; a limit from 1 to 500). Integers are read from their decimal digits
+ * only ("1e3", "0x10", " 5" are not integers here). An absent optional parameter gives its default (or
+ * undefined); an absent required one is an error.
  */
-export function parameterValidator(operationId: string, name: string): (value: string) => FieldError[] {
+export function parameterParser(operationId: string, name: string): (raw: string | undefined) => ParsedParameter {
   const param = operationsById.get(operationId)?.parameters?.find((p) => p.name === name);
   if (!param) throw new Error(`operation ${operationId} declares no parameter ${name}`);
   const validate = ajv.compile(param.schema);
-  return (value) => (validate(value) ? [] : toFieldErrors(validate.errors).map((e) => ({ field: name, message: e.message })));
+  const integer = param.schema.type === 'integer';
+  return (raw) => {
+    if (raw === undefined || (raw === '' && param.in === 'query')) {
+      if (param.required) return { ok: false, errors: [{ field: name, message: 'is required' }] };
+      return { ok: true, value: param.schema.default };
+    }
+    const value = integer && /^-?\d{1,20}$/.test(raw) ? Number(raw) : raw;
+    if (validate(value)) return { ok: true, value };
+    const errors = integer && typeof value === 'string' ? [{ message: 'must be an integer' }] : toFieldErrors(validate.errors);
+    return { ok: false, errors: errors.map((e) => ({ field: name, message: e.message })) };
+  };
 }

@@ -7,8 +7,9 @@ import { seedDocument } from './openapi/seed';
 const DOC_ID = 'https://plant.store/openapi.json';
 export const NEW_PLANT_REF = `${DOC_ID}#/components/schemas/NewPlant`;
 
-/** Largest id a JSON number carries exactly; ids above it are refused rather than silently rounded. */
-export const MAX_PLANT_ID = Number.MAX_SAFE_INTEGER;
+import { MAX_PLANT_ID } from './plant-id';
+
+export { MAX_PLANT_ID };
 
 /**
  * NewPlant as Plant Store accepts it: the seed's schema, plus our policy that an id is a positive integer no
@@ -40,6 +41,8 @@ export const UNSTORABLE_TEXT_MESSAGE = 'must not contain NUL (\\u0000) or an unp
 
 export const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
 addFormats(ajv);
+// ajv-formats also accepts a `urn:uuid:` prefix, which PostgreSQL's uuid type does not: the plain form only.
+ajv.addFormat('uuid', /^[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i);
 ajv.addKeyword({
   keyword: 'storableText',
   schemaType: 'boolean',

@@ -1,8 +1,8 @@
 import { Kafka } from 'kafkajs';
 import { kafkaClientConfig } from './kafka-options';
-import { ensureTopics, TopicSettings } from './topics';
+import { ensureTopics, TopicSettings, topicSpecs } from './topics';
 
-/** Connects a short-lived admin client, creates missing topics, disconnects. Both apps call it at start-up. */
+/** Connects a short-lived admin client, creates missing topics, disconnects. The worker calls it at start-up (it owns the topics). */
 export async function ensureTopicsOn(brokers: string[], settings: TopicSettings): Promise<string[]> {
   const admin = new Kafka(kafkaClientConfig(brokers, 'plant-store-admin')).admin();
   await admin.connect();
@@ -23,4 +23,18 @@ export function topicSettingsFrom(c: {
     replicationFactor: c.KAFKA_REPLICATION_FACTOR,
     minInsyncReplicas: c.KAFKA_MIN_INSYNC_REPLICAS,
   };
+}
+
+/** The topics Plant Store needs that the broker does not have yet (for the gateway, which checks but never creates). */
+export async function missingTopicsOn(brokers: string[]): Promise<string[]> {
+  const admin = new Kafka(kafkaClientConfig(brokers, 'plant-store-admin')).admin();
+  await admin.connect();
+  try {
+    const existing = new Set(await admin.listTopics());
+    return topicSpecs({ partitions: 1, replicationFactor: 1, minInsyncReplicas: 1 })
+      .map((t) => t.topic)
+      .filter((t) => !existing.has(t));
+  } finally {
+    await admin.disconnect();
+  }
 }

@@ -35,5 +35,3 @@ export class PinoNestLogger implements LoggerService {
     this.logger.trace({ context }, String(message));
   }
 }
-
-export const LOGGER = Symbol('LOGGER');

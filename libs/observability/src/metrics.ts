@@ -1,7 +1,5 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
 
-export const METRICS_REGISTRY = Symbol('METRICS_REGISTRY');
-
 /** One registry per process, with Node's default metrics, labelled with the app name. */
 export function createMetricsRegistry(app: string): Registry {
   const registry = new Registry();

@@ -26,7 +26,7 @@ export const ProblemKind = {
   conflict: { slug: 'conflict', title: 'Conflict', status: 409 },
   payloadTooLarge: { slug: 'payload-too-large', title: 'Payload too large', status: 413 },
   unsupportedMediaType: { slug: 'unsupported-media-type', title: 'Unsupported media type', status: 415 },
-  validation: { slug: 'validation-failed', title: 'The body does not match the schema', status: 422 },
+  validation: { slug: 'validation-failed', title: 'The request does not match the schema', status: 422 },
   unavailable: { slug: 'unavailable', title: 'Service unavailable', status: 503 },
   internal: { slug: 'internal', title: 'Internal error', status: 500 },
 } as const;
@@ -62,3 +62,11 @@ export function problemForStatus(status: number, detail?: string): Problem {
   if (kind) return problemOf(kind, detail);
   return { type: 'about:blank', title: 'HTTP ' + status, status, ...(detail ? { detail } : {}) };
 }
+
+/** 422 naming each offending field: bodies, path and query parameters alike. */
+export function invalidFields(errors: { field: string; message: string }[]): ProblemException {
+  return ProblemException.of('validation', errors.map((e) => `${e.field} ${e.message}`).join('; '), { errors });
+}
+
+/** 422 naming one field. */
+export const invalidField = (field: string, message: string) => invalidFields([{ field, message }]);

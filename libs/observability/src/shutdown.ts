@@ -1,4 +1,5 @@
 import { INestApplication } from '@nestjs/common';
+import type { Logger } from 'pino';
 
 /**
  * SIGTERM/SIGINT handling for both apps: run `before` (e.g. fail readiness), then `app.close()`, which runs
@@ -8,7 +9,7 @@ import { INestApplication } from '@nestjs/common';
  */
 export function exitOnSignals(
   app: INestApplication,
-  name: string,
+  logger: Logger,
   deadlineMs: number,
   before: () => void | Promise<void> = () => {},
 ) {
@@ -17,13 +18,15 @@ export function exitOnSignals(
     if (closing) return;
     closing = true;
     setTimeout(() => process.exit(1), deadlineMs).unref();
-    console.log(JSON.stringify({ level: 'info', app: name, msg: `${signal}: shutting down` }));
+    logger.info(`${signal}: shutting down`);
     try {
       await before();
       await app.close();
+      logger.flush();
       process.exit(0);
     } catch (err) {
-      console.error(JSON.stringify({ level: 'error', app: name, msg: `shutdown failed: ${(err as Error)?.stack ?? err}` }));
+      logger.error({ err }, 'shutdown failed');
+      logger.flush();
       process.exit(1);
     }
   };

@@ -1,9 +1,12 @@
-export * from './database';
-export * from './migrations';
-export * from './migrate';
-export * from './cursor';
-export * from './plant.repository';
-export * from './database.module';
-export * from './subscription.repository';
-export * from './delivery.repository';
+// PostgreSQL: the pool and its module (database/), the schema and its one migrator (schema/), one folder per
+// aggregate (plants/, subscriptions/, deliveries/ with the outbox), and the ingest statement that writes
+// several tables at once (ingest/). Repositories return rows or the delivery domain's types, never API shapes.
+export * from './database/pool';
+export * from './database/database.module';
+export * from './schema/migrate';
+export * from './plants/plant.repository';
+export * from './subscriptions/subscription.repository';
+export * from './deliveries/delivery.repository';
+export * from './deliveries/outbox.repository';
+export * from './ingest/ingest.repository';
 export * from './write-coalescer';

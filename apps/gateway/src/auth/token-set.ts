@@ -11,10 +11,6 @@ export class TokenSet {
     this.digests = tokens.map(digest);
   }
 
-  get size(): number {
-    return this.digests.length;
-  }
-
   /** The index of the matching token (never the token itself, which must not reach logs), or -1. */
   match(candidate: string): number {
     const d = digest(candidate);

@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
+import { DatabaseModule } from '@app/persistence';
 import { DeliveriesController } from './deliveries.controller';
+import { DeliveriesService } from './deliveries.service';
 
-@Module({ controllers: [DeliveriesController] })
+@Module({ imports: [DatabaseModule], controllers: [DeliveriesController], providers: [DeliveriesService] })
 export class DeliveriesModule {}

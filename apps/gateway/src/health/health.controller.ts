@@ -2,7 +2,7 @@ import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { ProblemException } from '@app/observability';
 import { EVENT_PUBLISHER, EventPublisher } from '../plant-webhook/event-publisher';
-import { ShutdownState } from './shutdown-state';
+import { ShutdownState } from '../lifecycle/shutdown-state';
 
 @ApiExcludeController()
 @Controller()

@@ -1,13 +1,7 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
+import { LifecycleModule } from '../lifecycle/lifecycle.module';
 import { PlantWebhookModule } from '../plant-webhook/plant-webhook.module';
 import { HealthController } from './health.controller';
-import { ShutdownState } from './shutdown-state';
 
-@Global()
-@Module({
-  imports: [PlantWebhookModule],
-  controllers: [HealthController],
-  providers: [ShutdownState],
-  exports: [ShutdownState],
-})
+@Module({ imports: [PlantWebhookModule, LifecycleModule], controllers: [HealthController] })
 export class HealthModule {}

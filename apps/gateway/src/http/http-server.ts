@@ -3,7 +3,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { GatewayConfig } from '@app/config';
 import type { Logger } from 'pino';
 import { ProblemException, sendProblem } from '@app/observability';
-import { ShutdownState } from '../health/shutdown-state';
+import { ShutdownState } from '../lifecycle/shutdown-state';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { clientErrorHandler, serverLimits } from './http-limits';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth';

@@ -1,26 +1,21 @@
-import { ProblemException } from '@app/observability';
-import { decodeCursor } from '@app/persistence';
+import { invalidField } from '@app/observability';
+import { decodeCursor, encodeCursor } from './cursor';
 
-/** `limit` from a query string: default 50, 1 to `max`, else 422 naming the parameter. */
-export function parseLimit(raw: string | undefined, fallback = 50, max = 500): number {
-  if (raw === undefined) return fallback;
-  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= 1 && n <= max)) {
-    throw ProblemException.of('validation', `limit must be an integer from 1 to ${max}`, {
-      errors: [{ field: 'limit', message: `must be an integer from 1 to ${max}` }],
-    });
-  }
-  return n;
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
 }
 
-/** `cursor` from a query string: one this API issued, else 422. */
-export function parseCursor(raw: string | undefined): number | null {
+/** `cursor` from a query string (already checked as a string by its parameter schema): one this API issued, else 422. */
+export function parseCursor(raw: unknown): number | null {
   if (raw === undefined || raw === '') return null;
-  const seq = decodeCursor(raw);
-  if (seq === null) {
-    throw ProblemException.of('validation', 'cursor is not one this API issued', {
-      errors: [{ field: 'cursor', message: 'is not valid' }],
-    });
-  }
+  const seq = decodeCursor(String(raw));
+  if (seq === null) throw invalidField('cursor', 'is not one this API issued: pass the nextCursor of the previous page');
   return seq;
+}
+
+/** Repositories are asked for limit + 1 rows: the extra row only says whether another page exists. */
+export function toPage<R extends { seq: number }, T>(rows: R[], limit: number, map: (r: R) => T): Page<T> {
+  const items = rows.slice(0, limit);
+  return { items: items.map(map), nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1].seq) : null };
 }

@@ -1,6 +1,6 @@
 import { PipeTransform } from '@nestjs/common';
 import { Validation } from '@app/contracts';
-import { ProblemException } from '@app/observability';
+import { invalidFields, ProblemException } from '@app/observability';
 
 /** A pipe that validates a body with a schema from the served document; 422 names each bad field. */
 export function validatedBody<T>(validate: (body: unknown) => Validation<T>): PipeTransform<unknown, T> {
@@ -9,9 +9,7 @@ export function validatedBody<T>(validate: (body: unknown) => Validation<T>): Pi
       if (body === undefined) throw ProblemException.of('malformedJson', 'The body is empty; send a JSON object');
       const result = validate(body);
       if (result.ok) return result.value;
-      throw ProblemException.of('validation', result.errors.map((e) => `${e.field} ${e.message}`).join('; '), {
-        errors: result.errors,
-      });
+      throw invalidFields(result.errors);
     },
   };
 }

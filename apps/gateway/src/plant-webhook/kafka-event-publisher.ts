@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from 
 import { ClientKafka } from '@nestjs/microservices';
 import { Message, Producer } from 'kafkajs';
 import { APP_CONFIG, GatewayConfig } from '@app/config';
-import { BatchingPublisher, durableProducerConfig, ensureTopicsOn, kafkaClientConfig, topicSettingsFrom } from '@app/kafka';
+import { BatchingPublisher, durableProducerConfig, kafkaClientConfig } from '@app/kafka';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { EventPublisher } from './event-publisher';
 
@@ -31,7 +31,6 @@ export class KafkaEventPublisher implements EventPublisher, OnModuleInit, OnAppl
   }
 
   async onModuleInit() {
-    await ensureTopicsOn(this.config.KAFKA_BROKERS, topicSettingsFrom(this.config));
     const producer: Producer = await this.client.connect();
     producer.on(producer.events.CONNECT, () => (this.connected = true));
     producer.on(producer.events.DISCONNECT, () => (this.connected = false));

@@ -3,6 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { validateSubscriptionCreate, validateSubscriptionUpdate } from '@app/contracts';
 import { AdminAuthGuard } from '../auth/bearer.guards';
 import { validatedBody } from '../http/validated-body.pipe';
+import { validatedParameters } from '../http/validated-parameter.pipe';
 import { SubscriptionsService } from './subscriptions.service';
 
 /** Admin API: who receives the New Plant webhook. Documented in /openapi.json (the `adminAuth` scheme). */
@@ -23,24 +24,24 @@ export class SubscriptionsController {
   }
 
   @Get(':id')
-  get(@Param('id') id: string) {
+  get(@Param('id', validatedParameters('getSubscription')) id: string) {
     return this.subscriptions.get(id);
   }
 
   @Patch(':id')
-  update(@Param('id') id: string, @Body(validatedBody(validateSubscriptionUpdate)) body: Parameters<SubscriptionsService['update']>[1]) {
+  update(@Param('id', validatedParameters('updateSubscription')) id: string, @Body(validatedBody(validateSubscriptionUpdate)) body: Parameters<SubscriptionsService['update']>[1]) {
     return this.subscriptions.update(id, body);
   }
 
   @Delete(':id')
   @HttpCode(204)
-  delete(@Param('id') id: string) {
+  delete(@Param('id', validatedParameters('deleteSubscription')) id: string) {
     return this.subscriptions.delete(id);
   }
 
   @Post(':id/rotate-secret')
   @HttpCode(200)
-  rotateSecret(@Param('id') id: string) {
+  rotateSecret(@Param('id', validatedParameters('rotateSubscriptionSecret')) id: string) {
     return this.subscriptions.rotateSecret(id);
   }
 }

@@ -2,8 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, GatewayConfig } from '@app/config';
 import { SubscriptionCreateBody, SubscriptionUpdateBody } from '@app/contracts';
 import { checkSubscriberUrl, generateSecret, isValidSecret } from '@app/delivery';
-import { ProblemException } from '@app/observability';
-import { Subscription, SubscriptionRepository } from '@app/persistence';
+import { invalidField, ProblemException } from '@app/observability';
+import { SubscriptionRepository, SubscriptionRow } from '@app/persistence';
+import { mapSubscription, mapSubscriptionWithSecret, SubscriptionDto, SubscriptionWithSecretDto } from './subscription.dto';
 
 /** How long a rotated-out secret keeps signing next to the new one. */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000;
@@ -15,53 +16,50 @@ export class SubscriptionsService {
     @Inject(APP_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
-  async create(body: SubscriptionCreateBody): Promise<Subscription & { secret: string }> {
+  async create(body: SubscriptionCreateBody): Promise<SubscriptionWithSecretDto> {
     await this.assertUrlAllowed(body.url);
     if (body.secret !== undefined && !isValidSecret(body.secret)) {
-      throw invalid('secret', 'must be whsec_ followed by 24 to 64 base64-encoded bytes');
+      throw invalidField('secret', 'must be whsec_ followed by 24 to 64 base64-encoded bytes');
     }
-    const secret = body.secret ?? generateSecret();
     const created = await this.subscriptions.create({
       url: body.url,
       token: body.token ?? null,
-      secret,
+      secret: body.secret ?? generateSecret(),
       description: body.description ?? null,
     });
-    return { ...created, secret };
+    return mapSubscriptionWithSecret(created);
   }
 
-  list(): Promise<Subscription[]> {
-    return this.subscriptions.list();
+  async list(): Promise<SubscriptionDto[]> {
+    return (await this.subscriptions.list()).map(mapSubscription);
   }
 
-  async get(id: string): Promise<Subscription> {
-    return found(await this.subscriptions.get(id), id);
+  async get(id: string): Promise<SubscriptionDto> {
+    return mapSubscription(found(await this.subscriptions.findById(id), id));
   }
 
-  async update(id: string, body: SubscriptionUpdateBody): Promise<Subscription> {
+  async update(id: string, body: SubscriptionUpdateBody): Promise<SubscriptionDto> {
     if (body.url !== undefined) await this.assertUrlAllowed(body.url);
-    return found(await this.subscriptions.update(id, body), id);
+    return mapSubscription(found(await this.subscriptions.update(id, body), id));
   }
 
   async delete(id: string): Promise<void> {
-    if (!(await this.subscriptions.delete(id))) throw notFound(id);
+    if (!(await this.subscriptions.delete(id))) throw subscriptionNotFound(id);
   }
 
-  async rotateSecret(id: string): Promise<Subscription & { secret: string }> {
-    const secret = generateSecret();
-    return { ...found(await this.subscriptions.rotateSecret(id, secret, SECRET_OVERLAP_MS), id), secret };
+  async rotateSecret(id: string): Promise<SubscriptionWithSecretDto> {
+    return mapSubscriptionWithSecret(found(await this.subscriptions.rotateSecret(id, generateSecret(), SECRET_OVERLAP_MS), id));
   }
 
   private async assertUrlAllowed(url: string) {
     const check = await checkSubscriberUrl(url, this.config.DELIVERY_ALLOW_PRIVATE_NETWORKS);
-    if (!check.ok) throw invalid('url', check.reason);
+    if (!check.ok) throw invalidField('url', check.reason);
   }
 }
 
-const notFound = (id: string) => ProblemException.of('notFound', `No subscription ${id}`);
-function found<T>(value: T | null, id: string): T {
-  if (value === null) throw notFound(id);
-  return value;
+export const subscriptionNotFound = (id: string) => ProblemException.of('notFound', `No subscription ${id}`);
+
+function found(row: SubscriptionRow | null, id: string): SubscriptionRow {
+  if (row === null) throw subscriptionNotFound(id);
+  return row;
 }
-const invalid = (field: string, message: string) =>
-  ProblemException.of('validation', `${field} ${message}`, { errors: [{ field, message }] });

@@ -1,8 +1,9 @@
 import { loadConfig, workerEnvSchema } from '@app/config';
-import { AttemptRecord, ClaimedDelivery, DeliveryRepository } from '@app/persistence';
+import { AttemptRecord, ClaimedDelivery } from '@app/delivery';
+import { OutboxRepository } from '@app/persistence';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { DeliveryDispatcher } from './delivery-dispatcher.service';
-import { DeliveryHandoff } from './delivery-handoff';
+import { DeliveryInbox } from './delivery-inbox';
 import { DeliverySender, SendResult } from './delivery-sender';
 import { DeliverySignal } from './delivery-signal';
 
@@ -33,7 +34,7 @@ function fakeRepository() {
     recordAttempts: async (records: AttemptRecord[]) => void recorded.push(...records),
     releaseLeases: async (ids: string[]) => void released.push(...ids),
   };
-  return { repo: repo as unknown as DeliveryRepository, recorded, released, claimDue: repo.claimDue };
+  return { repo: repo as unknown as OutboxRepository, recorded, released, claimDue: repo.claimDue };
 }
 
 function setup(env: Record<string, string> = {}) {
@@ -42,8 +43,8 @@ function setup(env: Record<string, string> = {}) {
   const sent: string[] = [];
   let answer: () => Promise<SendResult> = async () => ok;
   const sender = { send: async (d: ClaimedDelivery) => (sent.push(d.id), answer()) } as unknown as DeliverySender;
-  const handoff = new DeliveryHandoff();
-  const sut = new DeliveryDispatcher(config, repo, sender, new DeliverySignal(), new WorkerMetrics(), handoff);
+  const sut = new DeliveryDispatcher(config, repo, sender, new DeliverySignal(), new WorkerMetrics());
+  const handoff: DeliveryInbox = sut; // what the consumer sees of it
   return { sut, handoff, recorded, released, sent, claimDue, hold: (f: () => Promise<SendResult>) => (answer = f) };
 }
 
@@ -81,14 +82,5 @@ describe(DeliveryDispatcher.name, () => {
     await settle();
     expect(sent).toEqual([]);
     expect(released).toEqual(['late']);
-  });
-});
-
-describe(DeliveryHandoff.name, () => {
-  it('offers no room without a dispatcher, so the consumer leases nothing', () => {
-    const sut = new DeliveryHandoff();
-    expect(sut.room().limit).toBe(0);
-    expect(() => sut.accept([], 3)).not.toThrow();
-    expect(() => sut.accept([delivery('x')], 0)).toThrow(/no dispatcher/);
   });
 });

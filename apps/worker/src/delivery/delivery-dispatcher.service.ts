@@ -1,10 +1,9 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
-import { parseSchedule } from '@app/delivery';
-import { AttemptRecord, ClaimedDelivery, DeliveryRepository, NO_LEASE, OutboxLease, WriteCoalescer } from '@app/persistence';
+import { AttemptRecord, ClaimedDelivery, decideOutcome, NO_LEASE, OutboxLease, parseSchedule } from '@app/delivery';
+import { OutboxRepository, WriteCoalescer } from '@app/persistence';
 import { WorkerMetrics } from '../metrics/worker-metrics';
-import { DeliveryHandoff, HandoffTarget } from './delivery-handoff';
-import { decideOutcome } from './delivery-outcome';
+import { DeliveryInbox } from './delivery-inbox';
 import { DeliverySender } from './delivery-sender';
 import { DeliverySignal } from './delivery-signal';
 
@@ -14,13 +13,13 @@ const CLAIM_COALESCE_MS = 5;
  * Sends pending deliveries from the outbox. Every delivery is sent under a lease, so any number of worker
  * replicas share the work and a crashed worker's deliveries are picked up again once its lease runs out
  * (same webhook-id, so receivers can de-duplicate). Fresh deliveries arrive leased from this worker's
- * consumer, which wrote them (the hand-off); retries, backlog and expired leases are claimed with FOR UPDATE
+ * consumer, which wrote them (DeliveryInbox); retries, backlog and expired leases are claimed with FOR UPDATE
  * SKIP LOCKED, in batches (up to twice the concurrency ahead), because the claim query, not the HTTP, is what
  * costs most. Concurrency is bounded overall and per subscription: deliveries wait in a per-subscription
  * queue for a free slot.
  */
 @Injectable()
-export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestroy, HandoffTarget {
+export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestroy, DeliveryInbox {
   private readonly logger = new Logger(DeliveryDispatcher.name);
   private readonly schedule: number[];
   private readonly leaseMs: number;
@@ -41,11 +40,10 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: WorkerConfig,
-    private readonly deliveries: DeliveryRepository,
+    private readonly deliveries: OutboxRepository,
     private readonly sender: DeliverySender,
     private readonly signal: DeliverySignal,
     private readonly metrics: WorkerMetrics,
-    handoff: DeliveryHandoff,
   ) {
     this.schedule = parseSchedule(config.DELIVERY_RETRY_SCHEDULE);
     // Long enough for a short wait in the queue, the attempt and its bookkeeping; a lease outliving its
@@ -53,7 +51,6 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     this.leaseMs = config.DELIVERY_TIMEOUT_MS + 5000;
     this.window = 2 * config.DELIVERY_CONCURRENCY;
     this.recorder = new WriteCoalescer((records) => deliveries.recordAttempts(records), 500);
-    handoff.attach(this);
   }
 
   room(): OutboxLease {

@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { LoopHeaders } from '@app/contracts';
-import { checkUrlShape, parseRetryAfter, signDelivery } from '@app/delivery';
-import { ClaimedDelivery, DeliveryAttempt } from '@app/persistence';
+import { checkUrlShape, ClaimedDelivery, DeliveryAttempt, parseRetryAfter, signDelivery } from '@app/delivery';
 import { Agents, deliveryAgents, httpPost } from './http-post';
 
 export interface SendResult extends DeliveryAttempt {

@@ -1,7 +1,15 @@
 import { Module } from '@nestjs/common';
+import { DatabaseModule } from '@app/persistence';
+import { MetricsModule } from '../metrics/metrics.module';
 import { DeliveryDispatcher } from './delivery-dispatcher.service';
+import { DELIVERY_INBOX } from './delivery-inbox';
 import { DeliverySender } from './delivery-sender';
 import { DeliverySignal } from './delivery-signal';
 
-@Module({ providers: [DeliveryDispatcher, DeliverySender, DeliverySignal] })
+/** Sends the outbox: claims, hand-overs from the consumer (DELIVERY_INBOX), attempts and their outcomes. */
+@Module({
+  imports: [DatabaseModule, MetricsModule],
+  providers: [DeliveryDispatcher, DeliverySender, DeliverySignal, { provide: DELIVERY_INBOX, useExisting: DeliveryDispatcher }],
+  exports: [DELIVERY_INBOX],
+})
 export class DeliveryModule {}

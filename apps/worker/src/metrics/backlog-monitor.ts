@@ -3,7 +3,7 @@ import { Admin, Kafka } from 'kafkajs';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { PLANT_CREATED_TOPIC } from '@app/contracts';
 import { kafkaClientConfig } from '@app/kafka';
-import { DeliveryRepository } from '@app/persistence';
+import { OutboxRepository } from '@app/persistence';
 import { WorkerMetrics } from './worker-metrics';
 
 const SAMPLE_MS = 5000;
@@ -27,7 +27,7 @@ export class BacklogMonitor implements OnApplicationBootstrap, OnApplicationShut
 
   constructor(
     private readonly metrics: WorkerMetrics,
-    private readonly deliveries: DeliveryRepository,
+    private readonly outbox: OutboxRepository,
     @Inject(APP_CONFIG) config: WorkerConfig,
   ) {
     this.admin = new Kafka(kafkaClientConfig(config.KAFKA_BROKERS, 'plant-store-worker-monitor')).admin();
@@ -69,7 +69,7 @@ export class BacklogMonitor implements OnApplicationBootstrap, OnApplicationShut
 
   private async samplePending() {
     try {
-      this.metrics.deliveriesPending.set(await this.deliveries.countPending());
+      this.metrics.deliveriesPending.set(await this.outbox.countPending());
     } catch {
       this.metrics.deliveriesPending.set(NaN);
     }

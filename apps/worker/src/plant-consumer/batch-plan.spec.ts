@@ -14,7 +14,7 @@ describe(planBatch.name, () => {
       message(12, JSON.stringify({ ...event, data: { id: -1, name: 'x' } })),
       message(13, null),
     ]);
-    expect(plan.rows).toEqual([
+    expect(plan.events).toEqual([
       { eventId: event.id, plantId: 7, name: 'Fern', tag: null, eventTime: event.time, topic: 'plant.created', partition: 2, offset: '10', hops: 0, originEventId: event.id },
     ]);
     expect(plan.poison.map((p) => [p.message.offset, p.reason])).toEqual([

@@ -1,6 +1,6 @@
 import { KafkaMessage } from 'kafkajs';
 import { parsePlantCreatedEvent } from '@app/contracts';
-import { PlantEventRow } from '@app/persistence';
+import { IngestEvent } from '@app/delivery';
 
 export interface PoisonMessage {
   message: KafkaMessage;
@@ -8,13 +8,13 @@ export interface PoisonMessage {
 }
 
 export interface BatchPlan {
-  rows: PlantEventRow[];
+  events: IngestEvent[];
   poison: PoisonMessage[];
 }
 
 /** Splits a batch into events to store and records that can never be stored (bad JSON, bad event, bad plant). */
 export function planBatch(topic: string, partition: number, messages: KafkaMessage[]): BatchPlan {
-  const plan: BatchPlan = { rows: [], poison: [] };
+  const plan: BatchPlan = { events: [], poison: [] };
   for (const message of messages) {
     const parsed = parsePlantCreatedEvent(message.value);
     if (!parsed.ok) {
@@ -22,7 +22,7 @@ export function planBatch(topic: string, partition: number, messages: KafkaMessa
       continue;
     }
     const { event } = parsed;
-    plan.rows.push({
+    plan.events.push({
       eventId: event.id,
       plantId: event.data.id,
       name: event.data.name,

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { SuppressedEvent } from '@app/persistence';
+import { SuppressedEvent } from '@app/delivery';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 
 const EVERY_MS = 10_000;

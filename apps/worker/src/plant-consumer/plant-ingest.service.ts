@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { EventHeaders } from '@app/contracts';
+import { ApplyResult, emptyApplyResult, IngestEvent, NO_LEASE } from '@app/delivery';
 import { continueTrace } from '@app/observability';
-import { ApplyResult, emptyApplyResult, isDataError, NO_LEASE, PlantEventRow, PlantRepository, WriteCoalescer } from '@app/persistence';
-import { DeliveryHandoff } from '../delivery/delivery-handoff';
+import { IngestRepository, isDataError, WriteCoalescer } from '@app/persistence';
+import { DELIVERY_INBOX, DeliveryInbox } from '../delivery/delivery-inbox';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { BatchPlan, planBatch, PoisonMessage } from './batch-plan';
 import { publishDeadLetters } from './dead-letters';
@@ -25,39 +26,30 @@ const MAX_ROWS_PER_WRITE = 5000;
 export class PlantIngestService {
   private readonly logger = new Logger(PlantIngestService.name);
   private readonly debug: boolean;
-  private readonly writes: WriteCoalescer<PlantEventRow[], ApplyResult>;
+  private readonly writes: WriteCoalescer<IngestEvent[], ApplyResult>;
   private readonly loops: LoopReport;
   private readonly maxHops: number;
 
   constructor(
-    private readonly plants: PlantRepository,
+    private readonly store: IngestRepository,
     private readonly metrics: WorkerMetrics,
-    private readonly deliveries: DeliveryHandoff,
+    @Inject(DELIVERY_INBOX) private readonly inbox: DeliveryInbox,
     @Inject(APP_CONFIG) config: WorkerConfig,
   ) {
     this.debug = ['debug', 'trace'].includes(config.LOG_LEVEL);
     this.maxHops = config.MAX_WEBHOOK_HOPS;
     this.loops = new LoopReport(metrics, config.MAX_WEBHOOK_HOPS);
-    this.writes = new WriteCoalescer(
-      async (batches) => {
-        const result = await this.plants.applyEvents(batches.flat(), { ...this.deliveries.room(), maxHops: this.maxHops });
-        this.loops.record(result.suppressed);
-        // Stored: the leased deliveries can go out now, before the dead letters and the offset commits.
-        this.deliveries.accept(result.leased, result.deliveries - result.leased.length);
-        return result;
-      },
-      MAX_ROWS_PER_WRITE,
-      (rows) => rows.length,
-    );
+    this.writes = new WriteCoalescer((batches) => this.storeAndHandOver(batches.flat()), MAX_ROWS_PER_WRITE, (events) => events.length);
   }
 
+  /** Store, dead-letter the poison, commit; then count. Retried in place on transient failures. */
   async processBatch(batch: PlantBatch): Promise<void> {
     if (batch.messages.length === 0) return;
     const started = process.hrtime.bigint();
     const plan = planBatch(batch.topic, batch.partition, batch.messages);
     this.logTraces(batch);
     try {
-      const { result, unstorable } = await this.retry(batch, 'store', () => this.store(batch, plan));
+      const { result, unstorable } = await this.retry(batch, 'store', () => this.storeBatch(batch, plan));
       const poison = [...plan.poison, ...unstorable];
       const shrunk = await this.retry(batch, 'dead_letter', () => publishDeadLetters(batch, poison));
       this.countDeadLetters(batch, poison, shrunk);
@@ -74,35 +66,50 @@ export class PlantIngestService {
   }
 
   /**
-   * One statement for the batch (and whatever other partitions' batches join it). If the database refuses a
-   * row's data (say a NUL byte in a name), nothing of that statement is stored; each of its batches applies
-   * its rows one by one and the unstorable ones become dead letters instead of blocking the partition.
+   * The batch's events, together with whatever other partitions' batches join the same write. If the database
+   * refuses a row's data (say a NUL byte in a name), nothing of that statement is stored; each of its batches
+   * stores its events one by one and the unstorable ones become dead letters instead of blocking the partition.
    */
-  private async store(batch: PlantBatch, plan: BatchPlan): Promise<{ result: ApplyResult; unstorable: PoisonMessage[] }> {
+  private async storeBatch(batch: PlantBatch, plan: BatchPlan): Promise<{ result: ApplyResult; unstorable: PoisonMessage[] }> {
     try {
-      return { result: plan.rows.length > 0 ? await this.writes.add(plan.rows) : emptyApplyResult(), unstorable: [] };
+      return { result: plan.events.length > 0 ? await this.writes.add(plan.events) : emptyApplyResult(), unstorable: [] };
     } catch (err) {
       if (!isDataError(err)) throw err;
-      const byOffset = new Map(batch.messages.map((m) => [m.offset, m]));
-      // Row by row nothing is leased: the dispatcher claims these deliveries.
-      const result = emptyApplyResult();
-      const unstorable: PoisonMessage[] = [];
-      for (const row of plan.rows) {
-        try {
-          const r = await this.plants.applyEvents([row], { ...NO_LEASE, maxHops: this.maxHops });
-          r.fresh.forEach((id) => result.fresh.add(id));
-          r.applied.forEach((id) => result.applied.add(id));
-          r.unchanged.forEach((id) => result.unchanged.add(id));
-          this.loops.record(r.suppressed);
-          result.deliveries += r.deliveries;
-        } catch (rowErr) {
-          if (!isDataError(rowErr)) throw rowErr;
-          unstorable.push({ message: byOffset.get(row.offset)!, reason: `unstorable: ${(rowErr as Error).message}` });
-        }
-      }
-      this.deliveries.accept([], result.deliveries);
-      return { result, unstorable };
+      return this.storeOneByOne(batch, plan);
     }
+  }
+
+  /**
+   * One statement for many batches. Stored: the deliveries leased to this worker go to the dispatcher now,
+   * before the dead letters and the offset commits; the rest wait for a claim.
+   */
+  private async storeAndHandOver(events: IngestEvent[]): Promise<ApplyResult> {
+    const result = await this.store.applyEvents(events, this.inbox.room(), this.maxHops);
+    this.loops.record(result.suppressed);
+    this.inbox.accept(result.leased, result.deliveries - result.leased.length);
+    return result;
+  }
+
+  /** Row by row nothing is leased: the dispatcher claims these deliveries. */
+  private async storeOneByOne(batch: PlantBatch, plan: BatchPlan): Promise<{ result: ApplyResult; unstorable: PoisonMessage[] }> {
+    const byOffset = new Map(batch.messages.map((m) => [m.offset, m]));
+    const result = emptyApplyResult();
+    const unstorable: PoisonMessage[] = [];
+    for (const event of plan.events) {
+      try {
+        const r = await this.store.applyEvents([event], NO_LEASE, this.maxHops);
+        r.fresh.forEach((id) => result.fresh.add(id));
+        r.applied.forEach((id) => result.applied.add(id));
+        r.unchanged.forEach((id) => result.unchanged.add(id));
+        this.loops.record(r.suppressed);
+        result.deliveries += r.deliveries;
+      } catch (err) {
+        if (!isDataError(err)) throw err;
+        unstorable.push({ message: byOffset.get(event.offset)!, reason: `unstorable: ${(err as Error).message}` });
+      }
+    }
+    this.inbox.accept([], result.deliveries);
+    return { result, unstorable };
   }
 
   private retry<T>(batch: PlantBatch, stage: string, fn: () => Promise<T>): Promise<T> {
@@ -135,14 +142,14 @@ export class PlantIngestService {
   private record(plan: BatchPlan, r: ApplyResult, started: bigint) {
     const now = Date.now();
     // The result may cover other partitions' batches too: count this batch's events only.
-    const fresh = plan.rows.filter((row) => r.fresh.has(row.eventId)).length;
-    const applied = plan.rows.filter((row) => r.applied.has(row.eventId)).length;
-    const unchanged = plan.rows.filter((row) => r.unchanged.has(row.eventId)).length;
+    const fresh = plan.events.filter((row) => r.fresh.has(row.eventId)).length;
+    const applied = plan.events.filter((row) => r.applied.has(row.eventId)).length;
+    const unchanged = plan.events.filter((row) => r.unchanged.has(row.eventId)).length;
     this.metrics.events.inc({ outcome: 'stored' }, applied);
-    this.metrics.events.inc({ outcome: 'duplicate' }, plan.rows.length - fresh);
+    this.metrics.events.inc({ outcome: 'duplicate' }, plan.events.length - fresh);
     this.metrics.events.inc({ outcome: 'unchanged' }, unchanged);
     this.metrics.events.inc({ outcome: 'stale' }, fresh - applied - unchanged);
-    for (const row of plan.rows) this.metrics.processingLatency.observe(Math.max(0, now - Date.parse(row.eventTime)) / 1000);
+    for (const row of plan.events) this.metrics.processingLatency.observe(Math.max(0, now - Date.parse(row.eventTime)) / 1000);
     this.metrics.batchDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
   }
 

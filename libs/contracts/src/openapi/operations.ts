@@ -1,5 +1,7 @@
 // The operations Plant Store adds under `paths`: the read API (webhook tokens) and the admin API
 // (ADMIN_TOKENS). Schemas they use live in ./schemas.ts.
+import { MAX_PLANT_ID } from '../plant-id';
+
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
 const problem = (description: string) => ({
@@ -21,6 +23,8 @@ const cursorParams = [
 const adminSecurity = [{ adminAuth: [] as string[] }];
 const unauthorized = problem('Missing or wrong bearer token');
 const notFound = problem('No such resource');
+const plantIdSchema = { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_PLANT_ID };
+const badParameter = problem('A path or query parameter does not match its schema (each named in `errors`)');
 const subscriptionId = idParam('id', { type: 'string', format: 'uuid' }, 'Subscription id');
 const deliveryId = idParam('id', { type: 'string', format: 'uuid' }, 'Delivery id');
 
@@ -31,7 +35,7 @@ export const operations: Record<string, unknown> = {
       summary: 'List stored plants, newest first',
       tags: ['Plants'],
       parameters: cursorParams,
-      responses: { '200': ok('A page of plants', ref('PlantPage')), '401': unauthorized, '422': problem('Bad query') },
+      responses: { '200': ok('A page of plants', ref('PlantPage')), '401': unauthorized, '422': badParameter },
     },
   },
   '/plants/{id}': {
@@ -39,8 +43,8 @@ export const operations: Record<string, unknown> = {
       operationId: 'getPlant',
       summary: 'Get a stored plant',
       tags: ['Plants'],
-      parameters: [idParam('id', { type: 'integer', format: 'int64', minimum: 1 }, 'Plant id')],
-      responses: { '200': ok('The plant', ref('StoredPlant')), '401': unauthorized, '404': notFound },
+      parameters: [idParam('id', plantIdSchema, 'Plant id')],
+      responses: { '200': ok('The plant', ref('StoredPlant')), '401': unauthorized, '404': notFound, '422': badParameter },
     },
   },
   '/subscriptions': {
@@ -71,7 +75,7 @@ export const operations: Record<string, unknown> = {
       tags: ['Subscriptions'],
       security: adminSecurity,
       parameters: [subscriptionId],
-      responses: { '200': ok('The subscription', ref('Subscription')), '401': unauthorized, '404': notFound },
+      responses: { '200': ok('The subscription', ref('Subscription')), '401': unauthorized, '404': notFound, '422': badParameter },
     },
     patch: {
       operationId: 'updateSubscription',
@@ -84,7 +88,7 @@ export const operations: Record<string, unknown> = {
         '200': ok('Updated', ref('Subscription')),
         '401': unauthorized,
         '404': notFound,
-        '422': problem('Invalid body'),
+        '422': problem('Invalid body or id'),
       },
     },
     delete: {
@@ -92,7 +96,7 @@ export const operations: Record<string, unknown> = {
       tags: ['Subscriptions'],
       security: adminSecurity,
       parameters: [subscriptionId],
-      responses: { '204': { description: 'Deleted' }, '401': unauthorized, '404': notFound },
+      responses: { '204': { description: 'Deleted' }, '401': unauthorized, '404': notFound, '422': badParameter },
     },
   },
   '/subscriptions/{id}/rotate-secret': {
@@ -102,7 +106,7 @@ export const operations: Record<string, unknown> = {
       tags: ['Subscriptions'],
       security: adminSecurity,
       parameters: [subscriptionId],
-      responses: { '200': ok('The new secret, shown once', ref('SubscriptionWithSecret')), '401': unauthorized, '404': notFound },
+      responses: { '200': ok('The new secret, shown once', ref('SubscriptionWithSecret')), '401': unauthorized, '404': notFound, '422': badParameter },
     },
   },
   '/subscriptions/{id}/recover': {
@@ -112,7 +116,7 @@ export const operations: Record<string, unknown> = {
       tags: ['Deliveries'],
       security: adminSecurity,
       parameters: [subscriptionId, { name: 'since', in: 'query', required: true, schema: { type: 'string', format: 'date-time' } }],
-      responses: { '202': ok('Re-queued', { type: 'object', properties: { requeued: { type: 'integer' } } }), '401': unauthorized, '404': notFound },
+      responses: { '202': ok('Re-queued', { type: 'object', properties: { requeued: { type: 'integer' } } }), '401': unauthorized, '404': notFound, '422': badParameter },
     },
   },
   '/deliveries': {
@@ -124,10 +128,10 @@ export const operations: Record<string, unknown> = {
       parameters: [
         { name: 'subscriptionId', in: 'query', schema: { type: 'string', format: 'uuid' } },
         { name: 'status', in: 'query', schema: { type: 'string', enum: ['pending', 'succeeded', 'failed'] } },
-        { name: 'plantId', in: 'query', schema: { type: 'integer', format: 'int64' } },
+        { name: 'plantId', in: 'query', schema: plantIdSchema },
         ...cursorParams,
       ],
-      responses: { '200': ok('A page of deliveries', ref('DeliveryPage')), '401': unauthorized },
+      responses: { '200': ok('A page of deliveries', ref('DeliveryPage')), '401': unauthorized, '422': badParameter },
     },
   },
   '/deliveries/{id}': {
@@ -136,7 +140,7 @@ export const operations: Record<string, unknown> = {
       tags: ['Deliveries'],
       security: adminSecurity,
       parameters: [deliveryId],
-      responses: { '200': ok('The delivery with its attempts', ref('DeliveryWithAttempts')), '401': unauthorized, '404': notFound },
+      responses: { '200': ok('The delivery with its attempts', ref('DeliveryWithAttempts')), '401': unauthorized, '404': notFound, '422': badParameter },
     },
   },
   '/deliveries/{id}/retry': {
@@ -146,7 +150,7 @@ export const operations: Record<string, unknown> = {
       tags: ['Deliveries'],
       security: adminSecurity,
       parameters: [deliveryId],
-      responses: { '202': ok('Queued', ref('Delivery')), '401': unauthorized, '404': notFound, '409': problem('Not failed') },
+      responses: { '202': ok('Queued', ref('Delivery')), '401': unauthorized, '404': notFound, '409': problem('Not failed'), '422': badParameter },
     },
   },
 };

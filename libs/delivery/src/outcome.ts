@@ -1,5 +1,5 @@
-import { nextRetryDelay } from '@app/delivery';
-import { AttemptOutcome } from '@app/persistence';
+import { AttemptOutcome } from './domain/delivery';
+import { nextRetryDelay } from './retry-schedule';
 
 /**
  * What an attempt means: 2xx succeeded; 410 Gone disables the subscription (Standard Webhooks); anything

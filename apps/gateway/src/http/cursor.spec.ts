@@ -1,4 +1,5 @@
-import { decodeCursor, encodeCursor, toPage } from './cursor';
+import { decodeCursor, encodeCursor } from './cursor';
+import { toPage } from './pagination';
 
 describe('page cursors', () => {
   it('round-trip and refuse garbage', () => {

@@ -3,7 +3,14 @@ import { migrations } from './migrations';
 
 const LOCK_KEY = 7_355_608; // any constant shared by every process that migrates
 
-/** Applies pending migrations; safe to call from every replica at start-up. Returns the ids it applied. */
+/** The schema version this code needs: the last migration's id. */
+export const SCHEMA_VERSION = migrations[migrations.length - 1].id;
+
+/**
+ * Applies pending migrations; safe to run from several processes at once (an advisory lock serialises them).
+ * The worker (and its `setup` entry, the Kubernetes Job) is the one owner that calls this; the gateway only
+ * checks (schemaVersion). Returns the ids it applied.
+ */
 export async function runMigrations(pool: Pool, log: (msg: string) => void = () => {}): Promise<number[]> {
   const client = await pool.connect();
   try {
@@ -32,4 +39,12 @@ export async function runMigrations(pool: Pool, log: (msg: string) => void = () 
     await client.query('SELECT pg_advisory_unlock($1)', [LOCK_KEY]).catch(() => undefined);
     client.release();
   }
+}
+
+/** The version the database is at: 0 before the first migration. */
+export async function schemaVersion(pool: Pool): Promise<number> {
+  const { rows } = await pool.query<{ v: number | null }>(
+    "SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN 0 ELSE (SELECT coalesce(max(id), 0) FROM schema_migrations) END AS v",
+  );
+  return rows[0].v ?? 0;
 }

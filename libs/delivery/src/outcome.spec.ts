@@ -1,4 +1,4 @@
-import { decideOutcome } from './delivery-outcome';
+import { decideOutcome } from './outcome';
 
 describe(decideOutcome.name, () => {
   const schedule = [0, 5000, 300000];

@@ -1,0 +1,22 @@
+import type { Logger } from 'pino';
+import { WorkerConfig } from '@app/config';
+import { ensureTopicsOn, topicSettingsFrom } from '@app/kafka';
+import { createPool, runMigrations } from '@app/persistence';
+
+/**
+ * The worker owns the shared infrastructure: it migrates the database and creates the Kafka topics (with
+ * their partition count, replication factor and min.insync.replicas) before it consumes. Both steps are
+ * idempotent and safe to run from several replicas at once. The gateway only checks (see its
+ * infrastructure-check.ts); the Kubernetes Job runs the same function through setup/main.ts.
+ */
+export async function prepareInfrastructure(config: WorkerConfig, logger: Logger): Promise<void> {
+  const pool = createPool(config.DATABASE_URL, 1, 'plant-store-setup');
+  try {
+    const applied = await runMigrations(pool, (m) => logger.info(`applying ${m}`));
+    logger.info(applied.length ? `applied migrations ${applied.join(', ')}` : 'database schema is up to date');
+  } finally {
+    await pool.end();
+  }
+  const created = await ensureTopicsOn(config.KAFKA_BROKERS, topicSettingsFrom(config));
+  logger.info(created.length ? `created topics ${created.join(', ')}` : 'Kafka topics already exist');
+}

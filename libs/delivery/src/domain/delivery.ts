@@ -1,0 +1,50 @@
+// The delivery domain: a New Plant webhook owed to one subscriber, the attempts made to send it, and what
+// each attempt means for it. Persistence stores these (libs/persistence/src/deliveries); the worker sends them.
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'succeeded', 'failed'];
+
+/** One HTTP attempt, as recorded in the delivery's attempt log and listed by the admin API. */
+export interface DeliveryAttempt {
+  attemptedAt: string;
+  status: number | null;
+  latencyMs: number;
+  error: string | null;
+  responseBody: string | null;
+}
+
+/** A delivery leased to this worker, with everything needed to send it. */
+export interface ClaimedDelivery {
+  id: string;
+  subscriptionId: string;
+  eventId: string;
+  plantId: number;
+  body: string;
+  eventTime: Date;
+  attempts: number;
+  url: string;
+  token: string | null;
+  /** The current signing secret first, then a rotated-out one still inside its overlap. */
+  secrets: string[];
+  /** Sent as LoopHeaders: this delivery is hop `hops + 1` of the chain started by `originEventId`. */
+  hops: number;
+  originEventId: string;
+}
+
+export interface ClaimResult {
+  claimed: ClaimedDelivery[];
+  /** Due deliveries this claim left (waiting behind an earlier one for their plant, or beyond the limit). */
+  more: boolean;
+}
+
+/** What an attempt means for its delivery (see decideOutcome). */
+export type AttemptOutcome =
+  | { kind: 'succeeded' }
+  | { kind: 'retry'; delayMs: number }
+  | { kind: 'failed'; disableSubscription?: string };
+
+export interface AttemptRecord {
+  deliveryId: string;
+  attempt: DeliveryAttempt;
+  outcome: AttemptOutcome;
+}

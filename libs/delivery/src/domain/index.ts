@@ -1,0 +1,3 @@
+export * from './delivery';
+export * from './ingest';
+export * from './ports';

@@ -1,0 +1,67 @@
+// Storing a plant.created event and the deliveries it owes (the transactional outbox): what goes in, what
+// comes out, and how many of the new deliveries the storing worker takes on itself.
+import { ClaimedDelivery } from './delivery';
+
+/** One decoded plant.created event with the Kafka position it came from. */
+export interface IngestEvent {
+  eventId: string;
+  plantId: number;
+  name: string;
+  tag: string | null;
+  eventTime: string;
+  topic: string;
+  partition: number;
+  offset: string;
+  /** Plant Store deliveries the data went through before this event (LoopHeaders). */
+  hops: number;
+  /** The event that started the chain: this one's own id when it came straight from a sender. */
+  originEventId: string;
+}
+
+/** A changed plant whose event had been through too many deliveries to be delivered again. */
+export interface SuppressedEvent {
+  eventId: string;
+  plantId: number;
+  hops: number;
+  originEventId: string;
+}
+
+export interface ApplyResult {
+  /** Ids of the events seen for the first time (the rest were duplicates). */
+  fresh: Set<string>;
+  /** Ids of the events whose plant was inserted or updated (fresh, newer than what is stored, and different). */
+  applied: Set<string>;
+  /** Ids of fresh events that were newer than the stored plant but carried the same data: nothing changed. */
+  unchanged: Set<string>;
+  /** Applied events not fanned out, because they had been through MAX_WEBHOOK_HOPS deliveries already. */
+  suppressed: SuppressedEvent[];
+  /** Deliveries recorded in the outbox for subscribers. */
+  deliveries: number;
+  /** Of those, the ones leased to the caller as they were written, to send at once (see OutboxLease). */
+  leased: ClaimedDelivery[];
+}
+
+/** A result with nothing in it, to add to (its sets are new each time). */
+export const emptyApplyResult = (): ApplyResult => ({
+  fresh: new Set(),
+  applied: new Set(),
+  unchanged: new Set(),
+  suppressed: [],
+  deliveries: 0,
+  leased: [],
+});
+
+/**
+ * How many of the deliveries it writes the caller (the worker's dispatcher) can take on right away. Those are
+ * written already leased to it: nobody else can see them before the commit, so there is nothing to claim
+ * from anyone, and the dispatcher skips the claim query for them. The rest are left for claims.
+ */
+export interface OutboxLease {
+  limit: number;
+  /** Subscriptions whose queue is full here: their deliveries are left for claims (by any replica). */
+  skipSubscriptions: string[];
+  leaseMs: number;
+}
+
+/** Lease nothing: every delivery written is left for claims. */
+export const NO_LEASE: OutboxLease = { limit: 0, skipSubscriptions: [], leaseMs: 0 };

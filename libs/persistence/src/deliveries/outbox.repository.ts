@@ -1,0 +1,100 @@
+import { Pool } from 'pg';
+import { AttemptRecord, ClaimResult, Outbox } from '@app/delivery';
+import { DELIVERY_SEND_COLUMNS, noEarlierPending, SendRow, SUBSCRIPTION_SEND_COLUMNS, toClaimedDelivery } from './outbox.sql';
+
+// Claims due deliveries for this dispatcher with a lease (not a held lock), so a crashed worker's claims
+// come back when the lease runs out. SKIP LOCKED lets replicas claim side by side. Per-plant order comes from
+// noEarlierPending. The oldest due rows come from the partial index first and only they are checked for an
+// earlier pending delivery, so a claim costs the same with a backlog of a million rows as with ten. (If more
+// than 8x the batch of the oldest due rows were all waiting behind earlier ones, this claim takes fewer; the
+// rest go out on later claims, as the earlier ones finish.)
+// $1 limit, $2 subscriptions to leave out, $3 lease ms.
+export const CLAIM = `
+WITH candidates AS MATERIALIZED (
+  SELECT d.id, d.subscription_id, d.plant_id, d.seq, d.next_attempt_at FROM deliveries d
+  WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+    AND (d.leased_until IS NULL OR d.leased_until < now())
+    AND NOT (d.subscription_id = ANY($2::uuid[]))
+  ORDER BY d.next_attempt_at
+  LIMIT $1 * 8
+), due AS (
+  -- No ORDER BY: the candidates come oldest first and are checked one by one until the limit, not all of them
+  -- then sorted (claim order is a preference; per-plant order is kept by noEarlierPending, not by this order).
+  SELECT d.id FROM candidates c
+  JOIN deliveries d ON d.id = c.id
+  WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = c.subscription_id AND s.enabled)
+    AND ${noEarlierPending('c.subscription_id', 'c.plant_id', 'c.seq')}
+  LIMIT $1
+  FOR UPDATE OF d SKIP LOCKED
+), claimed AS (
+  UPDATE deliveries d SET leased_until = now() + $3 * interval '1 millisecond'
+  FROM due, subscriptions s
+  WHERE d.id = due.id AND s.id = d.subscription_id
+  RETURNING ${DELIVERY_SEND_COLUMNS('d')}, ${SUBSCRIPTION_SEND_COLUMNS}
+)
+-- Always one row at least: how many were due tells the dispatcher whether to claim again as slots free up.
+-- (Deliveries of disabled subscriptions stay pending without being due, so they do not count.)
+SELECT claimed.*, n.due FROM (
+  SELECT count(*)::int AS due FROM candidates c JOIN subscriptions s ON s.id = c.subscription_id AND s.enabled
+) n LEFT JOIN claimed ON true`;
+
+const RECORD_ATTEMPTS = `
+WITH r AS (
+  SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::int[], $4::int[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[])
+    AS t(delivery_id, attempted_at, status, latency_ms, error, response_body, next_status, delay_ms, disable_reason)
+), updated AS (
+  UPDATE deliveries d SET attempts = d.attempts + 1, status = r.next_status, leased_until = NULL, updated_at = now(),
+         next_attempt_at = now() + r.delay_ms * interval '1 millisecond',
+         attempt_log = d.attempt_log || jsonb_build_array(jsonb_build_object(
+           'attemptedAt', r.attempted_at, 'status', r.status, 'latencyMs', r.latency_ms,
+           'error', r.error, 'responseBody', r.response_body))
+  FROM r WHERE d.id = r.delivery_id -- a delivery deleted meanwhile (subscription gone) is skipped
+  RETURNING d.subscription_id, r.disable_reason
+)
+UPDATE subscriptions s SET enabled = false, disabled_reason = u.disable_reason, updated_at = now()
+FROM updated u WHERE s.id = u.subscription_id AND u.disable_reason IS NOT NULL`;
+
+/** The outbox as the worker's dispatcher uses it: claim, record, release. */
+export class OutboxRepository implements Outbox {
+  constructor(private readonly pool: Pool) {}
+
+  async claimDue(limit: number, excludeSubscriptions: string[], leaseMs: number): Promise<ClaimResult> {
+    if (limit <= 0) return { claimed: [], more: true };
+    // Planned on every call, with the real limit: a generic plan could sort the whole backlog.
+    const { rows } = await this.pool.query<SendRow & { due: number }>(CLAIM, [limit, excludeSubscriptions, leaseMs]);
+    const claimed = rows.filter((r) => r.id !== null).map(toClaimedDelivery);
+    return { claimed, more: rows[0].due > claimed.length };
+  }
+
+  /** Many attempts in one statement, so the dispatcher pays one round trip per batch rather than four per send. */
+  async recordAttempts(records: AttemptRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
+    // Named: parsed and planned once per connection, not once per batch.
+    await this.pool.query({
+      name: 'record-attempts',
+      text: RECORD_ATTEMPTS,
+      values: [
+        col((r) => r.deliveryId),
+        col((r) => r.attempt.attemptedAt),
+        col((r) => r.attempt.status),
+        col((r) => r.attempt.latencyMs),
+        col((r) => r.attempt.error),
+        col((r) => r.attempt.responseBody),
+        col((r) => (r.outcome.kind === 'retry' ? 'pending' : r.outcome.kind)),
+        col((r) => (r.outcome.kind === 'retry' ? r.outcome.delayMs : 0)),
+        col((r) => (r.outcome.kind === 'failed' ? (r.outcome.disableSubscription ?? null) : null)),
+      ],
+    });
+  }
+
+  async releaseLeases(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.pool.query("UPDATE deliveries SET leased_until = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'", [ids]);
+  }
+
+  async countPending(): Promise<number> {
+    const { rows } = await this.pool.query("SELECT count(*)::int AS n FROM deliveries WHERE status = 'pending'");
+    return rows[0].n;
+  }
+}

@@ -1,0 +1,69 @@
+import { DELIVERY_SEND_COLUMNS, noEarlierPending, SUBSCRIPTION_SEND_COLUMNS } from '../deliveries/outbox.sql';
+
+/**
+ * The ingest statement: the one place that writes several tables. One statement, one round trip, for a whole
+ * batch: record the event ids (duplicates drop out), keep the latest event per plant, upsert it unless the
+ * stored plant comes from a newer event or already holds the same data (an update that changes nothing
+ * changes and sends nothing: that is what ends an echo loop), and write one delivery per enabled subscription
+ * for every plant that changed (the transactional outbox), unless its event has already been through
+ * MAX_WEBHOOK_HOPS deliveries (a loop that changes data). Deliveries free to go at once (nothing earlier
+ * pending for their plant, their subscriber not saturated) are leased to the caller, up to its room.
+ *
+ * $1..$10 the events' columns; $11 lease limit, $12 subscriptions to skip, $13 lease ms, $14 max hops.
+ */
+export const APPLY_EVENTS = `
+WITH input AS (
+  SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::int[], $8::bigint[],
+                       $9::int[], $10::text[])
+    AS t(event_id, plant_id, name, tag, event_time, topic, kafka_partition, kafka_offset, hops, origin_event_id)
+), fresh AS (
+  INSERT INTO processed_events (event_id, plant_id, event_time, kafka_topic, kafka_partition, kafka_offset)
+  SELECT event_id, plant_id, event_time, topic, kafka_partition, kafka_offset FROM input
+  ON CONFLICT (event_id) DO NOTHING
+  RETURNING event_id
+), latest AS (
+  SELECT DISTINCT ON (i.plant_id) i.* FROM input i JOIN fresh f USING (event_id)
+  ORDER BY i.plant_id, i.event_time DESC, i.kafka_offset DESC
+), unchanged AS (
+  -- Read from the snapshot before the upsert: newer than what is stored, but the same data.
+  SELECT l.event_id FROM latest l JOIN plants p ON p.id = l.plant_id
+  WHERE p.last_event_time <= l.event_time AND p.name = l.name AND p.tag IS NOT DISTINCT FROM l.tag
+), upserted AS (
+  INSERT INTO plants AS p (id, name, tag, last_event_id, last_event_time)
+  SELECT plant_id, name, tag, event_id, event_time FROM latest
+  ON CONFLICT (id) DO UPDATE
+    SET name = EXCLUDED.name, tag = EXCLUDED.tag, updated_at = now(),
+        last_event_id = EXCLUDED.last_event_id, last_event_time = EXCLUDED.last_event_time
+    WHERE p.last_event_time <= EXCLUDED.last_event_time
+      AND (p.name, p.tag) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.tag)
+  RETURNING p.id, p.name, p.tag, p.last_event_id, p.last_event_time
+), changed AS (
+  SELECT u.*, l.hops, l.origin_event_id FROM upserted u JOIN latest l ON l.event_id = u.last_event_id
+), fanout AS (
+  SELECT s.id AS subscription_id, u.last_event_id AS event_id, u.id AS plant_id, u.last_event_time AS event_time,
+         u.hops, u.origin_event_id,
+         jsonb_strip_nulls(jsonb_build_object('id', u.id, 'name', u.name, 'tag', u.tag))::text AS body,
+         NOT (s.id = ANY($12::uuid[])) AND ${noEarlierPending('s.id', 'u.id')} AS free
+  FROM changed u CROSS JOIN subscriptions s
+  WHERE s.enabled AND u.hops < $14
+), ranked AS (
+  SELECT f.*, f.free AND row_number() OVER (PARTITION BY f.free ORDER BY f.event_time, f.plant_id, f.subscription_id) <= $11 AS leased
+  FROM fanout f
+), outbox AS (
+  INSERT INTO deliveries (subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id, leased_until)
+  SELECT subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id,
+         CASE WHEN leased THEN now() + $13 * interval '1 millisecond' END
+  FROM ranked
+  ON CONFLICT (subscription_id, event_id) DO NOTHING
+  RETURNING ${DELIVERY_SEND_COLUMNS('deliveries')}, leased_until
+)
+SELECT (SELECT coalesce(array_agg(event_id), '{}') FROM fresh) AS fresh,
+       (SELECT coalesce(array_agg(last_event_id), '{}') FROM upserted) AS applied,
+       (SELECT coalesce(array_agg(event_id), '{}') FROM unchanged) AS unchanged,
+       (SELECT coalesce(json_agg(json_build_object('eventId', last_event_id, 'plantId', id, 'hops', hops, 'originEventId', origin_event_id)), '[]')
+          FROM changed WHERE hops >= $14) AS suppressed,
+       (SELECT count(*) FROM outbox)::int AS deliveries,
+       (SELECT coalesce(json_agg(h), '[]') FROM (
+          SELECT ${DELIVERY_SEND_COLUMNS('o')}, ${SUBSCRIPTION_SEND_COLUMNS}
+          FROM outbox o JOIN subscriptions s ON s.id = o.subscription_id
+          WHERE o.leased_until IS NOT NULL) h) AS leased`;
