@@ -193,6 +193,21 @@ describe('delivery: subscribers get the New Plant webhook', () => {
     expect((await admin.call('GET', '/deliveries?status=lost')).status).toBe(422);
   });
 
+  it.each([
+    ['GET', '/subscriptions/not-a-uuid', 'id'],
+    ['PATCH', '/subscriptions/urn:uuid:00000000-0000-0000-0000-000000000000', 'id'],
+    ['POST', '/deliveries/42/retry', 'id'],
+    ['GET', '/deliveries?plantId=1e3', 'plantId'],
+    ['GET', '/deliveries?plantId=0', 'plantId'],
+    ['GET', '/deliveries?subscriptionId=x', 'subscriptionId'],
+    ['GET', '/deliveries?limit=0', 'limit'],
+    ['GET', '/deliveries?cursor=forged', 'cursor'],
+  ])('checks %s %s against the parameters the document declares (422 naming %s)', async (method, path, field) => {
+    const res = await admin.call(method, path, method === 'PATCH' ? { enabled: true } : undefined);
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual([{ field, message: expect.any(String) }]);
+  });
+
   it.each(['0', '-1', '1.5', '$1', '2026-13-01T00:00:00Z', 'yesterday'])('refuses recover?since=%p with 422 naming since', async (since) => {
     const sub = await subscribe('/recover-since');
     const res = await admin.call('POST', `/subscriptions/${sub.id}/recover?since=${encodeURIComponent(since)}`);

@@ -64,6 +64,12 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
     expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
   });
 
+  it.each(['abc', '0', '1.5', '9007199254740992'])('refuses plant id %p with 422 naming id, as the document declares it', async (raw) => {
+    const res = await fetch(`${gw.url}/plants/${raw}`, { headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } });
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as { errors: unknown }).errors).toEqual([{ field: 'id', message: expect.any(String) }]);
+  });
+
   it('pages through plants newest first with a cursor', async () => {
     const ids = [nextId(), nextId(), nextId()];
     for (const id of ids) {

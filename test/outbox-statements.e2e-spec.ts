@@ -1,0 +1,195 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Pool } from 'pg';
+import { IngestEvent, NO_LEASE, OutboxLease } from '@app/delivery';
+import { IngestRepository, OutboxRepository, runMigrations } from '@app/persistence';
+
+// The two hardest statements, against the real PostgreSQL, in a database of their own (a claim sees every
+// pending delivery, so other suites' rows must not be there): the ingest statement (events, plants and the
+// outbox in one) and the claim.
+const MAX_HOPS = 10;
+const LEASE: OutboxLease = { limit: 100, skipSubscriptions: [], leaseMs: 30_000 };
+
+describe('the ingest statement and the claim', () => {
+  let admin: Pool;
+  let pool: Pool;
+  let ingest: IngestRepository;
+  let outbox: OutboxRepository;
+  const dbName = `outbox_${randomBytes(4).toString('hex')}`;
+  let offset = 0;
+  let plantId = 1000;
+
+  const event = (over: Partial<IngestEvent> = {}): IngestEvent => {
+    const eventId = randomUUID();
+    return {
+      eventId,
+      plantId: over.plantId ?? plantId,
+      name: 'Fern',
+      tag: null,
+      eventTime: new Date().toISOString(),
+      topic: 'plant.created',
+      partition: 0,
+      offset: String(offset++),
+      hops: 0,
+      originEventId: eventId,
+      ...over,
+    };
+  };
+  const subscribe = async (enabled = true): Promise<string> =>
+    (
+      await pool.query<{ id: string }>(
+        "INSERT INTO subscriptions (url, secret, enabled) VALUES ('http://receiver.test/hook', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', $1) RETURNING id",
+        [enabled],
+      )
+    ).rows[0].id;
+  const deliveriesOf = async (plant: number) =>
+    (await pool.query('SELECT subscription_id, event_id, status, leased_until FROM deliveries WHERE plant_id = $1 ORDER BY seq', [plant])).rows;
+  const succeed = (id: string) =>
+    outbox.recordAttempts([
+      {
+        deliveryId: id,
+        attempt: { attemptedAt: new Date().toISOString(), status: 204, latencyMs: 1, error: null, responseBody: null },
+        outcome: { kind: 'succeeded' },
+      },
+    ]);
+
+  beforeAll(async () => {
+    admin = new Pool({ connectionString: process.env.DATABASE_URL, max: 1 });
+    await admin.query(`CREATE DATABASE ${dbName}`);
+    const url = new URL(process.env.DATABASE_URL!);
+    url.pathname = `/${dbName}`;
+    pool = new Pool({ connectionString: url.toString(), max: 4 });
+    await runMigrations(pool);
+    ingest = new IngestRepository(pool);
+    outbox = new OutboxRepository(pool);
+  });
+
+  afterAll(async () => {
+    await pool?.end();
+    await admin?.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await admin?.end();
+  });
+
+  beforeEach(async () => {
+    plantId += 1000;
+    await pool.query('DELETE FROM deliveries; DELETE FROM subscriptions');
+  });
+
+  describe('ingest', () => {
+    it('applies an event id once, however often it comes', async () => {
+      const e = event();
+      const first = await ingest.applyEvents([e, { ...e, offset: String(offset++) }], NO_LEASE, MAX_HOPS);
+      const again = await ingest.applyEvents([e], NO_LEASE, MAX_HOPS);
+      expect([...first.fresh]).toEqual([e.eventId]);
+      expect([...first.applied]).toEqual([e.eventId]);
+      expect(again.fresh.size + again.applied.size).toBe(0);
+    });
+
+    it('keeps the latest event of a plant, in a batch and across batches; an older one is stale', async () => {
+      const t = Date.now();
+      const older = event({ name: 'Old', eventTime: new Date(t - 1000).toISOString() });
+      const newer = event({ name: 'New', eventTime: new Date(t).toISOString() });
+      const r = await ingest.applyEvents([newer, older], NO_LEASE, MAX_HOPS);
+      expect([...r.applied]).toEqual([newer.eventId]);
+      const late = event({ name: 'Late but older', eventTime: new Date(t - 500).toISOString() });
+      const stale = await ingest.applyEvents([late], NO_LEASE, MAX_HOPS);
+      expect([...stale.fresh]).toEqual([late.eventId]);
+      expect(stale.applied.size).toBe(0);
+      const { rows } = await pool.query('SELECT name, last_event_id FROM plants WHERE id = $1', [plantId]);
+      expect(rows[0]).toEqual({ name: 'New', last_event_id: newer.eventId });
+    });
+
+    it('writes one delivery per enabled subscription for a change, none for the same data again', async () => {
+      const [a, b] = [await subscribe(), await subscribe()];
+      await subscribe(false);
+      const r = await ingest.applyEvents([event({ name: 'Fern', tag: 'x' })], NO_LEASE, MAX_HOPS);
+      expect(r.deliveries).toBe(2);
+      expect((await deliveriesOf(plantId)).map((d) => d.subscription_id).sort()).toEqual([a, b].sort());
+      const same = event({ name: 'Fern', tag: 'x' });
+      const echo = await ingest.applyEvents([same], NO_LEASE, MAX_HOPS);
+      expect([...echo.unchanged]).toEqual([same.eventId]);
+      expect(echo.deliveries).toBe(0);
+    });
+
+    it('leases up to the room given, never for a skipped subscriber or behind a pending delivery of the plant', async () => {
+      const [a, b, c] = [await subscribe(), await subscribe(), await subscribe()];
+      const first = await ingest.applyEvents([event({ name: 'v1' })], { ...LEASE, limit: 2, skipSubscriptions: [c] }, MAX_HOPS);
+      expect(first.deliveries).toBe(3);
+      expect(first.leased).toHaveLength(2);
+      expect(first.leased.map((d) => d.subscriptionId).sort()).toEqual([a, b].sort());
+      expect(first.leased[0]).toMatchObject({ plantId, url: 'http://receiver.test/hook', attempts: 0, hops: 0 });
+      expect(first.leased[0].secrets).toEqual(['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw']);
+      // v1 is still pending for every subscriber: v2 must wait behind it, so nothing is leased.
+      const second = await ingest.applyEvents([event({ name: 'v2' })], LEASE, MAX_HOPS);
+      expect(second.deliveries).toBe(3);
+      expect(second.leased).toEqual([]);
+    });
+
+    it('stores but does not fan out an event that has been through MAX_WEBHOOK_HOPS deliveries', async () => {
+      await subscribe();
+      const looped = event({ name: 'echo', hops: MAX_HOPS, originEventId: randomUUID() });
+      const r = await ingest.applyEvents([looped], LEASE, MAX_HOPS);
+      expect([...r.applied]).toEqual([looped.eventId]);
+      expect(r.deliveries).toBe(0);
+      expect(r.suppressed).toEqual([{ eventId: looped.eventId, plantId, hops: MAX_HOPS, originEventId: looped.originEventId }]);
+    });
+  });
+
+  describe('claim', () => {
+    it('leases due deliveries once: a second claim does not get them, an expired lease gives them back', async () => {
+      await subscribe();
+      await ingest.applyEvents([event()], NO_LEASE, MAX_HOPS);
+      const first = await outbox.claimDue(10, [], 30_000);
+      expect(first.claimed).toHaveLength(1);
+      expect((await outbox.claimDue(10, [], 30_000)).claimed).toEqual([]);
+      await pool.query("UPDATE deliveries SET leased_until = now() - interval '1 second'");
+      expect((await outbox.claimDue(10, [], 30_000)).claimed.map((d) => d.id)).toEqual([first.claimed[0].id]);
+    });
+
+    it('keeps per-plant order: the next delivery of a plant is claimable only once the earlier one is done', async () => {
+      await subscribe();
+      await ingest.applyEvents([event({ name: 'v1' })], NO_LEASE, MAX_HOPS);
+      await ingest.applyEvents([event({ name: 'v2' })], NO_LEASE, MAX_HOPS);
+      const first = await outbox.claimDue(10, [], 30_000);
+      expect(first.claimed.map((d) => JSON.parse(d.body).name)).toEqual(['v1']);
+      expect(first.more).toBe(true); // v2 is due but waits
+      expect((await outbox.claimDue(10, [], 30_000)).claimed).toEqual([]);
+      await succeed(first.claimed[0].id);
+      expect((await outbox.claimDue(10, [], 30_000)).claimed.map((d) => JSON.parse(d.body).name)).toEqual(['v2']);
+    });
+
+    it('does not wait behind another plant or another subscriber', async () => {
+      const [a, b] = [await subscribe(), await subscribe()];
+      await ingest.applyEvents([event({ plantId }), event({ plantId: plantId + 1 })], NO_LEASE, MAX_HOPS);
+      const claimed = (await outbox.claimDue(10, [], 30_000)).claimed;
+      expect(claimed.map((d) => `${d.subscriptionId}:${d.plantId}`).sort()).toEqual(
+        [`${a}:${plantId}`, `${a}:${plantId + 1}`, `${b}:${plantId}`, `${b}:${plantId + 1}`].sort(),
+      );
+    });
+
+    it('leaves out excluded and disabled subscribers, and honours the limit', async () => {
+      const [a, b, c] = [await subscribe(), await subscribe(), await subscribe()];
+      await ingest.applyEvents([event({ plantId }), event({ plantId: plantId + 1 })], NO_LEASE, MAX_HOPS);
+      await pool.query('UPDATE subscriptions SET enabled = false WHERE id = $1', [c]);
+      const one = await outbox.claimDue(1, [b], 30_000);
+      expect(one.claimed.map((d) => d.subscriptionId)).toEqual([a]);
+      expect(one.more).toBe(true);
+      const rest = await outbox.claimDue(10, [b], 30_000);
+      expect(rest.claimed.map((d) => d.subscriptionId)).toEqual([a]);
+      expect(rest.more).toBe(false); // c's deliveries are pending but not due while it is disabled; b's were left out
+    });
+
+    it('signs with a rotated-out secret only until its overlap ends', async () => {
+      const a = await subscribe();
+      await pool.query(
+        "UPDATE subscriptions SET previous_secret = secret, secret = 'whsec_new', previous_secret_expires_at = now() + interval '1 hour' WHERE id = $1",
+        [a],
+      );
+      await ingest.applyEvents([event({ plantId }), event({ plantId: plantId + 1 })], NO_LEASE, MAX_HOPS);
+      const [d] = (await outbox.claimDue(1, [], 30_000)).claimed;
+      expect(d.secrets).toEqual(['whsec_new', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw']);
+      await pool.query("UPDATE subscriptions SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1", [a]);
+      const [later] = (await outbox.claimDue(1, [], 30_000)).claimed;
+      expect(later.secrets).toEqual(['whsec_new']);
+    });
+  });
+});
