@@ -1,14 +1,15 @@
 #!/usr/bin/env node
+// @ts-check
 // `npm start`: installs what is missing, brings up Kafka and PostgreSQL unless KAFKA_BROKERS / DATABASE_URL
 // are set, builds, runs the gateway and the worker, and stops everything it started on Ctrl-C or SIGTERM.
 const { randomBytes } = require('node:crypto');
-const { ensureDependencies, build } = require('./infra/deps');
+const { ensureDependencies, build } = require('./local-stack/deps');
 
 async function main() {
   ensureDependencies();
-  const { bringUp } = require('./infra');
-  const { step, info } = require('./infra/progress');
-  const { runApp, waitReady, stopProcess } = require('./infra/apps');
+  const { bringUp } = require('./local-stack');
+  const { step, info } = require('./local-stack/progress');
+  const { runApp, waitReady, stopProcess } = require('./local-stack/apps');
 
   const generated = (v) => v || randomBytes(24).toString('base64url');
   const env = {
@@ -20,8 +21,8 @@ async function main() {
     DELIVERY_ALLOW_PRIVATE_NETWORKS: process.env.DELIVERY_ALLOW_PRIVATE_NETWORKS || 'true',
   };
 
-  const infra = await bringUp('dev');
-  Object.assign(env, infra.env);
+  const stack = await bringUp('dev');
+  Object.assign(env, stack.env);
   let children = [];
   let stopping = false;
   const stopAll = async (code) => {
@@ -30,7 +31,7 @@ async function main() {
     const s = step('Stopping gateway and worker');
     await Promise.all(children.map((c) => stopProcess(c, 30000)));
     s.done();
-    await infra.stop();
+    await stack.stop();
     process.exit(code);
   };
   process.on('SIGINT', () => void stopAll(0));

@@ -1,19 +1,21 @@
 #!/usr/bin/env node
+// @ts-check
 // `npm test`: installs what is missing, builds, type-checks, brings up its own Kafka and PostgreSQL on test
 // ports (so a running `npm start` is not disturbed), runs the unit and end-to-end jest projects, then tears
 // down what it started, also when interrupted (Ctrl-C, SIGTERM).
 // Extra arguments go to jest, e.g. `npm test -- --selectProjects unit` or `npm test -- test/webhook`.
 const { spawn } = require('node:child_process');
-const { ensureDependencies, build, typecheck, ROOT } = require('./infra/deps');
+const { ensureDependencies, build, typecheck } = require('./local-stack/deps');
+const { ROOT } = require('./local-stack/paths');
 
 async function main() {
   ensureDependencies();
   // The crash tests run the built apps as separate processes (to signal them), and CI checks the build.
   build();
   typecheck();
-  const { bringUp } = require('./infra');
-  const { step } = require('./infra/progress');
-  const infra = await bringUp('test');
+  const { bringUp } = require('./local-stack');
+  const { step } = require('./local-stack/progress');
+  const stack = await bringUp('test');
   let jest = null;
   let interrupted = false;
   const interrupt = (signal) => {
@@ -30,12 +32,12 @@ async function main() {
     jest = spawn('npx', ['jest', '--runInBand', ...process.argv.slice(2)], {
       cwd: ROOT,
       stdio: 'inherit',
-      env: { ...process.env, ...infra.env, KAFKAJS_NO_PARTITIONER_WARNING: '1' },
+      env: { ...process.env, ...stack.env, KAFKAJS_NO_PARTITIONER_WARNING: '1' },
     });
     status = await new Promise((resolve) => jest.once('exit', (code) => resolve(code ?? 1)));
     s.done(interrupted ? 'interrupted' : status === 0 ? 'passed' : `failed with exit code ${status}`);
   } finally {
-    await infra.stop();
+    await stack.stop();
   }
   process.exit(interrupted ? 130 : status);
 }

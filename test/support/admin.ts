@@ -1,11 +1,11 @@
-import { ADMIN_TOKEN } from './stack';
+import { ADMIN_TOKEN } from './tokens';
 
 /** A small client for the admin API, as an operator's script would use it. */
-export function adminClient(gatewayUrl: string) {
+export function adminClient(gatewayUrl: string, token = ADMIN_TOKEN) {
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${gatewayUrl}${path}`, {
       method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();

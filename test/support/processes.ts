@@ -1,11 +1,13 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
-import path from 'node:path';
+
+// The launchers' JavaScript (it runs before npm ci) knows where the build puts each app: asked, not repeated.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { builtAppEntry } = require('../../tools/local-stack/apps') as { builtAppEntry: (app: string) => string };
 
 /** The built app (tools/test.js builds before jest), run as its own process so a test can signal it. */
 export function spawnBuiltApp(app: 'gateway' | 'worker', env: NodeJS.ProcessEnv): { child: ChildProcess; output: string[] } {
-  const entry = path.resolve(__dirname, `../../dist/apps/${app}/apps/${app}/src/main.js`);
-  const child = spawn(process.execPath, [entry], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [builtAppEntry(app)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
   child.stdout!.on('data', (d) => output.push(String(d)));
   child.stderr!.on('data', (d) => output.push(String(d)));

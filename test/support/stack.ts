@@ -17,8 +17,9 @@ const required = (name: string) => {
   return v;
 };
 
-export const WEBHOOK_TOKEN = 'e2e-webhook-token-0123456789';
-export const ADMIN_TOKEN = 'e2e-admin-token-0123456789';
+import { ADMIN_TOKEN, WEBHOOK_TOKEN } from './tokens';
+
+export { ADMIN_TOKEN, WEBHOOK_TOKEN };
 
 export function baseEnv(overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {

@@ -1,13 +1,15 @@
+// @ts-check
 // Runs the built gateway and worker as child processes, their JSON logs prefixed with the app name.
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const readline = require('node:readline');
-const { ROOT } = require('./deps');
+const { ROOT } = require('./paths');
 const { stopProcess, waitFor } = require('./processes');
 
-function entry(app) {
-  const file = path.join(ROOT, 'dist/apps', app, 'apps', app, 'src/main.js');
+/** The built app's entry point (what `npm run build` produces), for the launchers and the tests. */
+function builtAppEntry(app, entry = 'main') {
+  const file = path.join(ROOT, 'dist/apps', app, 'apps', app, 'src', `${entry}.js`);
   if (!fs.existsSync(file)) throw new Error(`${file} is missing: the build did not produce the ${app}`);
   return file;
 }
@@ -16,8 +18,9 @@ function entry(app) {
 // (NODE_OPTIONS refuses --cpu-prof).
 const extraArgs = (process.env.APP_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
-function runApp(app, env, { quiet = false } = {}) {
-  const child = spawn(process.execPath, ['--enable-source-maps', ...extraArgs, entry(app)], {
+/** `entry`: another entry point of the app than main, e.g. the worker's 'setup/main'. */
+function runApp(app, env, { quiet = false, entry = 'main' } = {}) {
+  const child = spawn(process.execPath, ['--enable-source-maps', ...extraArgs, builtAppEntry(app, entry)], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -38,4 +41,4 @@ async function waitReady(url, child, what, timeoutMs = 60000) {
   }, { timeoutMs, intervalMs: 300 });
 }
 
-module.exports = { runApp, waitReady, stopProcess };
+module.exports = { runApp, waitReady, stopProcess, builtAppEntry };

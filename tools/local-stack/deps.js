@@ -1,10 +1,10 @@
+// @ts-check
 // `npm start` / `npm test` on a fresh clone: install dependencies when node_modules is missing or stale.
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
+const { ROOT } = require('./paths');
 const { step } = require('./progress');
-
-const ROOT = path.resolve(__dirname, '../..');
 
 function ensureDependencies() {
   const marker = path.join(ROOT, 'node_modules/.package-lock.json');
@@ -26,10 +26,13 @@ function build() {
 
 /** jest transpiles without type-checking, so the tests' own types are checked here, once. */
 function typecheck() {
-  const s = step('Type-checking apps, libs and tests');
-  const r = spawnSync('npx', ['tsc', '--noEmit', '-p', 'tsconfig.json'], { cwd: ROOT, stdio: 'inherit' });
-  if (r.status !== 0) throw new Error('type errors');
+  const s = step('Type-checking apps, libs, tests and launchers');
+  // The launchers' JavaScript (// @ts-check, it runs before npm ci) is checked too: tsconfig.tools.json.
+  for (const project of ['tsconfig.json', 'tsconfig.tools.json']) {
+    const r = spawnSync('npx', ['tsc', '--noEmit', '-p', project], { cwd: ROOT, stdio: 'inherit' });
+    if (r.status !== 0) throw new Error(`type errors (${project})`);
+  }
   s.done();
 }
 
-module.exports = { ensureDependencies, build, typecheck, ROOT };
+module.exports = { ensureDependencies, build, typecheck };

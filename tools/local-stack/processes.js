@@ -1,3 +1,4 @@
+// @ts-check
 const net = require('node:net');
 
 /** True when something accepts TCP connections on host:port. */

@@ -1,3 +1,4 @@
+// @ts-check
 // A real Apache Kafka 3.9.2 broker (KRaft, one node as broker and controller) from Maven Central jars,
 // started with plain `java`. The jars live in .local/kafka/lib (git-ignored) and are fetched once.
 const { spawn, spawnSync } = require('node:child_process');
@@ -7,9 +8,11 @@ const { Kafka, logLevel } = require('kafkajs');
 const { step, info } = require('./progress');
 const { portOpen, waitFor, stopProcess } = require('./processes');
 
-const ROOT = path.resolve(__dirname, '../..');
-const LIB = path.join(ROOT, '.local/kafka/lib');
-const INFRA = path.join(ROOT, 'infra/kafka');
+const { ROOT, LOCAL } = require('./paths');
+
+const LIB = path.join(LOCAL, 'kafka/lib');
+/** The broker's Maven pom, config template and logging, beside this launcher. */
+const CONFIG = path.join(__dirname, 'kafka');
 const CLUSTER_ID = '4L6g3nShT-eMCtK--X86sw';
 
 function jarsPresent() {
@@ -20,7 +23,7 @@ function jarsPresent() {
 function fetchJars() {
   if (jarsPresent()) return;
   const s = step('Fetching Apache Kafka 3.9.2 from Maven Central (first run only, ~50 MB)');
-  const mvn = spawnSync('mvn', ['-B', '-f', path.join(INFRA, 'pom.xml'), 'dependency:copy-dependencies'], {
+  const mvn = spawnSync('mvn', ['-B', '-f', path.join(CONFIG, 'pom.xml'), `-Dkafka.lib.dir=${LIB}`, 'dependency:copy-dependencies'], {
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
   });
@@ -55,17 +58,17 @@ async function startKafka({ name, port, controllerPort, fresh = false, heapMb = 
     return { brokers, stop: async () => undefined };
   }
   fetchJars();
-  const dir = path.join(ROOT, '.local/kafka', name);
+  const dir = path.join(LOCAL, 'kafka', name);
   if (fresh) fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(path.join(dir, 'data'), { recursive: true });
   const props = fs
-    .readFileSync(path.join(INFRA, 'server.properties.in'), 'utf8')
+    .readFileSync(path.join(CONFIG, 'server.properties.in'), 'utf8')
     .replaceAll('__DATA_DIR__', path.join(dir, 'data'))
     .replaceAll('__PORT__', String(port))
     .replaceAll('__CONTROLLER_PORT__', String(controllerPort));
   const propsFile = path.join(dir, 'server.properties');
   fs.writeFileSync(propsFile, props);
-  const logOpt = `-Dlog4j.configuration=file:${path.join(INFRA, 'log4j.properties')}`;
+  const logOpt = `-Dlog4j.configuration=file:${path.join(CONFIG, 'log4j.properties')}`;
   const cp = `${LIB}/*`;
 
   const s = step(`Starting Kafka broker on 127.0.0.1:${port} (log: ${path.relative(ROOT, dir)}/broker.log)`);

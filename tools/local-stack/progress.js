@@ -1,3 +1,4 @@
+// @ts-check
 // Progress lines for long steps, so a newcomer sees what `npm start` / `npm test` is doing and how long it took.
 const started = Date.now();
 const stamp = () => `[${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s]`;

@@ -4,19 +4,21 @@
 // and body checks with no Kafka at all (the ceiling on this machine). Also reports how many webhooks each
 // produce request carried (the batching).
 // Options: --connections 64 --duration 10 --no-build
-const { fork } = require('node:child_process');
-const path = require('node:path');
-const autocannon = require('autocannon');
-const { startStack, table, TOKEN, arg, runBench } = require('./harness');
-const { step } = require('../infra/progress');
+import autocannon from 'autocannon';
+import { fork } from 'node:child_process';
+import path from 'node:path';
+import { metricSum } from '../../test/support/metrics';
+import { arg, runBench, startStack, step, table, TOKEN } from './harness';
 
-
-function startBareFastify() {
-  const child = fork(path.join(__dirname, 'bare-fastify.js'), { env: { ...process.env, TOKEN } });
+function startBareFastify(): Promise<{ url: string; stop(): void }> {
+  const child = fork(path.join(__dirname, 'bare-fastify.ts'), {
+    env: { ...process.env, TOKEN },
+    execArgv: ['-r', 'ts-node/register/transpile-only'],
+  });
   return new Promise((resolve) => child.once('message', (port) => resolve({ url: `http://127.0.0.1:${port}`, stop: () => child.kill() })));
 }
 
-function run(url, connections, duration) {
+function run(url: string, connections: number, duration: number) {
   let n = 0;
   return autocannon({
     url: `${url}/plant/webhook`,
@@ -28,7 +30,7 @@ function run(url, connections, duration) {
   });
 }
 
-const summary = (r) => ({
+const summary = (r: autocannon.Result) => ({
   'req/s': Math.round(r.requests.average),
   p50ms: r.latency.p50,
   p99ms: r.latency.p99,
@@ -51,9 +53,8 @@ async function main() {
     s = step(`Baseline: bare Fastify, same checks, no Kafka, ${connections} connections for ${duration} s`);
     const base = await run(bare.url, connections, duration);
     s.done();
-    const metrics = await (await fetch(`${stack.gatewayMetricsUrl}/metrics`)).text();
-    const sum = Number(/plant_store_produce_batch_size_sum\S* (\S+)/.exec(metrics)?.[1] ?? 0);
-    const cnt = Number(/plant_store_produce_batch_size_count\S* (\S+)/.exec(metrics)?.[1] ?? 0);
+    const sum = await metricSum(stack.gatewayMetricsUrl, 'plant_store_produce_batch_size_sum');
+    const cnt = await metricSum(stack.gatewayMetricsUrl, 'plant_store_produce_batch_size_count');
     table({ 'gateway (durable publish)': summary(gw), 'baseline: bare Fastify': summary(base) });
     console.log(`Gateway at ${Math.round((100 * gw.requests.average) / base.requests.average)} % of the bare-Fastify ceiling.`);
     console.log(`Produce requests: ${cnt} for ${sum} webhooks (${(sum / Math.max(1, cnt)).toFixed(1)} webhooks per Kafka request).`);

@@ -1,3 +1,4 @@
+// @ts-check
 // Brings up what the environment does not already provide: Kafka unless KAFKA_BROKERS is set, PostgreSQL
 // unless DATABASE_URL is set. Returns the environment for the apps and a stop() for what it started.
 const { startKafka } = require('./kafka');

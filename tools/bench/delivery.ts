@@ -4,42 +4,31 @@
 // subscriber and again with 10. Baseline in the same run: a direct POST to the same receiver (the floor of
 // one loopback HTTP request on this machine).
 // Options: --rate 1000 --seconds 10 --subscribers 1,10 --no-build
-const http = require('node:http');
-const { startStack, paced, percentiles, postPlant, table, scrapeHistogram, histogramPercentiles, cpuMeter, ADMIN, arg, runBench } = require('./harness');
-const { step } = require('../infra/progress');
-
-
-async function receiver() {
-  const arrivals = new Map(); // plant id -> [arrival ms per subscriber]
-  const server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const { id } = JSON.parse(Buffer.concat(chunks).toString());
-      const list = arrivals.get(id) ?? [];
-      list.push(Date.now());
-      arrivals.set(id, list);
-      res.writeHead(204).end();
-    });
-  });
-  server.keepAliveTimeout = 30000;
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${server.address().port}`, arrivals, close: () => new Promise((r) => server.close(r)) };
-}
-
-async function admin(url, method, path, body) {
-  const res = await fetch(`${url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body && JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return res.status === 204 ? null : res.json();
-}
+import os from 'node:os';
+import { Client } from 'pg';
+import { adminClient } from '../../test/support/admin';
+import { metricSum } from '../../test/support/metrics';
+import { Receiver } from '../../test/support/receiver';
+import { waitFor } from '../../test/support/wait';
+import {
+  ADMIN,
+  arg,
+  cpuMeter,
+  histogramPercentiles,
+  listArg,
+  paced,
+  percentiles,
+  runBench,
+  scrapeHistogram,
+  sendWebhook,
+  Stack,
+  startStack,
+  step,
+  table,
+} from './harness';
 
 /** The statements PostgreSQL spent most time on (PG_STAT_STATEMENTS=1). */
-async function printStatementStats(url) {
-  const { Client } = require('pg');
+async function printStatementStats(url: string) {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
@@ -56,36 +45,57 @@ async function printStatementStats(url) {
   }
 }
 
+/** When each plant's deliveries reached the receiver (ms), from the requests it recorded since `from`. */
+function arrivalsSince(rx: Receiver, from: number): Map<number, number[]> {
+  const arrivals = new Map<number, number[]>();
+  for (const r of rx.received.slice(from)) {
+    const { id } = JSON.parse(r.body) as { id: number };
+    arrivals.set(id, [...(arrivals.get(id) ?? []), r.at]);
+  }
+  return arrivals;
+}
+
+interface Run {
+  subscribers: number;
+  rate: number;
+  count: number;
+  nextId: () => number;
+  path: string;
+  waitMs: number;
+}
+
 /**
  * Subscribes `subscribers` endpoints of the receiver, sends `count` webhooks at `rate`, waits (up to `waitMs`)
- * until every delivery arrived, then unsubscribes. Returns when each plant id was accepted (the 200).
+ * until every delivery arrived, then unsubscribes. Returns when each plant id was accepted (the 200) and when
+ * each delivery arrived.
  */
-async function deliveryRun(stack, rx, { subscribers, rate, count, nextId, path, waitMs }) {
-  const subs = [];
-  for (let i = 0; i < subscribers; i++) subs.push(await admin(stack.url, 'POST', '/subscriptions', { url: `${rx.url}/${path}${i}` }));
-  const accepted = new Map();
+async function deliveryRun(stack: Stack, rx: Receiver, { subscribers, rate, count, nextId, path, waitMs }: Run) {
+  const admin = adminClient(stack.url, ADMIN);
+  const subs: { id: string }[] = [];
+  for (let i = 0; i < subscribers; i++) subs.push(await admin.subscribe({ url: `${rx.url}/${path}${i}` }));
+  const from = rx.received.length;
+  const accepted = new Map<number, number>();
   await paced(rate, count, async () => {
     const id = nextId();
-    await postPlant(stack.url, { id, name: 'Delivered', tag: 'bench' });
+    await sendWebhook(stack.url, { id, name: 'Delivered', tag: 'bench' });
     accepted.set(id, Date.now());
   });
-  const deadline = Date.now() + waitMs;
   const expected = count * subscribers;
-  const received = () => [...accepted.keys()].reduce((n, id) => n + (rx.arrivals.get(id)?.length ?? 0), 0);
-  while (received() < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
-  for (const sub of subs) await admin(stack.url, 'DELETE', `/subscriptions/${sub.id}`);
-  return accepted;
+  await waitFor('every delivery', () => rx.received.length - from >= expected, waitMs, 250).catch(() => undefined);
+  for (const sub of subs) await admin.call('DELETE', `/subscriptions/${sub.id}`);
+  return { accepted, arrivals: arrivalsSince(rx, from) };
 }
 
 async function main() {
   const rate = arg('rate', 1000);
   const seconds = arg('seconds', 10);
-  const subscriberCounts = (process.argv.includes('--subscribers') ? process.argv[process.argv.indexOf('--subscribers') + 1] : '1,10').split(',').map(Number);
+  const subscriberCounts = listArg('subscribers', '1,10').map(Number);
   const stack = await startStack({ workerEnv: { DELIVERY_POLL_MS: '200' } });
-  const rx = await receiver();
-  const rows = {};
-  const split = {}; // where the time went, from the worker's own histograms
-  const cpu = {}; // where the cores went
+  const rx = new Receiver();
+  await rx.start();
+  const rows: Record<string, object> = {};
+  const split: Record<string, object> = {}; // where the time went, from the worker's own histograms
+  const cpu: Record<string, object> = {}; // where the cores went
   const histograms = () =>
     Promise.all(['plant_store_event_processing_seconds', 'plant_store_delivery_latency_seconds'].map((h) => scrapeHistogram(stack.workerUrl, h)));
   let lastId = 6e12;
@@ -93,10 +103,10 @@ async function main() {
   try {
     const baselineCount = Math.min(2000, rate * 2);
     let s = step(`Baseline: ${baselineCount} direct POSTs to the receiver at the same rate`);
-    const direct = [];
+    const direct: number[] = [];
     await paced(rate, baselineCount, async () => {
       const t0 = performance.now();
-      await postPlant(rx.url, { id: 1, name: 'direct' }, {}, '/direct');
+      await sendWebhook(rx.url, { id: 1, name: 'direct' }, {}, '/direct');
       direct.push(performance.now() - t0);
     });
     s.done();
@@ -111,15 +121,15 @@ async function main() {
       const count = rate * seconds;
       s = step(`${subscribers} subscriber(s): ${count} webhooks at ${rate}/s`);
       const before = await histograms();
-      const meter = cpuMeter({ gateway: stack.gateway.pid, worker: stack.worker.pid });
-      const accepted = await deliveryRun(stack, rx, { subscribers, rate, count, nextId, path: 's', waitMs: 120000 });
+      const meter = cpuMeter({ gateway: stack.gateway.pid, worker: stack.worker?.pid });
+      const { accepted, arrivals } = await deliveryRun(stack, rx, { subscribers, rate, count, nextId, path: 's', waitMs: 120000 });
       const cores = meter.read();
-      const latencies = [];
+      const latencies: number[] = [];
       let first = Infinity;
       let last = 0;
       for (const [id, at] of accepted) {
         first = Math.min(first, at);
-        for (const t of rx.arrivals.get(id) ?? []) {
+        for (const t of arrivals.get(id) ?? []) {
           latencies.push(Math.max(0, t - at));
           last = Math.max(last, t);
         }
@@ -138,21 +148,20 @@ async function main() {
         ...percentiles(latencies, [50, 95, 99]),
       };
     }
-    const metrics = await (await fetch(`${stack.workerUrl}/metrics`)).text();
-    const outcome = (name) =>
-      [...metrics.matchAll(new RegExp(`plant_store_deliveries_total\\{[^}]*outcome="${name}"[^}]*\\} (\\S+)`, 'g'))].reduce((n, m) => n + Number(m[1]), 0);
-    console.log(`\nAttempts: ${outcome('sent')} sent, ${outcome('succeeded')} succeeded, ${outcome('retried')} retried, ${outcome('failed')} failed.`);
+    const outcome = (name: string) => metricSum(stack.workerUrl, 'plant_store_deliveries_total', `outcome="${name}"`);
+    const [sent, succeeded, retried, failed] = await Promise.all(['sent', 'succeeded', 'retried', 'failed'].map(outcome));
+    console.log(`\nAttempts: ${sent} sent, ${succeeded} succeeded, ${retried} retried, ${failed} failed.`);
     console.log(`\nDelivery latency in milliseconds at ${rate} webhooks/s (target p95 <= 100 ms; Convoy publishes 124 ms at 200/s):`);
     table(rows);
     console.log("\nWhere the time goes, per subscriber count, from the worker's histograms (ms, interpolated within buckets):");
     table(split);
     if (Object.keys(cpu).length > 0) {
-      console.log('\nCPU while sending and delivering, % of one core (the machine has ' + require('node:os').availableParallelism() + '):');
+      console.log(`\nCPU while sending and delivering, % of one core (the machine has ${os.availableParallelism()}):`);
       table(cpu);
     }
     if (process.env.PG_STAT_STATEMENTS === '1') await printStatementStats(stack.env.DATABASE_URL);
   } finally {
-    await rx.close();
+    await rx.stop();
     await stack.stop();
   }
 }

