@@ -1,7 +1,16 @@
 import { Consumer, Producer } from 'kafkajs';
 import { Pool } from 'pg';
 import { newPlantCreatedEvent, PLANT_CREATED_DLQ_TOPIC, PLANT_CREATED_TOPIC } from '@app/contracts';
-import { baseEnv, prepareTestInfrastructure, plantIds, RunningWorker, startReader, startWorker, testKafka, testPool } from './support/stack';
+import {
+  baseEnv,
+  prepareTestInfrastructure,
+  plantIds,
+  RunningWorker,
+  startReader,
+  startWorker,
+  testKafka,
+  testPool,
+} from './support/stack';
 import { waitFor } from './support/wait';
 
 // The attack (issue #10, item 2): a misconfigured producer writes 20,000 raw JSON records to plant.created.
@@ -43,7 +52,11 @@ describe('a burst of poison on one partition', () => {
   it('dead-letters every record in requests the broker accepts, and the partition moves on', async () => {
     const raw = (i: number) => JSON.stringify({ id: i, name: 'raw json, not a CloudEvent', padding: 'p'.repeat(200) });
     for (let start = 0; start < 20000; start += 2000) {
-      const messages = Array.from({ length: 2000 }, (_, j) => ({ key, value: raw(start + j), headers: { source: 'misconfigured-producer' } }));
+      const messages = Array.from({ length: 2000 }, (_, j) => ({
+        key,
+        value: raw(start + j),
+        headers: { source: 'misconfigured-producer' },
+      }));
       await producer.send({ topic: PLANT_CREATED_TOPIC, messages });
     }
     // Just under the broker's record limit (message.max.bytes, 1,048,588 by default, batch overhead included):
@@ -52,11 +65,18 @@ describe('a burst of poison on one partition', () => {
     const id = nextId();
     await producer.send({
       topic: PLANT_CREATED_TOPIC,
-      messages: [{ key, value: JSON.stringify(newPlantCreatedEvent({ id, name: 'Behind the burst' }, { source: '/e2e' })) }],
+      messages: [
+        { key, value: JSON.stringify(newPlantCreatedEvent({ id, name: 'Behind the burst' }, { source: '/e2e' })) },
+      ],
     });
 
     worker = await startWorker(baseEnv());
-    await waitFor('the valid event behind the burst stored', async () => (await pool.query('SELECT 1 FROM plants WHERE id = $1', [id])).rowCount === 1, 120000, 500);
+    await waitFor(
+      'the valid event behind the burst stored',
+      async () => (await pool.query('SELECT 1 FROM plants WHERE id = $1', [id])).rowCount === 1,
+      120000,
+      500,
+    );
     await waitFor('all 20,001 dead letters', () => letters.size >= 20001, 30000, 250);
     const big = [...letters.values()].filter((l) => l.truncated);
     expect(big).toEqual([{ truncated: true, bytes: 16 * 1024, originalBytes: '1048400' }]);

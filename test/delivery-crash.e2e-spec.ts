@@ -2,7 +2,16 @@ import { ChildProcess } from 'node:child_process';
 import { adminClient } from './support/admin';
 import { exitOf, spawnBuiltApp } from './support/processes';
 import { Receiver } from './support/receiver';
-import { baseEnv, plantIds, postPlant, RunningGateway, RunningWorker, startGateway, startWorker, testPool } from './support/stack';
+import {
+  baseEnv,
+  plantIds,
+  postPlant,
+  RunningGateway,
+  RunningWorker,
+  startGateway,
+  startWorker,
+  testPool,
+} from './support/stack';
 import { waitFor } from './support/wait';
 
 // A worker killed with SIGKILL while a subscriber is answering loses no delivery: its lease runs out, another
@@ -47,26 +56,36 @@ describe('delivery survives a worker killed mid-delivery', () => {
     const res = await postPlant(gw.url, { id, name: 'Survivor' });
     const { eventId } = (await res.json()) as { eventId: string };
 
-    await waitFor('the first attempt to reach the receiver', () => receiver.on('/crash', id).length === 1, 45000).catch((err) => {
-      throw new Error(`${err.message}\nworker output:\n${output.join('').slice(-4000)}`);
-    });
+    await waitFor('the first attempt to reach the receiver', () => receiver.on('/crash', id).length === 1, 45000).catch(
+      (err) => {
+        throw new Error(`${err.message}\nworker output:\n${output.join('').slice(-4000)}`);
+      },
+    );
     child.kill('SIGKILL');
     await exitOf(child);
     release();
 
     // Its own group: joining the killed worker's group would wait out the dead member's session timeout.
     rescuer = await startWorker({ ...env, WORKER_GROUP_ID: `${env.WORKER_GROUP_ID}-rescuer` });
-    await waitFor('the delivery to be sent again and succeed', async () => {
-      const [d] = await admin.deliveriesOf(sub.id, `&plantId=${id}`);
-      return d?.status === 'succeeded';
-    }, 30000, 250);
+    await waitFor(
+      'the delivery to be sent again and succeed',
+      async () => {
+        const [d] = await admin.deliveriesOf(sub.id, `&plantId=${id}`);
+        return d?.status === 'succeeded';
+      },
+      30000,
+      250,
+    );
     const ids = receiver.on('/crash', id).map((r) => r.headers['webhook-id']);
     expect(ids.length).toBeGreaterThanOrEqual(2);
     expect(new Set(ids)).toEqual(new Set([eventId]));
 
     const pool = testPool();
     try {
-      const { rows } = await pool.query('SELECT count(*)::int AS n FROM deliveries WHERE subscription_id = $1 AND plant_id = $2', [sub.id, id]);
+      const { rows } = await pool.query(
+        'SELECT count(*)::int AS n FROM deliveries WHERE subscription_id = $1 AND plant_id = $2',
+        [sub.id, id],
+      );
       expect(rows[0].n).toBe(1);
     } finally {
       await pool.end();

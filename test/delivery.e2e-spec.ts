@@ -1,7 +1,17 @@
 import { Webhook } from 'standardwebhooks';
 import { adminClient } from './support/admin';
 import { Receiver } from './support/receiver';
-import { ADMIN_TOKEN, baseEnv, plantIds, postPlant, RunningGateway, RunningWorker, startGateway, startWorker, WEBHOOK_TOKEN } from './support/stack';
+import {
+  ADMIN_TOKEN,
+  baseEnv,
+  plantIds,
+  postPlant,
+  RunningGateway,
+  RunningWorker,
+  startGateway,
+  startWorker,
+  WEBHOOK_TOKEN,
+} from './support/stack';
 import { waitFor } from './support/wait';
 
 // Outgoing New Plant webhooks: real gateway, worker, Kafka, PostgreSQL and an HTTP receiver on loopback.
@@ -15,7 +25,11 @@ describe('delivery: subscribers get the New Plant webhook', () => {
 
   beforeAll(async () => {
     await receiver.start();
-    const env = baseEnv({ DELIVERY_RETRY_SCHEDULE: '0s,300ms,300ms', DELIVERY_TIMEOUT_MS: '3000', DELIVERY_POLL_MS: '200' });
+    const env = baseEnv({
+      DELIVERY_RETRY_SCHEDULE: '0s,300ms,300ms',
+      DELIVERY_TIMEOUT_MS: '3000',
+      DELIVERY_POLL_MS: '200',
+    });
     gw = await startGateway(env);
     worker = await startWorker(env);
     admin = adminClient(gw.url);
@@ -97,11 +111,18 @@ describe('delivery: subscribers get the New Plant webhook', () => {
     receiver.behave('/down', (r) => ({ status: healthy || JSON.parse(r.body).id !== id ? 200 : 503 }));
     const sub = await subscribe('/down');
     await accept({ id, name: 'Down' });
-    const failed = await waitFor('the failed delivery', async () => (await admin.deliveriesOf(sub.id, `&status=failed&plantId=${id}`))[0], 20000);
+    const failed = await waitFor(
+      'the failed delivery',
+      async () => (await admin.deliveriesOf(sub.id, `&status=failed&plantId=${id}`))[0],
+      20000,
+    );
     expect(receiver.on('/down', id)).toHaveLength(3);
     healthy = true;
     expect((await admin.call('POST', `/deliveries/${failed.id}/retry`)).status).toBe(202);
-    await waitFor('the retried delivery to succeed', async () => (await admin.call('GET', `/deliveries/${failed.id}`)).body.status === 'succeeded');
+    await waitFor(
+      'the retried delivery to succeed',
+      async () => (await admin.call('GET', `/deliveries/${failed.id}`)).body.status === 'succeeded',
+    );
     expect((await admin.call('POST', `/deliveries/${failed.id}/retry`)).status).toBe(409);
   });
 
@@ -120,7 +141,9 @@ describe('delivery: subscribers get the New Plant webhook', () => {
     expect(res.status).toBe(202);
     expect(res.body.requeued).toBeGreaterThanOrEqual(2);
     await waitFor('both delivered', async () => {
-      const done = await Promise.all(ids.map(async (id) => (await admin.deliveriesOf(sub.id, `&status=succeeded&plantId=${id}`)).length));
+      const done = await Promise.all(
+        ids.map(async (id) => (await admin.deliveriesOf(sub.id, `&status=succeeded&plantId=${id}`)).length),
+      );
       return done.every((n) => n === 1);
     });
   });
@@ -152,7 +175,9 @@ describe('delivery: subscribers get the New Plant webhook', () => {
     expect(rotated.body.secret).not.toBe(sub.secret);
     const id = nextId();
     await accept({ id, name: 'Rotated' });
-    const [req] = await waitFor('the delivery', () => (receiver.on('/rotated', id).length ? receiver.on('/rotated', id) : null));
+    const [req] = await waitFor('the delivery', () =>
+      receiver.on('/rotated', id).length ? receiver.on('/rotated', id) : null,
+    );
     expect((req.headers['webhook-signature'] as string).split(' ')).toHaveLength(2);
     for (const secret of [sub.secret, rotated.body.secret]) {
       expect(() => new Webhook(secret).verify(req.body, req.headers as Record<string, string>)).not.toThrow();
@@ -163,7 +188,12 @@ describe('delivery: subscribers get the New Plant webhook', () => {
     const strict = await startGateway(baseEnv({ DELIVERY_ALLOW_PRIVATE_NETWORKS: 'false' }));
     try {
       const strictAdmin = adminClient(strict.url);
-      for (const url of ['http://127.0.0.1:8080/hook', 'http://169.254.169.254/latest', 'http://[::1]/x', 'http://10.0.0.1/']) {
+      for (const url of [
+        'http://127.0.0.1:8080/hook',
+        'http://169.254.169.254/latest',
+        'http://[::1]/x',
+        'http://10.0.0.1/',
+      ]) {
         const res = await strictAdmin.call('POST', '/subscriptions', { url });
         expect(res.status).toBe(422);
         expect(res.body.errors[0].field).toBe('url');
@@ -179,7 +209,9 @@ describe('delivery: subscribers get the New Plant webhook', () => {
   it('accepts bodiless admin calls that still send Content-Type: application/json', async () => {
     const sub = await subscribe('/bodiless');
     const headers = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
-    expect((await fetch(`${gw.url}/subscriptions/${sub.id}/rotate-secret`, { method: 'POST', headers })).status).toBe(200);
+    expect((await fetch(`${gw.url}/subscriptions/${sub.id}/rotate-secret`, { method: 'POST', headers })).status).toBe(
+      200,
+    );
     expect((await fetch(`${gw.url}/subscriptions/${sub.id}`, { method: 'DELETE', headers })).status).toBe(204);
     expect((await admin.call('GET', `/subscriptions/${sub.id}`)).status).toBe(404);
   });
@@ -208,12 +240,15 @@ describe('delivery: subscribers get the New Plant webhook', () => {
     expect(res.body.errors).toEqual([{ field, message: expect.any(String) }]);
   });
 
-  it.each(['0', '-1', '1.5', '$1', '2026-13-01T00:00:00Z', 'yesterday'])('refuses recover?since=%p with 422 naming since', async (since) => {
-    const sub = await subscribe('/recover-since');
-    const res = await admin.call('POST', `/subscriptions/${sub.id}/recover?since=${encodeURIComponent(since)}`);
-    expect(res.status).toBe(422);
-    expect(res.body.errors).toEqual([{ field: 'since', message: expect.stringMatching(/date-time/) }]);
-  });
+  it.each(['0', '-1', '1.5', '$1', '2026-13-01T00:00:00Z', 'yesterday'])(
+    'refuses recover?since=%p with 422 naming since',
+    async (since) => {
+      const sub = await subscribe('/recover-since');
+      const res = await admin.call('POST', `/subscriptions/${sub.id}/recover?since=${encodeURIComponent(since)}`);
+      expect(res.status).toBe(422);
+      expect(res.body.errors).toEqual([{ field: 'since', message: expect.stringMatching(/date-time/) }]);
+    },
+  );
 
   it('reports delivery metrics', async () => {
     const m = await (await fetch(`${worker.url}/metrics`)).text();

@@ -26,7 +26,12 @@ describe('gateway graceful shutdown', () => {
     const port = await freePort();
     const { child, output } = spawnBuiltApp('gateway', baseEnv({ PORT: String(port), HOST: '127.0.0.1' }));
     const url = `http://127.0.0.1:${port}`;
-    await waitFor('the gateway to be ready', async () => (await fetch(`${url}/readyz`).catch(() => null))?.ok, 30000, 200).catch((err) => {
+    await waitFor(
+      'the gateway to be ready',
+      async () => (await fetch(`${url}/readyz`).catch(() => null))?.ok,
+      30000,
+      200,
+    ).catch((err) => {
       throw new Error(`${err.message}\n${output.join('')}`);
     });
 
@@ -74,9 +79,17 @@ describe('gateway graceful shutdown', () => {
 
   it('answers a request that arrives on a kept-alive connection during the drain with 503 and Connection: close, not a reset', async () => {
     const port = await freePort();
-    const { child, output } = spawnBuiltApp('gateway', baseEnv({ PORT: String(port), HOST: '127.0.0.1', SHUTDOWN_IDLE_WAIT_MS: '3000' }));
+    const { child, output } = spawnBuiltApp(
+      'gateway',
+      baseEnv({ PORT: String(port), HOST: '127.0.0.1', SHUTDOWN_IDLE_WAIT_MS: '3000' }),
+    );
     const url = `http://127.0.0.1:${port}`;
-    await waitFor('the gateway to be ready', async () => (await fetch(`${url}/readyz`).catch(() => null))?.ok, 30000, 200).catch((err) => {
+    await waitFor(
+      'the gateway to be ready',
+      async () => (await fetch(`${url}/readyz`).catch(() => null))?.ok,
+      30000,
+      200,
+    ).catch((err) => {
       throw new Error(`${err.message}\n${output.join('')}`);
     });
     // One socket, kept alive between requests, as a sender's HTTP client pool keeps it.
@@ -85,15 +98,29 @@ describe('gateway graceful shutdown', () => {
     const post = () =>
       new Promise<{ status: number; connection?: string; type?: string }>((resolve, reject) => {
         const body = JSON.stringify({ id: nextId(), name: 'Kept alive' });
-        const req = http.request(`${url}/plant/webhook`, {
-          method: 'POST',
-          agent,
-          headers: { authorization: `Bearer ${WEBHOOK_TOKEN}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-        }, (res) => {
-          let text = '';
-          res.on('data', (d) => (text += d));
-          res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection, type: text && JSON.parse(text).type }));
-        });
+        const req = http.request(
+          `${url}/plant/webhook`,
+          {
+            method: 'POST',
+            agent,
+            headers: {
+              authorization: `Bearer ${WEBHOOK_TOKEN}`,
+              'content-type': 'application/json',
+              'content-length': Buffer.byteLength(body),
+            },
+          },
+          (res) => {
+            let text = '';
+            res.on('data', (d) => (text += d));
+            res.on('end', () =>
+              resolve({
+                status: res.statusCode!,
+                connection: res.headers.connection,
+                type: text && JSON.parse(text).type,
+              }),
+            );
+          },
+        );
         req.on('socket', (s) => sockets.add(s));
         req.on('error', reject);
         req.end(body);

@@ -2,7 +2,16 @@ import { execFileSync } from 'node:child_process';
 import { Consumer, KafkaMessage } from 'kafkajs';
 import { fc } from '@fast-check/jest';
 import { PLANT_CREATED_TOPIC, seedDocument } from '@app/contracts';
-import { ADMIN_TOKEN, baseEnv, plantIds, postPlant, RunningGateway, startGateway, startReader, WEBHOOK_TOKEN } from './support/stack';
+import {
+  ADMIN_TOKEN,
+  baseEnv,
+  plantIds,
+  postPlant,
+  RunningGateway,
+  startGateway,
+  startReader,
+  WEBHOOK_TOKEN,
+} from './support/stack';
 import { waitFor } from './support/wait';
 
 // The gateway alone, against the real broker: what a sender of the New Plant webhook sees.
@@ -53,7 +62,11 @@ describe('gateway: POST /plant/webhook', () => {
   it('gives a retry with the same webhook-id (or Idempotency-Key) the same event id', async () => {
     const body = { id: nextId(), name: 'Fern' };
     const ids = [];
-    const attempts: Record<string, string>[] = [{ 'webhook-id': 'msg_e2e_1' }, { 'webhook-id': 'msg_e2e_1' }, { 'idempotency-key': 'msg_e2e_1' }];
+    const attempts: Record<string, string>[] = [
+      { 'webhook-id': 'msg_e2e_1' },
+      { 'webhook-id': 'msg_e2e_1' },
+      { 'idempotency-key': 'msg_e2e_1' },
+    ];
     for (const headers of attempts) {
       const res = await postPlant(gw.url, body, headers);
       expect(res.status).toBe(200);
@@ -81,7 +94,10 @@ describe('gateway: POST /plant/webhook', () => {
     expect((await problemOf(res)).type).toBe('https://plant.store/problems/unauthorized');
   });
 
-  it.each([['{"id": 1, "name": ', /not valid JSON/], ['', /empty/]])('answers 400 for malformed JSON %p', async (body, detail) => {
+  it.each([
+    ['{"id": 1, "name": ', /not valid JSON/],
+    ['', /empty/],
+  ])('answers 400 for malformed JSON %p', async (body, detail) => {
     const res = await postPlant(gw.url, body);
     expect(res.status).toBe(400);
     const problem = await problemOf(res);
@@ -89,13 +105,16 @@ describe('gateway: POST /plant/webhook', () => {
     expect(problem.detail).toMatch(detail);
   });
 
-  it.each([['text/plain'], ['application/x-www-form-urlencoded'], [null]])('answers 415 for Content-Type %p', async (type) => {
-    const headers: Record<string, string> = { authorization: `Bearer ${WEBHOOK_TOKEN}` };
-    if (type) headers['content-type'] = type;
-    const res = await fetch(`${gw.url}/plant/webhook`, { method: 'POST', headers, body: '{"id":1,"name":"x"}' });
-    expect(res.status).toBe(415);
-    expect((await problemOf(res)).type).toBe('https://plant.store/problems/unsupported-media-type');
-  });
+  it.each([['text/plain'], ['application/x-www-form-urlencoded'], [null]])(
+    'answers 415 for Content-Type %p',
+    async (type) => {
+      const headers: Record<string, string> = { authorization: `Bearer ${WEBHOOK_TOKEN}` };
+      if (type) headers['content-type'] = type;
+      const res = await fetch(`${gw.url}/plant/webhook`, { method: 'POST', headers, body: '{"id":1,"name":"x"}' });
+      expect(res.status).toBe(415);
+      expect((await problemOf(res)).type).toBe('https://plant.store/problems/unsupported-media-type');
+    },
+  );
 
   it('answers 413 for a body over WEBHOOK_MAX_BYTES, chunked or not, never truncating it', async () => {
     const big = JSON.stringify({ id: 1, name: 'x'.repeat(2000) });
@@ -132,15 +151,24 @@ describe('gateway: POST /plant/webhook', () => {
   });
 
   it('accepts what the schema accepts and refuses what it does not (property-based)', async () => {
-    const valid = fc.record({ id: fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }), name: fc.string(), tag: fc.string() }, { requiredKeys: ['id', 'name'] });
+    const valid = fc.record(
+      { id: fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }), name: fc.string(), tag: fc.string() },
+      { requiredKeys: ['id', 'name'] },
+    );
     const invalid = fc.oneof(
       valid.map((p) => ({ ...p, id: String(p.id) })),
       valid.map(({ name: _n, ...rest }) => rest),
       valid.map((p) => ({ ...p, id: (p.id % 1000) + 0.5 })),
       valid.map((p) => ({ ...p, name: 42 })),
     );
-    await fc.assert(fc.asyncProperty(valid, async (p) => (await postPlant(gw.url, p)).status === 200), { numRuns: 25 });
-    await fc.assert(fc.asyncProperty(invalid, async (p) => (await postPlant(gw.url, p)).status === 422), { numRuns: 25 });
+    await fc.assert(
+      fc.asyncProperty(valid, async (p) => (await postPlant(gw.url, p)).status === 200),
+      { numRuns: 25 },
+    );
+    await fc.assert(
+      fc.asyncProperty(invalid, async (p) => (await postPlant(gw.url, p)).status === 422),
+      { numRuns: 25 },
+    );
   });
 
   it('answers 503 with Retry-After, and nothing is accepted, while Kafka cannot acknowledge', async () => {
@@ -157,16 +185,27 @@ describe('gateway: POST /plant/webhook', () => {
     } finally {
       process.kill(pid, 'SIGCONT');
     }
-    await waitFor('the gateway to publish again', async () => (await postPlant(gw.url, { id: nextId(), name: 'Back' })).status === 200, 30000, 500);
+    await waitFor(
+      'the gateway to publish again',
+      async () => (await postPlant(gw.url, { id: nextId(), name: 'Back' })).status === 200,
+      30000,
+      500,
+    );
   });
 
   it('serves the interface document: the seed exactly, plus our operations, valid OpenAPI 3.1', async () => {
     const doc = await (await fetch(`${gw.url}/openapi.json`)).json();
-    for (const key of ['openapi', 'info', 'servers', 'security', 'webhooks'] as const) expect(doc[key]).toEqual(seedDocument[key]);
-    for (const name of ['Plant', 'NewPlant', 'Error']) expect(doc.components.schemas[name]).toEqual(seedDocument.components.schemas[name]);
+    for (const key of ['openapi', 'info', 'servers', 'security', 'webhooks'] as const)
+      expect(doc[key]).toEqual(seedDocument[key]);
+    for (const name of ['Plant', 'NewPlant', 'Error'])
+      expect(doc.components.schemas[name]).toEqual(seedDocument.components.schemas[name]);
     expect(doc.components.securitySchemes.bearerAuth).toEqual({ type: 'http', scheme: 'bearer' });
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/plants', '/plants/{id}', '/subscriptions', '/deliveries']));
-    const lint = JSON.parse(execFileSync('node', [require.resolve('./support/lint-openapi.mjs')], { input: JSON.stringify(doc) }).toString());
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(['/plants', '/plants/{id}', '/subscriptions', '/deliveries']),
+    );
+    const lint = JSON.parse(
+      execFileSync('node', [require.resolve('./support/lint-openapi.mjs')], { input: JSON.stringify(doc) }).toString(),
+    );
     expect(lint).toEqual(expect.objectContaining({ valid: true }));
   });
 

@@ -2,7 +2,16 @@ import net from 'node:net';
 import zlib from 'node:zlib';
 import { Consumer } from 'kafkajs';
 import { PLANT_CREATED_TOPIC } from '@app/contracts';
-import { ADMIN_TOKEN, baseEnv, plantIds, postPlant, RunningGateway, startGateway, startReader, WEBHOOK_TOKEN } from './support/stack';
+import {
+  ADMIN_TOKEN,
+  baseEnv,
+  plantIds,
+  postPlant,
+  RunningGateway,
+  startGateway,
+  startReader,
+  WEBHOOK_TOKEN,
+} from './support/stack';
 import { waitFor } from './support/wait';
 
 // The gateway as a hostile or careless sender meets it. Each block replays one class of the black-box attack
@@ -18,7 +27,9 @@ describe('gateway under hostile input', () => {
       baseEnv({ HTTP_HEADERS_TIMEOUT_MS: '1000', HTTP_REQUEST_TIMEOUT_MS: '2000', HTTP_MAX_CONNECTIONS: '20' }),
     );
     consumer = await startReader(PLANT_CREATED_TOPIC, (m) => {
-      records.push(`${m.value?.toString() ?? ''} ${JSON.stringify(m.headers ?? {}, (_k, v) => (v?.type === 'Buffer' ? Buffer.from(v.data).toString() : v))}`);
+      records.push(
+        `${m.value?.toString() ?? ''} ${JSON.stringify(m.headers ?? {}, (_k, v) => (v?.type === 'Buffer' ? Buffer.from(v.data).toString() : v))}`,
+      );
     });
   });
 
@@ -40,21 +51,35 @@ describe('gateway under hostile input', () => {
       ['POST', '/subscriptions', ADMIN_TOKEN, JSON.stringify({ url: 'http://127.0.0.1:1/' })],
     ];
 
-    it.each(cases)('%s %s with a valid token in the query string is 400, never authenticated', async (method, path, token, body) => {
-      const res = await fetch(`${gw.url}${path}?access_token=${token}`, { method, body, headers: body ? { 'content-type': 'application/json' } : {} });
-      expect(res.status).toBe(400);
-      expect(res.headers.get('www-authenticate')).toMatch(/error="invalid_request"/);
-      expect((await problem(res)).detail).toMatch(/Authorization: Bearer/);
-    });
-
-    it.each(cases.filter((c) => c[3]))('%s %s with a valid token in the body is 400, with or without a header', async (method, path, token, body) => {
-      const withToken = JSON.stringify({ ...JSON.parse(body!), id: nextId(), access_token: token });
-      for (const headers of [{}, { authorization: `Bearer ${token}` }] as Record<string, string>[]) {
-        const res = await fetch(`${gw.url}${path}`, { method, body: withToken, headers: { 'content-type': 'application/json', ...headers } });
+    it.each(cases)(
+      '%s %s with a valid token in the query string is 400, never authenticated',
+      async (method, path, token, body) => {
+        const res = await fetch(`${gw.url}${path}?access_token=${token}`, {
+          method,
+          body,
+          headers: body ? { 'content-type': 'application/json' } : {},
+        });
         expect(res.status).toBe(400);
-        expect((await problem(res)).detail).toMatch(/in the body/);
-      }
-    });
+        expect(res.headers.get('www-authenticate')).toMatch(/error="invalid_request"/);
+        expect((await problem(res)).detail).toMatch(/Authorization: Bearer/);
+      },
+    );
+
+    it.each(cases.filter((c) => c[3]))(
+      '%s %s with a valid token in the body is 400, with or without a header',
+      async (method, path, token, body) => {
+        const withToken = JSON.stringify({ ...JSON.parse(body!), id: nextId(), access_token: token });
+        for (const headers of [{}, { authorization: `Bearer ${token}` }] as Record<string, string>[]) {
+          const res = await fetch(`${gw.url}${path}`, {
+            method,
+            body: withToken,
+            headers: { 'content-type': 'application/json', ...headers },
+          });
+          expect(res.status).toBe(400);
+          expect((await problem(res)).detail).toMatch(/in the body/);
+        }
+      },
+    );
 
     it('never writes a token into Kafka (the attack found one in every segment)', async () => {
       const marker = nextId();
@@ -68,7 +93,10 @@ describe('gateway under hostile input', () => {
   describe('bodies a store cannot hold or a parser cannot survive', () => {
     it.each([
       ['an array 5,000 levels deep', '['.repeat(5000) + ']'.repeat(5000)],
-      ['an extra property 5,000 levels deep', `{"id":1,"name":"x","extra":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`],
+      [
+        'an extra property 5,000 levels deep',
+        `{"id":1,"name":"x","extra":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`,
+      ],
     ])('answers 400 (not a retryable 503) for %s', async (_case, body) => {
       const res = await postPlant(gw.url, body, {});
       expect(res.status).toBe(400);
@@ -90,7 +118,11 @@ describe('gateway under hostile input', () => {
     const post = (body: Buffer | string, encoding: string) =>
       fetch(`${gw.url}/plant/webhook`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${WEBHOOK_TOKEN}`, 'content-type': 'application/json', 'content-encoding': encoding },
+        headers: {
+          authorization: `Bearer ${WEBHOOK_TOKEN}`,
+          'content-type': 'application/json',
+          'content-encoding': encoding,
+        },
         body: body as BodyInit,
       });
 
@@ -102,7 +134,9 @@ describe('gateway under hostile input', () => {
       const id = nextId();
       const res = await post(encode(Buffer.from(JSON.stringify({ id, name: `Compressed ${encoding}` }))), encoding);
       expect(res.status).toBe(200);
-      await waitFor('the decoded event', () => records.some((r) => r.includes(`"name":"Compressed ${encoding}"`) && r.includes(`"id":${id}`)));
+      await waitFor('the decoded event', () =>
+        records.some((r) => r.includes(`"name":"Compressed ${encoding}"`) && r.includes(`"id":${id}`)),
+      );
     });
 
     it('refuses a plain body labelled gzip with 400 saying so (it was answered 200 before)', async () => {
@@ -148,7 +182,10 @@ describe('gateway under hostile input', () => {
       );
       const answer = answerOf(socket);
       let i = 0;
-      const timer = setInterval(() => (i < body.length - 1 && !socket.destroyed ? socket.write(body[i++]) : undefined), 200);
+      const timer = setInterval(
+        () => (i < body.length - 1 && !socket.destroyed ? socket.write(body[i++]) : undefined),
+        200,
+      );
       const { text, ms } = await answer;
       clearInterval(timer);
       expect(text).toMatch(/^HTTP\/1\.1 408/);

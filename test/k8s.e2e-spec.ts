@@ -3,6 +3,7 @@ import path from 'node:path';
 import { gatewayEnvSchema, workerEnvSchema } from '@app/config';
 import { K8sObject, render, renderWithKubectl } from './support/kustomize';
 
+/* eslint-disable @typescript-eslint/no-require-imports -- each model loaded only when an object of its kind is met */
 // The deploy folder, checked without a cluster: render each overlay, validate every object against the
 // Kubernetes schemas (kubernetes-models), and assert the properties the deployment promises.
 const MODELS: Record<string, () => { new (o: unknown): { validate(): void } }> = {
@@ -10,18 +11,24 @@ const MODELS: Record<string, () => { new (o: unknown): { validate(): void } }> =
   'v1/Service': () => require('kubernetes-models/v1/Service').Service,
   'v1/ConfigMap': () => require('kubernetes-models/v1/ConfigMap').ConfigMap,
   'v1/Secret': () => require('kubernetes-models/v1/Secret').Secret,
-  'autoscaling/v2/HorizontalPodAutoscaler': () => require('kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler').HorizontalPodAutoscaler,
+  'autoscaling/v2/HorizontalPodAutoscaler': () =>
+    require('kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler').HorizontalPodAutoscaler,
   'policy/v1/PodDisruptionBudget': () => require('kubernetes-models/policy/v1/PodDisruptionBudget').PodDisruptionBudget,
-  'networking.k8s.io/v1/NetworkPolicy': () => require('kubernetes-models/networking.k8s.io/v1/NetworkPolicy').NetworkPolicy,
+  'networking.k8s.io/v1/NetworkPolicy': () =>
+    require('kubernetes-models/networking.k8s.io/v1/NetworkPolicy').NetworkPolicy,
 };
+/* eslint-enable @typescript-eslint/no-require-imports */
 
-const overlays = ['dev', 'prod'].map((name) => [name, path.resolve(__dirname, '../deploy/k8s/overlays', name)] as const);
+const overlays = ['dev', 'prod'].map(
+  (name) => [name, path.resolve(__dirname, '../deploy/k8s/overlays', name)] as const,
+);
 const find = (objs: K8sObject[], kind: string, name: string) => {
   const o = objs.find((x) => x.kind === kind && x.metadata.name === name);
   if (!o) throw new Error(`${kind}/${name} is missing`);
   return o as any; // eslint-disable-line @typescript-eslint/no-explicit-any
 };
-const sortById = (objs: K8sObject[]) => [...objs].sort((a, b) => `${a.kind}/${a.metadata.name}`.localeCompare(`${b.kind}/${b.metadata.name}`));
+const sortById = (objs: K8sObject[]) =>
+  [...objs].sort((a, b) => `${a.kind}/${a.metadata.name}`.localeCompare(`${b.kind}/${b.metadata.name}`));
 
 describe.each(overlays)('deploy/k8s overlay %s', (overlay, dir) => {
   const objects = render(dir);
@@ -44,23 +51,32 @@ describe.each(overlays)('deploy/k8s overlay %s', (overlay, dir) => {
     }
   });
 
-  it.each(['gateway', 'worker'])('runs the %s non-root, without privileges, with probes, resources and a PDB', (app) => {
-    const d = deployment(app);
-    const pod = d.spec.template.spec;
-    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
-    for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
-      expect(c.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
-      expect(c.resources.requests).toBeDefined();
-      expect(c.resources.limits).toBeDefined();
-    }
-    const main = pod.containers[0];
-    expect(main.readinessProbe.httpGet.path).toBe('/readyz');
-    expect(main.livenessProbe.httpGet.path).toBe('/healthz');
-    expect(d.spec.template.metadata.annotations['prometheus.io/scrape']).toBe('true');
-    expect(pod.topologySpreadConstraints[0].topologyKey).toBe('kubernetes.io/hostname');
-    expect(find(objects, 'PodDisruptionBudget', `plant-store-${app}`).spec.selector.matchLabels).toEqual(d.spec.selector.matchLabels);
-    expect(main.image).toMatch(new RegExp(`^ghcr.io/plant-store/${app}:`));
-  });
+  it.each(['gateway', 'worker'])(
+    'runs the %s non-root, without privileges, with probes, resources and a PDB',
+    (app) => {
+      const d = deployment(app);
+      const pod = d.spec.template.spec;
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
+        expect(c.securityContext).toMatchObject({
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ['ALL'] },
+        });
+        expect(c.resources.requests).toBeDefined();
+        expect(c.resources.limits).toBeDefined();
+      }
+      const main = pod.containers[0];
+      expect(main.readinessProbe.httpGet.path).toBe('/readyz');
+      expect(main.livenessProbe.httpGet.path).toBe('/healthz');
+      expect(d.spec.template.metadata.annotations['prometheus.io/scrape']).toBe('true');
+      expect(pod.topologySpreadConstraints[0].topologyKey).toBe('kubernetes.io/hostname');
+      expect(find(objects, 'PodDisruptionBudget', `plant-store-${app}`).spec.selector.matchLabels).toEqual(
+        d.spec.selector.matchLabels,
+      );
+      expect(main.image).toMatch(new RegExp(`^ghcr.io/plant-store/${app}:`));
+    },
+  );
 
   it('gives the gateway 2+ replicas, an HPA on CPU, and a grace period longer than preStop plus drain', () => {
     const d = deployment('gateway');
@@ -115,7 +131,9 @@ describe.each(overlays)('deploy/k8s overlay %s', (overlay, dir) => {
     });
   } else {
     it('marks the Secret it ships as an example', () => {
-      expect(find(objects, 'Secret', 'plant-store-secrets').metadata.annotations['plant.store/example']).toMatch(/replace/);
+      expect(find(objects, 'Secret', 'plant-store-secrets').metadata.annotations['plant.store/example']).toMatch(
+        /replace/,
+      );
     });
   }
 });

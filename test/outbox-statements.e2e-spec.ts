@@ -42,7 +42,12 @@ describe('the ingest statement and the claim', () => {
       )
     ).rows[0].id;
   const deliveriesOf = async (plant: number) =>
-    (await pool.query('SELECT subscription_id, event_id, status, leased_until FROM deliveries WHERE plant_id = $1 ORDER BY seq', [plant])).rows;
+    (
+      await pool.query(
+        'SELECT subscription_id, event_id, status, leased_until FROM deliveries WHERE plant_id = $1 ORDER BY seq',
+        [plant],
+      )
+    ).rows;
   const succeed = (id: string) =>
     outbox.recordAttempts([
       {
@@ -112,7 +117,11 @@ describe('the ingest statement and the claim', () => {
 
     it('leases up to the room given, never for a skipped subscriber or behind a pending delivery of the plant', async () => {
       const [a, b, c] = [await subscribe(), await subscribe(), await subscribe()];
-      const first = await ingest.applyEvents([event({ name: 'v1' })], { ...LEASE, limit: 2, skipSubscriptions: [c] }, MAX_HOPS);
+      const first = await ingest.applyEvents(
+        [event({ name: 'v1' })],
+        { ...LEASE, limit: 2, skipSubscriptions: [c] },
+        MAX_HOPS,
+      );
       expect(first.deliveries).toBe(3);
       expect(first.leased).toHaveLength(2);
       expect(first.leased.map((d) => d.subscriptionId).sort()).toEqual([a, b].sort());
@@ -130,7 +139,9 @@ describe('the ingest statement and the claim', () => {
       const r = await ingest.applyEvents([looped], LEASE, MAX_HOPS);
       expect([...r.applied]).toEqual([looped.eventId]);
       expect(r.deliveries).toBe(0);
-      expect(r.suppressed).toEqual([{ eventId: looped.eventId, plantId, hops: MAX_HOPS, originEventId: looped.originEventId }]);
+      expect(r.suppressed).toEqual([
+        { eventId: looped.eventId, plantId, hops: MAX_HOPS, originEventId: looped.originEventId },
+      ]);
     });
   });
 
@@ -187,7 +198,10 @@ describe('the ingest statement and the claim', () => {
       await ingest.applyEvents([event({ plantId }), event({ plantId: plantId + 1 })], NO_LEASE, MAX_HOPS);
       const [d] = (await outbox.claimDue(1, [], 30_000)).claimed;
       expect(d.secrets).toEqual(['whsec_new', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw']);
-      await pool.query("UPDATE subscriptions SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1", [a]);
+      await pool.query(
+        "UPDATE subscriptions SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1",
+        [a],
+      );
       const [later] = (await outbox.claimDue(1, [], 30_000)).claimed;
       expect(later.secrets).toEqual(['whsec_new']);
     });

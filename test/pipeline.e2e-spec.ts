@@ -2,7 +2,17 @@ import { Consumer, KafkaMessage, Producer } from 'kafkajs';
 import { Pool } from 'pg';
 import { newPlantCreatedEvent, PLANT_CREATED_DLQ_TOPIC, PLANT_CREATED_TOPIC } from '@app/contracts';
 import {
-  baseEnv, plantIds, postPlant, RunningGateway, RunningWorker, startGateway, startReader, startWorker, testKafka, testPool, WEBHOOK_TOKEN,
+  baseEnv,
+  plantIds,
+  postPlant,
+  RunningGateway,
+  RunningWorker,
+  startGateway,
+  startReader,
+  startWorker,
+  testKafka,
+  testPool,
+  WEBHOOK_TOKEN,
 } from './support/stack';
 import { metricValues } from './support/metrics';
 import { TcpProxy, viaProxy } from './support/tcp-proxy';
@@ -17,7 +27,10 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
   let dlqReader: Consumer;
   let groupId: string;
   const deadLetters: KafkaMessage[] = [];
-  const dbProxy = new TcpProxy(new URL(process.env.DATABASE_URL!).hostname, Number(new URL(process.env.DATABASE_URL!).port));
+  const dbProxy = new TcpProxy(
+    new URL(process.env.DATABASE_URL!).hostname,
+    Number(new URL(process.env.DATABASE_URL!).port),
+  );
   const nextId = plantIds();
 
   beforeAll(async () => {
@@ -46,7 +59,9 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
     fetch(`${gw.url}/plants/${id}`, { headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } });
   const storedPlant = async (id: number) => {
     const res = await getPlant(id);
-    return res.status === 200 ? ((await res.json()) as { id: number; name: string; tag?: string; lastEventId: string }) : null;
+    return res.status === 200
+      ? ((await res.json()) as { id: number; name: string; tag?: string; lastEventId: string })
+      : null;
   };
   const rowCount = async (sql: string, params: unknown[]) => Number((await pool.query(sql, params)).rows[0].count);
 
@@ -64,11 +79,16 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
     expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
   });
 
-  it.each(['abc', '0', '1.5', '9007199254740992'])('refuses plant id %p with 422 naming id, as the document declares it', async (raw) => {
-    const res = await fetch(`${gw.url}/plants/${raw}`, { headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } });
-    expect(res.status).toBe(422);
-    expect(((await res.json()) as { errors: unknown }).errors).toEqual([{ field: 'id', message: expect.any(String) }]);
-  });
+  it.each(['abc', '0', '1.5', '9007199254740992'])(
+    'refuses plant id %p with 422 naming id, as the document declares it',
+    async (raw) => {
+      const res = await fetch(`${gw.url}/plants/${raw}`, { headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } });
+      expect(res.status).toBe(422);
+      expect(((await res.json()) as { errors: unknown }).errors).toEqual([
+        { field: 'id', message: expect.any(String) },
+      ]);
+    },
+  );
 
   it('pages through plants newest first with a cursor', async () => {
     const ids = [nextId(), nextId(), nextId()];
@@ -77,7 +97,9 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
       await waitFor(`plant ${id} stored`, () => storedPlant(id)); // one after the other: a known order
     }
     const page = async (q: string) =>
-      (await (await fetch(`${gw.url}/plants?${q}`, { headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } })).json()) as {
+      (await (
+        await fetch(`${gw.url}/plants?${q}`, { headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } })
+      ).json()) as {
         items: { id: number; createdAt: string }[];
         nextCursor: string | null;
       };
@@ -98,7 +120,8 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
 
   it('applies a repeated webhook-id and a redelivered event once', async () => {
     const id = nextId();
-    for (let i = 0; i < 3; i++) expect((await postPlant(gw.url, { id, name: 'Once' }, { 'webhook-id': `dup-${id}` })).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await postPlant(gw.url, { id, name: 'Once' }, { 'webhook-id': `dup-${id}` })).status).toBe(200);
     const event = newPlantCreatedEvent({ id, name: 'Once' }, { source: '/e2e', idempotencyKey: `dup-${id}` });
     await producer.send({ topic: PLANT_CREATED_TOPIC, messages: [{ key: String(id), value: JSON.stringify(event) }] });
     await waitFor('the plant', () => storedPlant(id));
@@ -112,12 +135,21 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
 
   it('keeps the newer plant when an older event arrives after it', async () => {
     const id = nextId();
-    const newer = newPlantCreatedEvent({ id, name: 'Newer' }, { source: '/e2e', now: new Date('2030-01-02T00:00:00Z') });
-    const older = newPlantCreatedEvent({ id, name: 'Older' }, { source: '/e2e', now: new Date('2030-01-01T00:00:00Z') });
+    const newer = newPlantCreatedEvent(
+      { id, name: 'Newer' },
+      { source: '/e2e', now: new Date('2030-01-02T00:00:00Z') },
+    );
+    const older = newPlantCreatedEvent(
+      { id, name: 'Older' },
+      { source: '/e2e', now: new Date('2030-01-01T00:00:00Z') },
+    );
     await producer.send({ topic: PLANT_CREATED_TOPIC, messages: [{ key: String(id), value: JSON.stringify(newer) }] });
     await waitFor('the newer plant', async () => (await storedPlant(id))?.name === 'Newer');
     await producer.send({ topic: PLANT_CREATED_TOPIC, messages: [{ key: String(id), value: JSON.stringify(older) }] });
-    await waitFor('the older event to be recorded', async () => (await rowCount('SELECT count(*) FROM processed_events WHERE event_id = $1', [older.id])) === 1);
+    await waitFor(
+      'the older event to be recorded',
+      async () => (await rowCount('SELECT count(*) FROM processed_events WHERE event_id = $1', [older.id])) === 1,
+    );
     expect(await storedPlant(id)).toMatchObject({ name: 'Newer', lastEventId: newer.id });
   });
 
@@ -128,7 +160,10 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
       topic: PLANT_CREATED_TOPIC,
       messages: [
         { key: poisonKey, value: 'this is not json', headers: { 'x-test': 'kept' } },
-        { key: String(id), value: JSON.stringify(newPlantCreatedEvent({ id, name: 'After poison' }, { source: '/e2e' })) },
+        {
+          key: String(id),
+          value: JSON.stringify(newPlantCreatedEvent({ id, name: 'After poison' }, { source: '/e2e' })),
+        },
       ],
     });
     const letter = await waitFor('the dead letter', () => deadLetters.find((m) => m.key?.toString() === poisonKey));
@@ -147,8 +182,14 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
     await producer.send({
       topic: PLANT_CREATED_TOPIC,
       messages: [
-        { key: String(bad), value: JSON.stringify(newPlantCreatedEvent({ id: bad, name: 'nul\u0000byte' }, { source: '/e2e' })) },
-        { key: String(bad), value: JSON.stringify(newPlantCreatedEvent({ id: good, name: 'same batch' }, { source: '/e2e' })) },
+        {
+          key: String(bad),
+          value: JSON.stringify(newPlantCreatedEvent({ id: bad, name: 'nul\u0000byte' }, { source: '/e2e' })),
+        },
+        {
+          key: String(bad),
+          value: JSON.stringify(newPlantCreatedEvent({ id: good, name: 'same batch' }, { source: '/e2e' })),
+        },
       ],
     });
     await waitFor('the good plant', () => storedPlant(good));
@@ -163,7 +204,10 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
     const admin = testKafka().admin();
     await admin.connect();
     try {
-      const [high, [committed]] = await Promise.all([admin.fetchTopicOffsets(PLANT_CREATED_TOPIC), admin.fetchOffsets({ groupId, topics: [PLANT_CREATED_TOPIC] })]);
+      const [high, [committed]] = await Promise.all([
+        admin.fetchTopicOffsets(PLANT_CREATED_TOPIC),
+        admin.fetchOffsets({ groupId, topics: [PLANT_CREATED_TOPIC] }),
+      ]);
       const done = new Map(committed.partitions.map((p) => [p.partition, Number(p.offset)]));
       return high.reduce((n, p) => n + Number(p.high) - Math.max(done.get(p.partition) ?? 0, Number(p.low)), 0);
     } finally {
@@ -177,16 +221,45 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
     const ids = Array.from({ length: 20 }, () => nextId());
     for (const id of ids) expect((await postPlant(gw.url, { id, name: `During outage ${id}` })).status).toBe(200);
     // The worker notices, retries with backoff, and reports it is not ready.
-    await waitFor('the worker to report the database down', async () => (await fetch(`${worker.url}/readyz`)).status === 503, 20000);
+    await waitFor(
+      'the worker to report the database down',
+      async () => (await fetch(`${worker.url}/readyz`)).status === 503,
+      20000,
+    );
     expect(await rowCount('SELECT count(*) FROM plants WHERE id = ANY($1::bigint[])', [ids])).toBe(0);
     // The attack saw plant_store_consumer_lag at 0 here while the broker's lag grew, and a stale pending count.
-    await waitFor('the lag metric to show the waiting events', async () => (await metric('plant_store_consumer_lag')).reduce((a, b) => a + b, 0) >= ids.length, 15000, 500);
-    await waitFor('pending deliveries reported as unknown', async () => (await metric('plant_store_deliveries_pending')).every(Number.isNaN), 15000, 500);
+    await waitFor(
+      'the lag metric to show the waiting events',
+      async () => (await metric('plant_store_consumer_lag')).reduce((a, b) => a + b, 0) >= ids.length,
+      15000,
+      500,
+    );
+    await waitFor(
+      'pending deliveries reported as unknown',
+      async () => (await metric('plant_store_deliveries_pending')).every(Number.isNaN),
+      15000,
+      500,
+    );
     await dbProxy.up();
-    await waitFor('every plant', async () => (await rowCount('SELECT count(*) FROM plants WHERE id = ANY($1::bigint[])', [ids])) === ids.length, 45000, 250);
+    await waitFor(
+      'every plant',
+      async () => (await rowCount('SELECT count(*) FROM plants WHERE id = ANY($1::bigint[])', [ids])) === ids.length,
+      45000,
+      250,
+    );
     await waitFor('the worker ready again', async () => (await fetch(`${worker.url}/readyz`)).status === 200);
     // No traffic now: what was stored must still be committed within about a second (it waited for new records).
-    await waitFor('the group committed up to the high watermark with no new traffic', async () => (await brokerLag()) === 0, 5000, 250);
-    await waitFor('the lag metric back to 0', async () => (await metric('plant_store_consumer_lag')).every((n) => n === 0), 15000, 500);
+    await waitFor(
+      'the group committed up to the high watermark with no new traffic',
+      async () => (await brokerLag()) === 0,
+      5000,
+      250,
+    );
+    await waitFor(
+      'the lag metric back to 0',
+      async () => (await metric('plant_store_consumer_lag')).every((n) => n === 0),
+      15000,
+      500,
+    );
   }, 90000);
 });

@@ -1,5 +1,14 @@
 import { Pool } from 'pg';
-import { baseEnv, plantIds, postPlant, RunningGateway, RunningWorker, startGateway, startWorker, testPool } from './support/stack';
+import {
+  baseEnv,
+  plantIds,
+  postPlant,
+  RunningGateway,
+  RunningWorker,
+  startGateway,
+  startWorker,
+  testPool,
+} from './support/stack';
 import { waitFor } from './support/wait';
 
 interface Unavailable {
@@ -45,12 +54,19 @@ describe('a 503 from the gateway', () => {
     } finally {
       process.kill(pid, 'SIGCONT');
     }
-    const problems = await Promise.all(first.map(async (r) => ({ status: r.status, retryAfter: r.headers.get('retry-after'), body: (await r.json()) as Unavailable })));
+    const problems = await Promise.all(
+      first.map(async (r) => ({
+        status: r.status,
+        retryAfter: r.headers.get('retry-after'),
+        body: (await r.json()) as Unavailable,
+      })),
+    );
     expect(problems.map((p) => p.status)).toEqual(ids.map(() => 503));
     // Beyond MAX_PUBLISHES_IN_FLIGHT the gateway sheds at once; those and withdrawn ones were never written.
     const shed = problems.filter((p) => p.retryAfter === '1');
     expect(shed.length).toBeGreaterThanOrEqual(ids.length - 4);
-    for (const p of shed) expect(p.body).toMatchObject({ outcome: 'not_accepted', idempotencyKey: expect.stringMatching(/^ps_/) });
+    for (const p of shed)
+      expect(p.body).toMatchObject({ outcome: 'not_accepted', idempotencyKey: expect.stringMatching(/^ps_/) });
     for (const p of problems) expect(p.body.detail).toContain(`webhook-id: ${p.body.idempotencyKey}`);
     // At least one was on the wire when the broker stopped: its fate is honestly unknown.
     expect(problems.some((p) => p.body.outcome === 'unknown')).toBe(true);
@@ -58,17 +74,37 @@ describe('a 503 from the gateway', () => {
     // Senders do what the 503 says: retry with the key it names until 200.
     const accepted = await Promise.all(
       ids.map((id, i) =>
-        waitFor(`plant ${id} accepted on retry`, async () => {
-          const res = await postPlant(gw.url, { id, name: `Paused ${id}` }, { 'webhook-id': problems[i].body.idempotencyKey });
-          return res.status === 200 ? ((await res.json()) as { eventId: string }).eventId : false;
-        }, 30000, 300),
+        waitFor(
+          `plant ${id} accepted on retry`,
+          async () => {
+            const res = await postPlant(
+              gw.url,
+              { id, name: `Paused ${id}` },
+              { 'webhook-id': problems[i].body.idempotencyKey },
+            );
+            return res.status === 200 ? ((await res.json()) as { eventId: string }).eventId : false;
+          },
+          30000,
+          300,
+        ),
       ),
     );
     // A retry of an attempt that may have been written gets that attempt's event id: one event, however it ended.
     problems.forEach((p, i) => p.body.eventId && expect(accepted[i]).toBe(p.body.eventId));
 
-    const stored = () => pool.query('SELECT plant_id, count(*)::int AS n FROM processed_events WHERE plant_id = ANY($1::bigint[]) GROUP BY plant_id', [ids]);
-    await waitFor('every plant stored', async () => (await pool.query('SELECT count(*)::int AS n FROM plants WHERE id = ANY($1::bigint[])', [ids])).rows[0].n === ids.length, 30000, 250);
+    const stored = () =>
+      pool.query(
+        'SELECT plant_id, count(*)::int AS n FROM processed_events WHERE plant_id = ANY($1::bigint[]) GROUP BY plant_id',
+        [ids],
+      );
+    await waitFor(
+      'every plant stored',
+      async () =>
+        (await pool.query('SELECT count(*)::int AS n FROM plants WHERE id = ANY($1::bigint[])', [ids])).rows[0].n ===
+        ids.length,
+      30000,
+      250,
+    );
     // Give a late write of an "unknown" attempt time to land; it must be the same event, not a second one.
     await new Promise((r) => setTimeout(r, 2000));
     expect((await stored()).rows.map((r) => r.n)).toEqual(ids.map(() => 1));

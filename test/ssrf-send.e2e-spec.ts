@@ -1,7 +1,16 @@
 import { Pool } from 'pg';
 import { adminClient } from './support/admin';
 import { Receiver } from './support/receiver';
-import { baseEnv, plantIds, postPlant, RunningGateway, RunningWorker, startGateway, startWorker, testPool } from './support/stack';
+import {
+  baseEnv,
+  plantIds,
+  postPlant,
+  RunningGateway,
+  RunningWorker,
+  startGateway,
+  startWorker,
+  testPool,
+} from './support/stack';
 import { waitFor } from './support/wait';
 
 // The attack (issue #10, item 5): the send path resolved the subscriber's name to check it, then let the
@@ -37,12 +46,19 @@ describe('SSRF guard on the send path', () => {
     try {
       const id = nextId();
       expect((await postPlant(gw.url, { id, name: 'Rebound' })).status).toBe(200);
-      const [delivery] = await waitFor('the delivery to fail', async () => {
-        const items = await admin.deliveriesOf(sub.id, `&plantId=${id}`);
-        return items.length && items[0].status === 'failed' ? items : false;
-      }, 30000, 250);
+      const [delivery] = await waitFor(
+        'the delivery to fail',
+        async () => {
+          const items = await admin.deliveriesOf(sub.id, `&plantId=${id}`);
+          return items.length && items[0].status === 'failed' ? items : false;
+        },
+        30000,
+        250,
+      );
       const detail = (await admin.call('GET', `/deliveries/${delivery.id}`)).body;
-      expect(detail.attemptLog[0].error).toMatch(/SSRF guard: localhost resolves to (127\.0\.0\.1|::1), a special-purpose/);
+      expect(detail.attemptLog[0].error).toMatch(
+        /SSRF guard: localhost resolves to (127\.0\.0\.1|::1), a special-purpose/,
+      );
       expect(receiver.on('/rebound')).toEqual([]);
     } finally {
       await admin.call('DELETE', `/subscriptions/${sub.id}`);

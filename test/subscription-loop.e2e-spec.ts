@@ -3,7 +3,17 @@ import { LoopHeaders } from '@app/contracts';
 import { adminClient } from './support/admin';
 import { metricSum } from './support/metrics';
 import { Receiver } from './support/receiver';
-import { baseEnv, plantIds, postPlant, RunningGateway, RunningWorker, startGateway, startWorker, testPool, WEBHOOK_TOKEN } from './support/stack';
+import {
+  baseEnv,
+  plantIds,
+  postPlant,
+  RunningGateway,
+  RunningWorker,
+  startGateway,
+  startWorker,
+  testPool,
+  WEBHOOK_TOKEN,
+} from './support/stack';
 import { waitFor } from './support/wait';
 
 // The attack (issue #10, item 1): a Plant Store subscribed to its own /plant/webhook turned one plant into
@@ -37,12 +47,17 @@ describe('subscription loops', () => {
   /** Waits until `read` gives the same value twice, 1.5 s apart: the loop has stopped, or never will. */
   const settled = async (read: () => Promise<number>) => {
     let last = -1;
-    return waitFor('the counts to settle', async () => {
-      const now = await read();
-      const same = now === last;
-      last = now;
-      return same ? now : false;
-    }, 20000, 1500);
+    return waitFor(
+      'the counts to settle',
+      async () => {
+        const now = await read();
+        const same = now === last;
+        last = now;
+        return same ? now : false;
+      },
+      20000,
+      1500,
+    );
   };
 
   it('a store subscribed to its own webhook stores the echo once and sends nothing more', async () => {
@@ -51,8 +66,12 @@ describe('subscription loops', () => {
     try {
       const id = nextId();
       expect((await postPlant(gw.url, { id, name: 'Echo' })).status).toBe(200);
-      await waitFor('the delivery to itself', async () => (await admin.deliveriesOf(self.id, `&plantId=${id}`)).some((d) => d.status === 'succeeded'));
-      const events = await settled(() => count('SELECT count(*)::int AS n FROM processed_events WHERE plant_id = $1', [id]));
+      await waitFor('the delivery to itself', async () =>
+        (await admin.deliveriesOf(self.id, `&plantId=${id}`)).some((d) => d.status === 'succeeded'),
+      );
+      const events = await settled(() =>
+        count('SELECT count(*)::int AS n FROM processed_events WHERE plant_id = $1', [id]),
+      );
       expect(events).toBe(2); // the plant, and its echo (unchanged: nothing stored, nothing sent)
       expect(await count('SELECT count(*)::int AS n FROM deliveries WHERE plant_id = $1', [id])).toBe(1);
       expect(await metric('plant_store_events_total', 'outcome="unchanged"')).toBeGreaterThanOrEqual(1);
@@ -68,10 +87,14 @@ describe('subscription loops', () => {
     receiver.behave('/mutate', (r) => {
       const plant = JSON.parse(r.body);
       if (plant.id === id) {
-        void postPlant(gw.url, { ...plant, name: `${plant.name}+` }, {
-          [LoopHeaders.hops]: String(r.headers[LoopHeaders.hops]),
-          [LoopHeaders.origin]: String(r.headers[LoopHeaders.origin]),
-        });
+        void postPlant(
+          gw.url,
+          { ...plant, name: `${plant.name}+` },
+          {
+            [LoopHeaders.hops]: String(r.headers[LoopHeaders.hops]),
+            [LoopHeaders.origin]: String(r.headers[LoopHeaders.origin]),
+          },
+        );
       }
       return { status: 204 };
     });
@@ -86,7 +109,9 @@ describe('subscription loops', () => {
       expect(got.map((r) => r.headers[LoopHeaders.hops])).toEqual(['1', '2', '3', '4']);
       expect(new Set(got.map((r) => r.headers[LoopHeaders.origin]))).toEqual(new Set([eventId]));
       // The last round was stored (the data is real) but not delivered again.
-      expect((await pool.query('SELECT name FROM plants WHERE id = $1', [id])).rows[0].name).toBe(`Loop${'+'.repeat(MAX_HOPS)}`);
+      expect((await pool.query('SELECT name FROM plants WHERE id = $1', [id])).rows[0].name).toBe(
+        `Loop${'+'.repeat(MAX_HOPS)}`,
+      );
       expect(await metric('plant_store_loop_events_suppressed_total')).toBe(suppressedBefore + 1);
     } finally {
       await admin.call('DELETE', `/subscriptions/${sub.id}`);

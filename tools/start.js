@@ -43,7 +43,8 @@ async function main() {
     const gateway = runApp('gateway', env);
     const worker = runApp('worker', env);
     children = [gateway, worker];
-    for (const c of children) c.once('exit', (code) => !stopping && (info(`a service exited (code ${code}); stopping`), stopAll(1)));
+    for (const c of children)
+      c.once('exit', (code) => !stopping && (info(`a service exited (code ${code}); stopping`), stopAll(1)));
     await waitReady(`http://127.0.0.1:${env.PORT}/readyz`, gateway, 'gateway');
     await waitReady(`http://127.0.0.1:${env.WORKER_METRICS_PORT}/readyz`, worker, 'worker');
     s.done();

@@ -5,7 +5,7 @@
 // down what it started, also when interrupted (Ctrl-C, SIGTERM).
 // Extra arguments go to jest, e.g. `npm test -- --selectProjects unit` or `npm test -- test/webhook`.
 const { spawn } = require('node:child_process');
-const { ensureDependencies, build, typecheck } = require('./local-stack/deps');
+const { ensureDependencies, build, typecheck, lint } = require('./local-stack/deps');
 const { ROOT } = require('./local-stack/paths');
 
 async function main() {
@@ -13,6 +13,7 @@ async function main() {
   // The crash tests run the built apps as separate processes (to signal them), and CI checks the build.
   build();
   typecheck();
+  lint();
   const { bringUp } = require('./local-stack');
   const { step } = require('./local-stack/progress');
   const stack = await bringUp('test');
@@ -25,7 +26,7 @@ async function main() {
   process.on('SIGINT', () => interrupt('SIGINT'));
   process.on('SIGTERM', () => interrupt('SIGTERM'));
 
-  let status = 1;
+  let status;
   try {
     const s = step('Running jest (unit, then end-to-end against the real broker and database)');
     // One suite at a time: the end-to-end suites share one broker and one database on a 2-core machine.

@@ -5,7 +5,10 @@ export function adminClient(gatewayUrl: string, token = ADMIN_TOKEN) {
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${gatewayUrl}${path}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
@@ -19,6 +22,10 @@ export function adminClient(gatewayUrl: string, token = ADMIN_TOKEN) {
       return res.body as { id: string; secret: string };
     },
     deliveriesOf: async (subscriptionId: string, extra = '') =>
-      (await call('GET', `/deliveries?subscriptionId=${subscriptionId}${extra}`)).body.items as { id: string; status: string; plantId: number }[],
+      (await call('GET', `/deliveries?subscriptionId=${subscriptionId}${extra}`)).body.items as {
+        id: string;
+        status: string;
+        plantId: number;
+      }[],
   };
 }

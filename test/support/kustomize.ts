@@ -6,13 +6,20 @@ import { parseAllDocuments } from 'yaml';
 // A small kustomize for the features deploy/k8s uses (resources, namespace, images, strategic-merge patches
 // with named-list merging and `$patch: delete`), so the manifests can be rendered and checked on a machine
 // without kubectl. Where kubectl is installed, the test renders with it too and compares.
-export type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; [k: string]: unknown }; [k: string]: unknown };
+export type K8sObject = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; [k: string]: unknown };
+  [k: string]: unknown;
+};
 
 const SUPPORTED = new Set(['apiVersion', 'kind', 'resources', 'namespace', 'images', 'patches']);
 const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition']);
 
 const readYaml = (file: string): K8sObject[] =>
-  parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJSON()).filter(Boolean);
+  parseAllDocuments(readFileSync(file, 'utf8'))
+    .map((d) => d.toJSON())
+    .filter(Boolean);
 
 const idOf = (o: K8sObject) => `${o.kind}/${o.metadata.name}`;
 
@@ -34,7 +41,9 @@ export function render(dir: string): K8sObject[] {
     }
   }
   if (k.namespace) {
-    objects = objects.map((o) => (CLUSTER_SCOPED.has(o.kind) ? o : { ...o, metadata: { ...o.metadata, namespace: k.namespace as string } }));
+    objects = objects.map((o) =>
+      CLUSTER_SCOPED.has(o.kind) ? o : { ...o, metadata: { ...o.metadata, namespace: k.namespace as string } },
+    );
   }
   for (const img of (k.images as { name: string; newName?: string; newTag?: string }[]) ?? []) {
     objects = objects.map((o) => retag(o, img) as K8sObject);
@@ -70,7 +79,8 @@ function retag(node: unknown, img: { name: string; newName?: string; newTag?: st
   for (const [key, value] of Object.entries(node)) {
     if (key === 'image' && typeof value === 'string') {
       const [name, tag] = value.split(':');
-      out[key] = name === img.name ? `${img.newName ?? name}${img.newTag ?? tag ? `:${img.newTag ?? tag}` : ''}` : value;
+      out[key] =
+        name === img.name ? `${img.newName ?? name}${(img.newTag ?? tag) ? `:${img.newTag ?? tag}` : ''}` : value;
     } else out[key] = retag(value, img);
   }
   return out;

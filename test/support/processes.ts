@@ -6,7 +6,10 @@ import net from 'node:net';
 const { builtAppEntry } = require('../../tools/local-stack/apps') as { builtAppEntry: (app: string) => string };
 
 /** The built app (tools/test.js builds before jest), run as its own process so a test can signal it. */
-export function spawnBuiltApp(app: 'gateway' | 'worker', env: NodeJS.ProcessEnv): { child: ChildProcess; output: string[] } {
+export function spawnBuiltApp(
+  app: 'gateway' | 'worker',
+  env: NodeJS.ProcessEnv,
+): { child: ChildProcess; output: string[] } {
   const child = spawn(process.execPath, [builtAppEntry(app)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
   child.stdout!.on('data', (d) => output.push(String(d)));
@@ -17,7 +20,8 @@ export function spawnBuiltApp(app: 'gateway' | 'worker', env: NodeJS.ProcessEnv)
 
 export function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve({ code: child.exitCode, signal: child.signalCode });
+    if (child.exitCode !== null || child.signalCode !== null)
+      return resolve({ code: child.exitCode, signal: child.signalCode });
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
 }

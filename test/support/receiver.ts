@@ -9,7 +9,10 @@ export interface Received {
 }
 
 /** What the receiver answers on a path: a status, optionally after a delay or when released. */
-export type Behaviour = (req: Received, nth: number) => { status: number; delayMs?: number; hold?: Promise<void>; headers?: Record<string, string> };
+export type Behaviour = (
+  req: Received,
+  nth: number,
+) => { status: number; delayMs?: number; hold?: Promise<void>; headers?: Record<string, string> };
 
 /** A real HTTP subscriber on loopback that records every request and answers as each test scripts it. */
 export class Receiver {
@@ -25,7 +28,12 @@ export class Receiver {
       const chunks: Buffer[] = [];
       req.on('data', (c) => chunks.push(c));
       req.on('end', async () => {
-        const r: Received = { path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString(), at: Date.now() };
+        const r: Received = {
+          path: req.url ?? '/',
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString(),
+          at: Date.now(),
+        };
         this.received.push(r);
         const nth = (this.counts.get(r.path) ?? 0) + 1;
         this.counts.set(r.path, nth);

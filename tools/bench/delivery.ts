@@ -97,7 +97,11 @@ async function main() {
   const split: Record<string, object> = {}; // where the time went, from the worker's own histograms
   const cpu: Record<string, object> = {}; // where the cores went
   const histograms = () =>
-    Promise.all(['plant_store_event_processing_seconds', 'plant_store_delivery_latency_seconds'].map((h) => scrapeHistogram(stack.workerUrl, h)));
+    Promise.all(
+      ['plant_store_event_processing_seconds', 'plant_store_delivery_latency_seconds'].map((h) =>
+        scrapeHistogram(stack.workerUrl, h),
+      ),
+    );
   let lastId = 6e12;
   const nextId = () => lastId++;
   try {
@@ -122,7 +126,14 @@ async function main() {
       s = step(`${subscribers} subscriber(s): ${count} webhooks at ${rate}/s`);
       const before = await histograms();
       const meter = cpuMeter({ gateway: stack.gateway.pid, worker: stack.worker?.pid });
-      const { accepted, arrivals } = await deliveryRun(stack, rx, { subscribers, rate, count, nextId, path: 's', waitMs: 120000 });
+      const { accepted, arrivals } = await deliveryRun(stack, rx, {
+        subscribers,
+        rate,
+        count,
+        nextId,
+        path: 's',
+        waitMs: 120000,
+      });
       const cores = meter.read();
       const latencies: number[] = [];
       let first = Infinity;
@@ -149,11 +160,17 @@ async function main() {
       };
     }
     const outcome = (name: string) => metricSum(stack.workerUrl, 'plant_store_deliveries_total', `outcome="${name}"`);
-    const [sent, succeeded, retried, failed] = await Promise.all(['sent', 'succeeded', 'retried', 'failed'].map(outcome));
+    const [sent, succeeded, retried, failed] = await Promise.all(
+      ['sent', 'succeeded', 'retried', 'failed'].map(outcome),
+    );
     console.log(`\nAttempts: ${sent} sent, ${succeeded} succeeded, ${retried} retried, ${failed} failed.`);
-    console.log(`\nDelivery latency in milliseconds at ${rate} webhooks/s (target p95 <= 100 ms; Convoy publishes 124 ms at 200/s):`);
+    console.log(
+      `\nDelivery latency in milliseconds at ${rate} webhooks/s (target p95 <= 100 ms; Convoy publishes 124 ms at 200/s):`,
+    );
     table(rows);
-    console.log("\nWhere the time goes, per subscriber count, from the worker's histograms (ms, interpolated within buckets):");
+    console.log(
+      "\nWhere the time goes, per subscriber count, from the worker's histograms (ms, interpolated within buckets):",
+    );
     table(split);
     if (Object.keys(cpu).length > 0) {
       console.log(`\nCPU while sending and delivering, % of one core (the machine has ${os.availableParallelism()}):`);

@@ -15,7 +15,9 @@ function startBareFastify(): Promise<{ url: string; stop(): void }> {
     env: { ...process.env, TOKEN },
     execArgv: ['-r', 'ts-node/register/transpile-only'],
   });
-  return new Promise((resolve) => child.once('message', (port) => resolve({ url: `http://127.0.0.1:${port}`, stop: () => child.kill() })));
+  return new Promise((resolve) =>
+    child.once('message', (port) => resolve({ url: `http://127.0.0.1:${port}`, stop: () => child.kill() })),
+  );
 }
 
 function run(url: string, connections: number, duration: number) {
@@ -26,7 +28,9 @@ function run(url: string, connections: number, duration: number) {
     connections,
     duration,
     headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-    requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ id: 5e12 + n++, name: 'Ficus', tag: 'indoor' }) }) }],
+    requests: [
+      { setupRequest: (req) => ({ ...req, body: JSON.stringify({ id: 5e12 + n++, name: 'Ficus', tag: 'indoor' }) }) },
+    ],
   });
 }
 
@@ -56,8 +60,12 @@ async function main() {
     const sum = await metricSum(stack.gatewayMetricsUrl, 'plant_store_produce_batch_size_sum');
     const cnt = await metricSum(stack.gatewayMetricsUrl, 'plant_store_produce_batch_size_count');
     table({ 'gateway (durable publish)': summary(gw), 'baseline: bare Fastify': summary(base) });
-    console.log(`Gateway at ${Math.round((100 * gw.requests.average) / base.requests.average)} % of the bare-Fastify ceiling.`);
-    console.log(`Produce requests: ${cnt} for ${sum} webhooks (${(sum / Math.max(1, cnt)).toFixed(1)} webhooks per Kafka request).`);
+    console.log(
+      `Gateway at ${Math.round((100 * gw.requests.average) / base.requests.average)} % of the bare-Fastify ceiling.`,
+    );
+    console.log(
+      `Produce requests: ${cnt} for ${sum} webhooks (${(sum / Math.max(1, cnt)).toFixed(1)} webhooks per Kafka request).`,
+    );
   } finally {
     bare.stop();
     await stack.stop();

@@ -37,7 +37,10 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-export async function startStack({ workerEnv = {}, startWorker = true }: { workerEnv?: Record<string, string>; startWorker?: boolean } = {}) {
+export async function startStack({
+  workerEnv = {},
+  startWorker = true,
+}: { workerEnv?: Record<string, string>; startWorker?: boolean } = {}) {
   ensureDependencies();
   if (!process.argv.includes('--no-build')) build();
   const local = await bringUp('bench');
@@ -126,7 +129,12 @@ export function percentiles(values: number[], ps = [50, 95, 99, 99.9]): Record<s
 const agent = new http.Agent({ keepAlive: true, maxSockets: 128 });
 
 /** POSTs a New Plant; resolves with the status and body once the whole response is read. */
-export function sendWebhook(url: string, plant: unknown, headers: Record<string, string> = {}, path = '/plant/webhook') {
+export function sendWebhook(
+  url: string,
+  plant: unknown,
+  headers: Record<string, string> = {},
+  path = '/plant/webhook',
+) {
   const body = JSON.stringify(plant);
   return new Promise<{ status: number; body: string }>((resolve, reject) => {
     const req = http.request(
@@ -170,14 +178,18 @@ export function cpuMeter(pids: Record<string, number | undefined>) {
   const owner = (pid: number, stat: string) => {
     if (byPid.has(pid)) return byPid.get(pid)!;
     if (stat.includes('(postgres)')) return 'postgresql';
-    if (stat.includes('(java)') && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('kafka.Kafka')) return 'kafka';
+    if (stat.includes('(java)') && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('kafka.Kafka'))
+      return 'kafka';
     return null;
   };
   const snapshot = () => {
     const ticks: Record<string, number> = {};
     let pidsNow: number[];
     try {
-      pidsNow = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+      pidsNow = fs
+        .readdirSync('/proc')
+        .filter((d) => /^\d+$/.test(d))
+        .map(Number);
     } catch {
       return null;
     }

@@ -43,7 +43,9 @@ async function main() {
     });
     s.done(`sent in ${seconds.toFixed(1)} s`);
     s = step('Waiting for every row');
-    await waitFor('every row', async () => (await countStored(base, base + count)) === count, 120000, 250).catch(() => undefined);
+    await waitFor('every row', async () => (await countStored(base, base + count)) === count, 120000, 250).catch(
+      () => undefined,
+    );
     const { rows: stored } = await pool.query<StoredRow>(
       `SELECT id, (extract(epoch from created_at) * 1000)::float8 AS ms, (extract(epoch from last_event_time) * 1000)::float8 AS event_ms
        FROM plants WHERE id >= $1 AND id < $2`,
@@ -57,7 +59,11 @@ async function main() {
 
     s = step(`Throughput: stopping the worker, pre-filling ${PLANT_CREATED_TOPIC} with ${prefill} events`);
     await stack.stopWorker();
-    const kafka = new Kafka({ brokers: stack.env.KAFKA_BROKERS.split(','), clientId: 'bench', logLevel: logLevel.NOTHING });
+    const kafka = new Kafka({
+      brokers: stack.env.KAFKA_BROKERS.split(','),
+      clientId: 'bench',
+      logLevel: logLevel.NOTHING,
+    });
     const producer = kafka.producer();
     await producer.connect();
     const runId = Date.now();
@@ -86,9 +92,12 @@ async function main() {
     s = step('Draining with the worker (batched: one statement per fetched batch)');
     await stack.startWorker();
     const t0 = Date.now();
-    await waitFor('the topic drained', async () => (await countStored(eventsBase, eventsBase + prefill)) >= prefill, 300000, 200).catch(
-      () => undefined,
-    );
+    await waitFor(
+      'the topic drained',
+      async () => (await countStored(eventsBase, eventsBase + prefill)) >= prefill,
+      300000,
+      200,
+    ).catch(() => undefined);
     const n = await countStored(eventsBase, eventsBase + prefill);
     const drainSeconds = (Date.now() - t0) / 1000;
     s.done(`${n} rows in ${drainSeconds.toFixed(1)} s`);
@@ -126,8 +135,16 @@ async function main() {
     );
     console.log('Events stored per second:');
     table({
-      'worker, batched (pre-filled topic)': { events: n, seconds: drainSeconds, perSecond: Math.round(n / drainSeconds) },
-      'baseline, one INSERT per event, no Kafka': { events: sample, seconds: baselineSeconds, perSecond: Math.round(sample / baselineSeconds) },
+      'worker, batched (pre-filled topic)': {
+        events: n,
+        seconds: drainSeconds,
+        perSecond: Math.round(n / drainSeconds),
+      },
+      'baseline, one INSERT per event, no Kafka': {
+        events: sample,
+        seconds: baselineSeconds,
+        perSecond: Math.round(sample / baselineSeconds),
+      },
     });
     console.log('Target: >= 10,000 events/s stored.');
   } finally {

@@ -34,11 +34,15 @@ function runApp(app, env, { quiet = false, entry = 'main' } = {}) {
 }
 
 async function waitReady(url, child, what, timeoutMs = 60000) {
-  await waitFor(`${what} to be ready (${url})`, async () => {
-    if (child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode}`);
-    const res = await fetch(url).catch(() => null);
-    return res !== null && res.ok;
-  }, { timeoutMs, intervalMs: 300 });
+  await waitFor(
+    `${what} to be ready (${url})`,
+    async () => {
+      if (child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode}`);
+      const res = await fetch(url).catch(() => null);
+      return res !== null && res.ok;
+    },
+    { timeoutMs, intervalMs: 300 },
+  );
 }
 
 module.exports = { runApp, waitReady, stopProcess, builtAppEntry };

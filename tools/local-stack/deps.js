@@ -35,4 +35,12 @@ function typecheck() {
   s.done();
 }
 
-module.exports = { ensureDependencies, build, typecheck };
+/** ESLint and Prettier, zero warnings (`npm run format` fixes what can be fixed). */
+function lint() {
+  const s = step('Linting (ESLint, Prettier)');
+  const r = spawnSync('npm', ['run', '--silent', 'lint'], { cwd: ROOT, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error('lint failed: run `npm run format`, then fix what is left');
+  s.done();
+}
+
+module.exports = { ensureDependencies, build, typecheck, lint };

@@ -21,7 +21,12 @@ async function bringUp(profileName, env = process.env) {
   try {
     if (env.KAFKA_BROKERS) info(`Kafka: using KAFKA_BROKERS=${env.KAFKA_BROKERS}`);
     else {
-      const k = await startKafka({ name: profileName, port: p.kafkaPort, controllerPort: p.controllerPort, fresh: p.fresh });
+      const k = await startKafka({
+        name: profileName,
+        port: p.kafkaPort,
+        controllerPort: p.controllerPort,
+        fresh: p.fresh,
+      });
       out.KAFKA_BROKERS = k.brokers.join(',');
       // Lets the end-to-end tests pause the broker (SIGSTOP) to check the gateway's 503 path.
       if (k.pid) out.LOCAL_KAFKA_PID = String(k.pid);

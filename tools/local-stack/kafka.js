@@ -23,10 +23,14 @@ function jarsPresent() {
 function fetchJars() {
   if (jarsPresent()) return;
   const s = step('Fetching Apache Kafka 3.9.2 from Maven Central (first run only, ~50 MB)');
-  const mvn = spawnSync('mvn', ['-B', '-f', path.join(CONFIG, 'pom.xml'), `-Dkafka.lib.dir=${LIB}`, 'dependency:copy-dependencies'], {
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const mvn = spawnSync(
+    'mvn',
+    ['-B', '-f', path.join(CONFIG, 'pom.xml'), `-Dkafka.lib.dir=${LIB}`, 'dependency:copy-dependencies'],
+    {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   const downloads = (mvn.stdout || '').split('\n').filter((l) => l.includes('Downloaded from'));
   if (mvn.status !== 0 || !jarsPresent()) {
     process.stderr.write(mvn.stdout + mvn.stderr);
@@ -36,7 +40,12 @@ function fetchJars() {
 }
 
 async function answersMetadata(brokers) {
-  const admin = new Kafka({ brokers, clientId: 'plant-store-probe', logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
+  const admin = new Kafka({
+    brokers,
+    clientId: 'plant-store-probe',
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 0 },
+  }).admin();
   try {
     await admin.connect();
     await admin.describeCluster();
@@ -72,7 +81,23 @@ async function startKafka({ name, port, controllerPort, fresh = false, heapMb = 
   const cp = `${LIB}/*`;
 
   const s = step(`Starting Kafka broker on 127.0.0.1:${port} (log: ${path.relative(ROOT, dir)}/broker.log)`);
-  const format = spawnSync('java', ['-Xmx256m', logOpt, '-cp', cp, 'kafka.tools.StorageTool', 'format', '-t', CLUSTER_ID, '-c', propsFile, '--ignore-formatted'], { encoding: 'utf8' });
+  const format = spawnSync(
+    'java',
+    [
+      '-Xmx256m',
+      logOpt,
+      '-cp',
+      cp,
+      'kafka.tools.StorageTool',
+      'format',
+      '-t',
+      CLUSTER_ID,
+      '-c',
+      propsFile,
+      '--ignore-formatted',
+    ],
+    { encoding: 'utf8' },
+  );
   if (format.status !== 0) throw new Error(`kafka storage format failed:\n${format.stdout}${format.stderr}`);
 
   const log = fs.openSync(path.join(dir, 'broker.log'), 'a');
@@ -80,16 +105,32 @@ async function startKafka({ name, port, controllerPort, fresh = false, heapMb = 
     'java',
     // C1 only: measured on 2 cores, C2 kept compiling broker code for minutes and took more CPU than the broker's
     // own request handling; a local broker at a few thousand records/s does not need C2's faster code.
-    [`-Xms128m`, `-Xmx${heapMb}m`, '-XX:+UseG1GC', '-XX:MaxGCPauseMillis=20', '-XX:TieredStopAtLevel=1', '-Djava.awt.headless=true', logOpt, '-cp', cp, 'kafka.Kafka', propsFile],
+    [
+      `-Xms128m`,
+      `-Xmx${heapMb}m`,
+      '-XX:+UseG1GC',
+      '-XX:MaxGCPauseMillis=20',
+      '-XX:TieredStopAtLevel=1',
+      '-Djava.awt.headless=true',
+      logOpt,
+      '-cp',
+      cp,
+      'kafka.Kafka',
+      propsFile,
+    ],
     // Its own process group: a terminal's Ctrl-C reaches the launcher, which stops the apps before the broker.
     { stdio: ['ignore', log, log], detached: true },
   );
   let exited = null;
   child.once('exit', (code, signal) => (exited = { code, signal }));
-  await waitFor('the Kafka broker to answer a metadata request', async () => {
-    if (exited) throw new Error(`broker exited (${JSON.stringify(exited)}); see ${path.join(dir, 'broker.log')}`);
-    return (await portOpen(port)) && (await answersMetadata(brokers));
-  }, { timeoutMs: 90000, intervalMs: 500 });
+  await waitFor(
+    'the Kafka broker to answer a metadata request',
+    async () => {
+      if (exited) throw new Error(`broker exited (${JSON.stringify(exited)}); see ${path.join(dir, 'broker.log')}`);
+      return (await portOpen(port)) && (await answersMetadata(brokers));
+    },
+    { timeoutMs: 90000, intervalMs: 500 },
+  );
   s.done();
   return {
     brokers,

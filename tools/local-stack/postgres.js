@@ -21,7 +21,8 @@ function requireWithoutSignalHooks(id) {
   const before = new Map(signals.map((s) => [s, process.listeners(s)]));
   const mod = require(id);
   for (const s of signals) {
-    for (const listener of process.listeners(s)) if (!before.get(s).includes(listener)) process.removeListener(s, listener);
+    for (const listener of process.listeners(s))
+      if (!before.get(s).includes(listener)) process.removeListener(s, listener);
   }
   return mod;
 }
@@ -46,7 +47,10 @@ async function startPostgres({ name, port, fresh = false }) {
     onLog: () => undefined,
     onError: () => undefined,
     postgresFlags: [
-      '-c', 'max_connections=200', '-c', 'fsync=on',
+      '-c',
+      'max_connections=200',
+      '-c',
+      'fsync=on',
       // PG_STAT_STATEMENTS=1 (benchmarks): record per-statement time, to see what the database spends it on
       ...(process.env.PG_STAT_STATEMENTS === '1' ? ['-c', 'shared_preload_libraries=pg_stat_statements'] : []),
     ],
@@ -65,7 +69,10 @@ async function startPostgres({ name, port, fresh = false }) {
       const t = step('Stopping PostgreSQL');
       // A terminal's Ctrl-C reaches the server too (it shares our process group) and it may already be
       // gone, in which case pg.stop() would wait for an exit that already happened.
-      await Promise.race([pg.stop(), waitFor('PostgreSQL to stop', async () => !(await portOpen(port)), { timeoutMs: 30000 })]);
+      await Promise.race([
+        pg.stop(),
+        waitFor('PostgreSQL to stop', async () => !(await portOpen(port)), { timeoutMs: 30000 }),
+      ]);
       t.done();
     },
   };

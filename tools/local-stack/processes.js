@@ -28,7 +28,9 @@ async function waitFor(what, check, { timeoutMs = 60000, intervalMs = 250 } = {}
     }
     await sleep(intervalMs);
   }
-  throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}${lastError ? `: ${lastError.message}` : ''}`);
+  throw new Error(
+    `timed out after ${timeoutMs / 1000}s waiting for ${what}${lastError ? `: ${lastError.message}` : ''}`,
+  );
 }
 
 /** SIGTERM, then SIGKILL if the process has not exited within graceMs. */

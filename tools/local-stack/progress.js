@@ -7,7 +7,10 @@ function step(message) {
   const t0 = Date.now();
   process.stdout.write(`${stamp()} ${message}\n`);
   return {
-    done: (extra = '') => process.stdout.write(`${stamp()}   done in ${((Date.now() - t0) / 1000).toFixed(1)}s${extra ? ` (${extra})` : ''}\n`),
+    done: (extra = '') =>
+      process.stdout.write(
+        `${stamp()}   done in ${((Date.now() - t0) / 1000).toFixed(1)}s${extra ? ` (${extra})` : ''}\n`,
+      ),
   };
 }
 

@@ -3,13 +3,14 @@ import { z } from 'zod';
 // Every environment variable the two apps read, with its default. The README's table, the compose file and
 // the Kubernetes ConfigMap are checked against these shapes by tests, so this file is the single list.
 
-const csv = z
-  .string()
-  .transform((s) => s.split(',').map((v) => v.trim()).filter(Boolean));
+const csv = z.string().transform((s) =>
+  s
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean),
+);
 
-const bool = z
-  .enum(['true', 'false', '1', '0'])
-  .transform((v) => v === 'true' || v === '1');
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -53,7 +54,10 @@ export const workerEnvSchema = z.object({
   DELIVERY_TIMEOUT_MS: positiveInt.default(15000),
   DELIVERY_RETRY_SCHEDULE: z
     .string()
-    .regex(/^\s*\d+(\.\d+)?(ms|s|m|h|d)?\s*(,\s*\d+(\.\d+)?(ms|s|m|h|d)?\s*)*$/, 'comma-separated durations like 0s,5s,5m,2h')
+    .regex(
+      /^\s*\d+(\.\d+)?(ms|s|m|h|d)?\s*(,\s*\d+(\.\d+)?(ms|s|m|h|d)?\s*)*$/,
+      'comma-separated durations like 0s,5s,5m,2h',
+    )
     .default('0s,5s,5m,30m,2h,5h,10h,10h'),
   DELIVERY_ALLOW_PRIVATE_NETWORKS: bool.default(false),
   DELIVERY_CONCURRENCY: positiveInt.default(128),

@@ -23,7 +23,9 @@ export interface SubscriptionUpdateBody {
 function validator<T>(name: string) {
   const validate = ajv.getSchema<T>(`${FULL_DOC_ID}#/components/schemas/${name}`)!;
   return (body: unknown): Validation<T> =>
-    validate(body) ? { ok: true, value: body as T } : { ok: false, errors: toFieldErrors(validate.errors) as FieldError[] };
+    validate(body)
+      ? { ok: true, value: body as T }
+      : { ok: false, errors: toFieldErrors(validate.errors) as FieldError[] };
 }
 
 export const validateSubscriptionCreate = validator<SubscriptionCreateBody>('SubscriptionCreate');

@@ -26,7 +26,7 @@ describe('validateNewPlant', () => {
     expect(result.errors.map((e) => e.field).sort()).toEqual(['id', 'name', 'tag']);
   });
 
-  it.each([0, -5, 2 ** 53, 9007199254740993])('refuses id %p (not a positive safe integer)', (id) => {
+  it.each([0, -5, 2 ** 53, 2 ** 53 + 2])('refuses id %p (not a positive safe integer)', (id) => {
     expect(validateNewPlant({ id, name: 'x' })).toMatchObject({ ok: false, errors: [{ field: 'id' }] });
   });
 
@@ -43,7 +43,10 @@ describe('validateNewPlant: text the store can hold exactly', () => {
     ['a lone high surrogate', { id: 1, name: 'Fern \ud83c' }, 'name'],
     ['a lone low surrogate', { id: 1, name: 'Fern', tag: '\udc00x' }, 'tag'],
   ])('refuses %s, naming the field', (_case, body, field) => {
-    expect(validateNewPlant(body)).toEqual({ ok: false, errors: [{ field, message: expect.stringMatching(/NUL .* unpaired surrogate/) }] });
+    expect(validateNewPlant(body)).toEqual({
+      ok: false,
+      errors: [{ field, message: expect.stringMatching(/NUL .* unpaired surrogate/) }],
+    });
   });
 
   it('accepts any other Unicode, astral characters included', () => {

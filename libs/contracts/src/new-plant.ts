@@ -15,4 +15,3 @@ const validate = compiled<NewPlant>(acceptedNewPlantSchema.$id);
 export function validateNewPlant(body: unknown): Validation<NewPlant> {
   return validate(body) ? { ok: true, value: body } : { ok: false, errors: toFieldErrors(validate.errors) };
 }
-

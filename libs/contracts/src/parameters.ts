@@ -10,7 +10,10 @@ interface Parameter {
 
 const document = buildOpenApiDocument();
 const operationsById = new Map<string, { parameters?: Parameter[] }>();
-for (const item of Object.values(document.paths) as Record<string, { operationId?: string; parameters?: Parameter[] }>[]) {
+for (const item of Object.values(document.paths) as Record<
+  string,
+  { operationId?: string; parameters?: Parameter[] }
+>[]) {
   for (const op of Object.values(item)) if (op.operationId) operationsById.set(op.operationId, op);
 }
 
@@ -35,7 +38,8 @@ export function parameterParser(operationId: string, name: string): (raw: string
     }
     const value = integer && /^-?\d{1,20}$/.test(raw) ? Number(raw) : raw;
     if (validate(value)) return { ok: true, value };
-    const errors = integer && typeof value === 'string' ? [{ message: 'must be an integer' }] : toFieldErrors(validate.errors);
+    const errors =
+      integer && typeof value === 'string' ? [{ message: 'must be an integer' }] : toFieldErrors(validate.errors);
     return { ok: false, errors: errors.map((e) => ({ field: name, message: e.message })) };
   };
 }

@@ -21,7 +21,11 @@ describe('plant.created event', () => {
     ['not JSON', Buffer.from('{nope'), /not JSON/],
     ['empty', Buffer.alloc(0), /empty/],
     ['wrong type', Buffer.from(JSON.stringify({ ...newPlantCreatedEvent(plant, { source: 's' }), type: 'x' })), /type/],
-    ['bad data', Buffer.from(JSON.stringify({ ...newPlantCreatedEvent(plant, { source: 's' }), data: { id: 1 } })), /data.name/],
+    [
+      'bad data',
+      Buffer.from(JSON.stringify({ ...newPlantCreatedEvent(plant, { source: 's' }), data: { id: 1 } })),
+      /data.name/,
+    ],
   ])('classifies %s as permanent', (_name, value, reason) => {
     const result = parsePlantCreatedEvent(value);
     expect(result.ok).toBe(false);

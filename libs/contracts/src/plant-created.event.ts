@@ -118,7 +118,11 @@ export function parsePlantCreatedEvent(value: Buffer | null): EventParse {
   }
   if (!validateEvent(json)) {
     const errors = toFieldErrors(validateEvent.errors);
-    return { ok: false, reason: `not a valid plant.created event: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors };
+    return {
+      ok: false,
+      reason: `not a valid plant.created event: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`,
+      errors,
+    };
   }
   return { ok: true, event: json };
 }

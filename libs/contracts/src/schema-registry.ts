@@ -36,6 +36,7 @@ export const acceptedNewPlantSchema = {
  * string escape, but not Unicode text) would be replaced by U+FFFD on the way in: refused at the edge, so a
  * 200 always means the plant is stored exactly as sent.
  */
+// eslint-disable-next-line no-control-regex -- matching NUL is the point
 const UNSTORABLE = /[\u0000\uD800-\uDFFF]/u; // with the u flag, paired surrogates are one code point: not matched
 export const UNSTORABLE_TEXT_MESSAGE = 'must not contain NUL (\\u0000) or an unpaired surrogate (\\uD800-\\uDFFF)';
 
@@ -67,7 +68,11 @@ export function toFieldErrors(errors: ErrorObject[] | null | undefined): FieldEr
     const base = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
     const field = e.keyword === 'required' ? [base, e.params.missingProperty].filter(Boolean).join('.') : base;
     const message =
-      e.keyword === 'required' ? 'is required' : e.keyword === 'storableText' ? UNSTORABLE_TEXT_MESSAGE : (e.message ?? 'is invalid');
+      e.keyword === 'required'
+        ? 'is required'
+        : e.keyword === 'storableText'
+          ? UNSTORABLE_TEXT_MESSAGE
+          : (e.message ?? 'is invalid');
     if (!seen.has(field || '(body)')) seen.set(field || '(body)', message);
   }
   return [...seen].map(([field, message]) => ({ field, message }));

@@ -20,9 +20,18 @@ describe(decideOutcome.name, () => {
   });
 
   it('honours Retry-After on 429 and 503 only', () => {
-    expect(decideOutcome({ status: 429, retryAfterMs: 60000 }, 1, schedule, half)).toEqual({ kind: 'retry', delayMs: 60000 });
-    expect(decideOutcome({ status: 503, retryAfterMs: 60000 }, 1, schedule, half)).toEqual({ kind: 'retry', delayMs: 60000 });
-    expect(decideOutcome({ status: 500, retryAfterMs: 60000 }, 1, schedule, half)).toEqual({ kind: 'retry', delayMs: 5000 });
+    expect(decideOutcome({ status: 429, retryAfterMs: 60000 }, 1, schedule, half)).toEqual({
+      kind: 'retry',
+      delayMs: 60000,
+    });
+    expect(decideOutcome({ status: 503, retryAfterMs: 60000 }, 1, schedule, half)).toEqual({
+      kind: 'retry',
+      delayMs: 60000,
+    });
+    expect(decideOutcome({ status: 500, retryAfterMs: 60000 }, 1, schedule, half)).toEqual({
+      kind: 'retry',
+      delayMs: 5000,
+    });
   });
 
   it('fails once the schedule is exhausted', () => {

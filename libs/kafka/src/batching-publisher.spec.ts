@@ -7,7 +7,9 @@ function fakeProducer() {
   let fail: Error | null = null;
   const producer = {
     sendBatch: jest.fn(({ topicMessages }) => {
-      calls.push(topicMessages.map((t: { topic: string; messages: unknown[] }) => ({ topic: t.topic, n: t.messages.length })));
+      calls.push(
+        topicMessages.map((t: { topic: string; messages: unknown[] }) => ({ topic: t.topic, n: t.messages.length })),
+      );
       return new Promise<void>((resolve, reject) => {
         release = () => (fail ? reject(fail) : resolve());
       });
@@ -43,7 +45,10 @@ describe(BatchingPublisher.name, () => {
     await first;
     await tick();
     await tick();
-    expect(fake.calls[1]).toEqual([{ topic: 't', n: 1 }, { topic: 'u', n: 1 }]);
+    expect(fake.calls[1]).toEqual([
+      { topic: 't', n: 1 },
+      { topic: 'u', n: 1 },
+    ]);
     fake.ack();
     await Promise.all(later);
   });

@@ -56,11 +56,15 @@ export class BatchingPublisher {
       }, timeoutMs);
       item.resolve = () => {
         clearTimeout(timer);
-        if (!item.settled) (item.settled = true), resolve();
+        if (item.settled) return;
+        item.settled = true;
+        resolve();
       };
       item.reject = (err) => {
         clearTimeout(timer);
-        if (!item.settled) (item.settled = true), reject(err);
+        if (item.settled) return;
+        item.settled = true;
+        reject(err);
       };
       this.queue.push(item);
       this.schedule();

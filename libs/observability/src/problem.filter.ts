@@ -5,8 +5,7 @@ import { Problem, PROBLEM_CONTENT_TYPE, ProblemException, problemForStatus, prob
 
 /** Maps errors Fastify raises before Nest sees the request (body parsing) to problem kinds. */
 const FASTIFY_CODES: Record<string, () => Problem> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
-    problemOf('unsupportedMediaType', 'Send the body as application/json'),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => problemOf('unsupportedMediaType', 'Send the body as application/json'),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => problemOf('badRequest', 'Content-Length does not match the body'),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => problemOf('malformedJson', 'The body is empty'),
   FST_ERR_CTP_INVALID_JSON_BODY: () => problemOf('malformedJson', 'The body is not valid JSON'),
@@ -19,11 +18,15 @@ export function toProblem(error: unknown): { problem: Problem; headers: Record<s
     return { problem: problemOf('payloadTooLarge', (error as Error).message), headers: {} };
   }
   if (code && FASTIFY_CODES[code]) return { problem: FASTIFY_CODES[code](), headers: {} };
-  if (error instanceof SyntaxError) return { problem: problemOf('malformedJson', 'The body is not valid JSON'), headers: {} };
+  if (error instanceof SyntaxError)
+    return { problem: problemOf('malformedJson', 'The body is not valid JSON'), headers: {} };
   if (error instanceof HttpException) {
     const response = error.getResponse();
     const detail = typeof response === 'string' ? response : (response as { message?: string }).message;
-    return { problem: problemForStatus(error.getStatus(), Array.isArray(detail) ? detail.join('; ') : detail), headers: {} };
+    return {
+      problem: problemForStatus(error.getStatus(), Array.isArray(detail) ? detail.join('; ') : detail),
+      headers: {},
+    };
   }
   const status = (error as { statusCode?: number })?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {

@@ -6,7 +6,12 @@ describe('toProblem', () => {
   it('keeps a ProblemException as thrown, with its headers', () => {
     const err = ProblemException.of('unavailable', 'Kafka did not answer', {}, { 'retry-after': '5' });
     expect(toProblem(err)).toEqual({
-      problem: { type: 'https://plant.store/problems/unavailable', title: 'Service unavailable', status: 503, detail: 'Kafka did not answer' },
+      problem: {
+        type: 'https://plant.store/problems/unavailable',
+        title: 'Service unavailable',
+        status: 503,
+        detail: 'Kafka did not answer',
+      },
       headers: { 'retry-after': '5' },
     });
   });

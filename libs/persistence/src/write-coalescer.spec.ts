@@ -20,7 +20,11 @@ describe(WriteCoalescer.name, () => {
 
   it('bounds a write by the items’ sizes, but always takes at least one', async () => {
     const writes: number[][] = [];
-    const sut = new WriteCoalescer(async (items: number[]) => void writes.push(items), 5, (n) => n);
+    const sut = new WriteCoalescer(
+      async (items: number[]) => void writes.push(items),
+      5,
+      (n) => n,
+    );
     await Promise.all([sut.add(3), sut.add(2), sut.add(4), sut.add(9)]);
     expect(writes).toEqual([[3, 2], [4], [9]]);
   });

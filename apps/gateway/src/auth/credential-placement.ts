@@ -16,7 +16,9 @@ function refuse(where: string): ProblemException {
 }
 
 const carriesToken = (value: unknown) =>
-  typeof value === 'object' && value !== null && TOKEN_FIELDS.some((f) => Object.prototype.hasOwnProperty.call(value, f));
+  typeof value === 'object' &&
+  value !== null &&
+  TOKEN_FIELDS.some((f) => Object.prototype.hasOwnProperty.call(value, f));
 
 /**
  * Refuses, on every route, a request that carries a token in its query string or its JSON body: it is never

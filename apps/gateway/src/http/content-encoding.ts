@@ -44,7 +44,12 @@ function decodeWithLimit(source: Readable, decoder: Transform, encoding: string,
     transform(chunk: Buffer, _enc, done) {
       decoded += chunk.length;
       if (decoded > limit) {
-        return done(Object.assign(new Error(`The decoded body is larger than ${limit} bytes`), { code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413 }));
+        return done(
+          Object.assign(new Error(`The decoded body is larger than ${limit} bytes`), {
+            code: 'FST_ERR_CTP_BODY_TOO_LARGE',
+            statusCode: 413,
+          }),
+        );
       }
       done(null, chunk);
     },
@@ -55,9 +60,14 @@ function decodeWithLimit(source: Readable, decoder: Transform, encoding: string,
   // The sender learns the body is not what its header says, rather than "not JSON".
   decoder.on('error', (err: Error & { code?: string }) =>
     limiter.destroy(
-      Object.assign(new Error(`The body is not valid ${encoding} data (${err.code ?? err.message}); send it uncompressed or fix the Content-Encoding header`), {
-        statusCode: 400,
-      }),
+      Object.assign(
+        new Error(
+          `The body is not valid ${encoding} data (${err.code ?? err.message}); send it uncompressed or fix the Content-Encoding header`,
+        ),
+        {
+          statusCode: 400,
+        },
+      ),
     ),
   );
   limiter.on('error', () => source.unpipe(decoder));

@@ -37,7 +37,9 @@ export function clientErrorHandler(metrics: GatewayMetrics) {
           : [400, 'malformed', 'The request is not valid HTTP/1.1'];
     metrics.clientErrors.inc({ kind });
     const body = JSON.stringify({
-      ...(status === 400 ? problemOf('badRequest', detail) : { type: 'about:blank', title: http.STATUS_CODES[status], status, detail }),
+      ...(status === 400
+        ? problemOf('badRequest', detail)
+        : { type: 'about:blank', title: http.STATUS_CODES[status], status, detail }),
     });
     const headersSent = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
     if (socket.writable && !headersSent) {

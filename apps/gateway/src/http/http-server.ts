@@ -32,7 +32,12 @@ export function createHttpAdapter(config: GatewayConfig, metrics: GatewayMetrics
  * Request ids on every response, request metrics by route, one JSON log line per request, and a 503 for
  * requests that arrive once a drain has begun (they were not accepted; the sender retries elsewhere).
  */
-export function instrumentHttp(app: NestFastifyApplication, metrics: GatewayMetrics, logger: Logger, shutdown: ShutdownState) {
+export function instrumentHttp(
+  app: NestFastifyApplication,
+  metrics: GatewayMetrics,
+  logger: Logger,
+  shutdown: ShutdownState,
+) {
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeContentTypeParser(['text/plain', 'application/json']);
   // Fastify's own JSON parser (prototype-poisoning safe), with its errors turned into our problem kind.
@@ -42,7 +47,13 @@ export function instrumentHttp(app: NestFastifyApplication, metrics: GatewayMetr
     // is no body, not malformed JSON. Routes that need a body say so (validatedBody).
     if ((body as string).length === 0) return done(null, undefined);
     if (nestsDeeperThan(body as string, MAX_JSON_DEPTH)) {
-      return done(ProblemException.of('nestingTooDeep', `The body nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep; flatten it`), undefined);
+      return done(
+        ProblemException.of(
+          'nestingTooDeep',
+          `The body nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep; flatten it`,
+        ),
+        undefined,
+      );
     }
     parseJson(req, body as string, (err: Error | null, value?: unknown) => {
       if (!err) return done(null, value);
@@ -66,7 +77,13 @@ export function instrumentHttp(app: NestFastifyApplication, metrics: GatewayMetr
   fastify.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions?.url ?? 'unmatched';
     metrics.requests.inc({ method: req.method, route, status: reply.statusCode });
-    const line = { reqId: req.id, method: req.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) };
+    const line = {
+      reqId: req.id,
+      method: req.method,
+      route,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime),
+    };
     if (reply.statusCode >= 500) logger.error(line, 'request failed');
     else if (reply.statusCode >= 400) logger.info(line, 'request refused');
     else logger.debug(line, 'request');

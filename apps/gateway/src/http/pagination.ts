@@ -10,7 +10,8 @@ export interface Page<T> {
 export function parseCursor(raw: unknown): number | null {
   if (raw === undefined || raw === '') return null;
   const seq = decodeCursor(String(raw));
-  if (seq === null) throw invalidField('cursor', 'is not one this API issued: pass the nextCursor of the previous page');
+  if (seq === null)
+    throw invalidField('cursor', 'is not one this API issued: pass the nextCursor of the previous page');
   return seq;
 }
 

@@ -12,7 +12,11 @@ export const INFRASTRUCTURE_WAIT_MS = 60_000;
  * there before it takes webhooks, waiting (bounded) for a worker starting beside it, and then stops with a
  * message that says what is missing and who creates it.
  */
-export async function awaitInfrastructure(config: GatewayConfig, logger: Logger, timeoutMs = INFRASTRUCTURE_WAIT_MS): Promise<void> {
+export async function awaitInfrastructure(
+  config: GatewayConfig,
+  logger: Logger,
+  timeoutMs = INFRASTRUCTURE_WAIT_MS,
+): Promise<void> {
   const pool = createPool(config.DATABASE_URL, 1, 'plant-store-gateway-check');
   const deadline = Date.now() + timeoutMs;
   let reported = '';
@@ -22,7 +26,9 @@ export async function awaitInfrastructure(config: GatewayConfig, logger: Logger,
       if (missing.length === 0) return;
       const what = missing.join('; ');
       if (Date.now() >= deadline) {
-        throw new Error(`${what} after ${timeoutMs / 1000} s: start the worker (or run its setup job) against the same database and Kafka`);
+        throw new Error(
+          `${what} after ${timeoutMs / 1000} s: start the worker (or run its setup job) against the same database and Kafka`,
+        );
       }
       if (what !== reported) logger.info(`waiting for the worker to prepare: ${what}`);
       reported = what;
@@ -37,7 +43,8 @@ async function whatIsMissing(config: GatewayConfig, pool: ReturnType<typeof crea
   const missing: string[] = [];
   try {
     const version = await schemaVersion(pool);
-    if (version < SCHEMA_VERSION) missing.push(`database schema at version ${version}, this gateway needs ${SCHEMA_VERSION}`);
+    if (version < SCHEMA_VERSION)
+      missing.push(`database schema at version ${version}, this gateway needs ${SCHEMA_VERSION}`);
   } catch (err) {
     missing.push(`database unreachable (${(err as Error).message})`);
   }

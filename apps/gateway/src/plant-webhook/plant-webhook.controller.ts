@@ -17,10 +17,7 @@ export class PlantWebhookController {
   @Post('webhook')
   @HttpCode(200)
   @UseGuards(WebhookAuthGuard, JsonBodyGuard)
-  receive(
-    @Req() req: FastifyRequest,
-    @Body(NewPlantPipe) plant: NewPlant,
-  ): Promise<{ eventId: string }> {
+  receive(@Req() req: FastifyRequest, @Body(NewPlantPipe) plant: NewPlant): Promise<{ eventId: string }> {
     const header = (name: string) => {
       const v = req.headers[name];
       return typeof v === 'string' && v.length > 0 ? v : undefined;
@@ -39,10 +36,16 @@ function loopHeaders(header: (name: string) => string | undefined): { hops?: num
   const hops = header(LoopHeaders.hops);
   const origin = header(LoopHeaders.origin);
   if (hops !== undefined && !/^\d{1,6}$/.test(hops)) {
-    throw ProblemException.of('badRequest', `${LoopHeaders.hops} must be a whole number (the deliveries this plant went through); forward it as you received it or drop it`);
+    throw ProblemException.of(
+      'badRequest',
+      `${LoopHeaders.hops} must be a whole number (the deliveries this plant went through); forward it as you received it or drop it`,
+    );
   }
   if (origin !== undefined && !/^[\w.:-]{1,128}$/.test(origin)) {
-    throw ProblemException.of('badRequest', `${LoopHeaders.origin} must be an event id (letters, digits, . _ : -, at most 128); forward it as you received it or drop it`);
+    throw ProblemException.of(
+      'badRequest',
+      `${LoopHeaders.origin} must be an event id (letters, digits, . _ : -, at most 128); forward it as you received it or drop it`,
+    );
   }
   return { ...(hops !== undefined ? { hops: Number(hops) } : {}), ...(origin !== undefined ? { origin } : {}) };
 }

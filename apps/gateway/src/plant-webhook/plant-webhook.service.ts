@@ -43,10 +43,20 @@ export class PlantWebhookService {
     const idempotencyKey = meta.idempotencyKey ?? `ps_${randomUUID()}`;
     if (this.inFlight >= this.config.MAX_PUBLISHES_IN_FLIGHT) {
       this.metrics.publishesShed.inc();
-      throw unavailable('not_accepted', idempotencyKey, null, '1',
-        `${this.inFlight} webhooks are already waiting for Kafka; this one was not accepted. Retry in a second`);
+      throw unavailable(
+        'not_accepted',
+        idempotencyKey,
+        null,
+        '1',
+        `${this.inFlight} webhooks are already waiting for Kafka; this one was not accepted. Retry in a second`,
+      );
     }
-    const event = newPlantCreatedEvent(plant, { source: this.config.EVENT_SOURCE, idempotencyKey, hops: meta.hops, origin: meta.origin });
+    const event = newPlantCreatedEvent(plant, {
+      source: this.config.EVENT_SOURCE,
+      idempotencyKey,
+      hops: meta.hops,
+      origin: meta.origin,
+    });
     const record = {
       key: String(plant.id), // per-plant ordering: one plant, one partition
       value: JSON.stringify(event),
@@ -67,11 +77,18 @@ export class PlantWebhookService {
     } catch (err) {
       const outcome: PublishOutcome = err instanceof PublishTimeoutError && !err.sent ? 'not_accepted' : 'unknown';
       this.observe(started, outcome);
-      this.logger.warn(`event ${event.id} not acknowledged by Kafka (${outcome}): ${(err as Error).message} (request ${meta.requestId})`);
-      throw unavailable(outcome, idempotencyKey, event, '5',
+      this.logger.warn(
+        `event ${event.id} not acknowledged by Kafka (${outcome}): ${(err as Error).message} (request ${meta.requestId})`,
+      );
+      throw unavailable(
+        outcome,
+        idempotencyKey,
+        event,
+        '5',
         outcome === 'unknown'
           ? `Kafka did not confirm the event within ${this.config.PUBLISH_TIMEOUT_MS} ms; it may still be stored`
-          : 'Kafka could not take the event in time; it was not accepted');
+          : 'Kafka could not take the event in time; it was not accepted',
+      );
     } finally {
       this.inFlight--;
       this.metrics.publishesInFlight.dec();
@@ -83,7 +100,13 @@ export class PlantWebhookService {
   }
 }
 
-function unavailable(outcome: PublishOutcome, key: string, event: PlantCreatedEvent | null, retryAfter: string, what: string) {
+function unavailable(
+  outcome: PublishOutcome,
+  key: string,
+  event: PlantCreatedEvent | null,
+  retryAfter: string,
+  what: string,
+) {
   return ProblemException.of(
     'unavailable',
     `${what}. Retry with the header "webhook-id: ${key}" so that the plant is stored once, whatever happened to this attempt.`,

@@ -10,7 +10,11 @@ export class PlantsService {
 
   async get(id: number): Promise<StoredPlantDto> {
     const row = await this.plants.findById(id);
-    if (!row) throw ProblemException.of('notFound', `No plant with id ${id} is stored (yet: a plant accepted a moment ago may still be on its way)`);
+    if (!row)
+      throw ProblemException.of(
+        'notFound',
+        `No plant with id ${id} is stored (yet: a plant accepted a moment ago may still be on its way)`,
+      );
     return mapPlant(row);
   }
 

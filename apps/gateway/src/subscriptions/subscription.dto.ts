@@ -26,4 +26,7 @@ export const mapSubscription = (r: SubscriptionRow): SubscriptionDto => ({
   updatedAt: r.updated_at.toISOString(),
 });
 
-export const mapSubscriptionWithSecret = (r: SubscriptionRow): SubscriptionWithSecretDto => ({ ...mapSubscription(r), secret: r.secret });
+export const mapSubscriptionWithSecret = (r: SubscriptionRow): SubscriptionWithSecretDto => ({
+  ...mapSubscription(r),
+  secret: r.secret,
+});

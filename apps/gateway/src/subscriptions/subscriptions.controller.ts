@@ -29,7 +29,10 @@ export class SubscriptionsController {
   }
 
   @Patch(':id')
-  update(@Param('id', validatedParameters('updateSubscription')) id: string, @Body(validatedBody(validateSubscriptionUpdate)) body: Parameters<SubscriptionsService['update']>[1]) {
+  update(
+    @Param('id', validatedParameters('updateSubscription')) id: string,
+    @Body(validatedBody(validateSubscriptionUpdate)) body: Parameters<SubscriptionsService['update']>[1],
+  ) {
     return this.subscriptions.update(id, body);
   }
 

@@ -4,7 +4,12 @@ import { SubscriptionCreateBody, SubscriptionUpdateBody } from '@app/contracts';
 import { checkSubscriberUrl, generateSecret, isValidSecret } from '@app/delivery';
 import { invalidField, ProblemException } from '@app/observability';
 import { SubscriptionRepository, SubscriptionRow } from '@app/persistence';
-import { mapSubscription, mapSubscriptionWithSecret, SubscriptionDto, SubscriptionWithSecretDto } from './subscription.dto';
+import {
+  mapSubscription,
+  mapSubscriptionWithSecret,
+  SubscriptionDto,
+  SubscriptionWithSecretDto,
+} from './subscription.dto';
 
 /** How long a rotated-out secret keeps signing next to the new one. */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000;
@@ -48,7 +53,9 @@ export class SubscriptionsService {
   }
 
   async rotateSecret(id: string): Promise<SubscriptionWithSecretDto> {
-    return mapSubscriptionWithSecret(found(await this.subscriptions.rotateSecret(id, generateSecret(), SECRET_OVERLAP_MS), id));
+    return mapSubscriptionWithSecret(
+      found(await this.subscriptions.rotateSecret(id, generateSecret(), SECRET_OVERLAP_MS), id),
+    );
   }
 
   private async assertUrlAllowed(url: string) {

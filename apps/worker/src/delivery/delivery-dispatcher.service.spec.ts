@@ -22,7 +22,14 @@ const delivery = (id: string, subscriptionId = 's1'): ClaimedDelivery => ({
   secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
 });
 
-const ok: SendResult = { attemptedAt: new Date().toISOString(), status: 204, latencyMs: 1, error: null, responseBody: null, retryAfterMs: null };
+const ok: SendResult = {
+  attemptedAt: new Date().toISOString(),
+  status: 204,
+  latencyMs: 1,
+  error: null,
+  responseBody: null,
+  retryAfterMs: null,
+};
 
 /** A repository that claims nothing and remembers what was recorded and released. */
 function fakeRepository() {
@@ -56,7 +63,10 @@ describe(DeliveryDispatcher.name, () => {
     handoff.accept([delivery('a'), delivery('b', 's2')], 0);
     await settle();
     expect(sent.sort()).toEqual(['a', 'b']);
-    expect(recorded.map((r) => [r.deliveryId, r.outcome.kind]).sort()).toEqual([['a', 'succeeded'], ['b', 'succeeded']]);
+    expect(recorded.map((r) => [r.deliveryId, r.outcome.kind]).sort()).toEqual([
+      ['a', 'succeeded'],
+      ['b', 'succeeded'],
+    ]);
     expect(claimDue).not.toHaveBeenCalled(); // the loop is not started here; nothing needed a claim
     await sut.onModuleDestroy();
   });

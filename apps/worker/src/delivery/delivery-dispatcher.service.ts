@@ -135,8 +135,11 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   /** Starts queued deliveries while there are free slots overall and for their subscription. */
   private pump() {
     for (const [subscriptionId, q] of this.queued) {
-      while (q.length > 0 && this.sending < this.config.DELIVERY_CONCURRENCY &&
-        (this.inFlight.get(subscriptionId) ?? 0) < this.config.DELIVERY_CONCURRENCY_PER_SUBSCRIPTION) {
+      while (
+        q.length > 0 &&
+        this.sending < this.config.DELIVERY_CONCURRENCY &&
+        (this.inFlight.get(subscriptionId) ?? 0) < this.config.DELIVERY_CONCURRENCY_PER_SUBSCRIPTION
+      ) {
         this.queuedCount--;
         this.start(q.shift()!);
       }

@@ -49,9 +49,20 @@ export class DeliverySender {
     };
     if (d.token) headers.authorization = `Bearer ${d.token}`;
     try {
-      const res = await httpPost(this.agents, d.url, headers, d.body, this.config.DELIVERY_TIMEOUT_MS, MAX_RESPONSE_BYTES);
+      const res = await httpPost(
+        this.agents,
+        d.url,
+        headers,
+        d.body,
+        this.config.DELIVERY_TIMEOUT_MS,
+        MAX_RESPONSE_BYTES,
+      );
       const retryAfter = res.headers['retry-after'];
-      return result({ status: res.status, responseBody: res.body || null, retryAfterMs: parseRetryAfter(typeof retryAfter === 'string' ? retryAfter : null) });
+      return result({
+        status: res.status,
+        responseBody: res.body || null,
+        retryAfterMs: parseRetryAfter(typeof retryAfter === 'string' ? retryAfter : null),
+      });
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
       if (e.code === 'ESSRFBLOCKED') return result({ error: `refused by the SSRF guard: ${e.message}` });

@@ -16,7 +16,10 @@ describe(DeliverySignal.name, () => {
     const started = Date.now();
     await sut.wait(5000);
     expect(Date.now() - started).toBeLessThan(1000);
-    const timedOut = await Promise.race([sut.wait(50).then(() => 'waited'), new Promise((r) => setTimeout(() => r('late'), 1000))]);
+    const timedOut = await Promise.race([
+      sut.wait(50).then(() => 'waited'),
+      new Promise((r) => setTimeout(() => r('late'), 1000)),
+    ]);
     expect(timedOut).toBe('waited');
   });
 

@@ -9,7 +9,12 @@ import { DeliverySignal } from './delivery-signal';
 /** Sends the outbox: claims, hand-overs from the consumer (DELIVERY_INBOX), attempts and their outcomes. */
 @Module({
   imports: [DatabaseModule, MetricsModule],
-  providers: [DeliveryDispatcher, DeliverySender, DeliverySignal, { provide: DELIVERY_INBOX, useExisting: DeliveryDispatcher }],
+  providers: [
+    DeliveryDispatcher,
+    DeliverySender,
+    DeliverySignal,
+    { provide: DELIVERY_INBOX, useExisting: DeliveryDispatcher },
+  ],
   exports: [DELIVERY_INBOX],
 })
 export class DeliveryModule {}

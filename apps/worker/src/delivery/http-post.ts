@@ -52,18 +52,27 @@ export function httpPost(
         });
         res.on('end', () => {
           clearTimeout(deadline);
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).subarray(0, maxBody).toString('utf8') });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).subarray(0, maxBody).toString('utf8'),
+          });
         });
         res.on('error', fail);
       },
     );
     // One deadline for the whole exchange (connect, send, response), not just socket idleness.
-    const deadline = setTimeout(() => req.destroy(Object.assign(new Error(`timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' })), timeoutMs);
+    const deadline = setTimeout(
+      () => req.destroy(Object.assign(new Error(`timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' })),
+      timeoutMs,
+    );
     function fail(err: Error) {
       clearTimeout(deadline);
       reject(err);
     }
-    req.on('timeout', () => req.destroy(Object.assign(new Error(`timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
+    req.on('timeout', () =>
+      req.destroy(Object.assign(new Error(`timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' })),
+    );
     req.on('error', fail);
     req.end(body);
   });

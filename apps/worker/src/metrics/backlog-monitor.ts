@@ -58,7 +58,10 @@ export class BacklogMonitor implements OnApplicationBootstrap, OnApplicationShut
         const c = done.get(p.partition) ?? -1n;
         // No commit yet: the group reads from the beginning, so all that is retained is behind.
         const from = c < 0n ? BigInt(p.low) : c;
-        this.metrics.consumerLag.set({ topic: PLANT_CREATED_TOPIC, partition: String(p.partition) }, Number(BigInt(p.high) - from));
+        this.metrics.consumerLag.set(
+          { topic: PLANT_CREATED_TOPIC, partition: String(p.partition) },
+          Number(BigInt(p.high) - from),
+        );
       }
     } catch (err) {
       this.connected = null;

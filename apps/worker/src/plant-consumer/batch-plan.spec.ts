@@ -3,7 +3,14 @@ import { newPlantCreatedEvent } from '@app/contracts';
 import { planBatch } from './batch-plan';
 
 const message = (offset: number, value: string | null): KafkaMessage =>
-  ({ offset: String(offset), key: null, value: value === null ? null : Buffer.from(value), headers: {}, timestamp: '0', attributes: 0 }) as KafkaMessage;
+  ({
+    offset: String(offset),
+    key: null,
+    value: value === null ? null : Buffer.from(value),
+    headers: {},
+    timestamp: '0',
+    attributes: 0,
+  }) as KafkaMessage;
 
 describe(planBatch.name, () => {
   it('keeps valid events as rows with their Kafka position and sets poison aside with a reason', () => {
@@ -15,7 +22,18 @@ describe(planBatch.name, () => {
       message(13, null),
     ]);
     expect(plan.events).toEqual([
-      { eventId: event.id, plantId: 7, name: 'Fern', tag: null, eventTime: event.time, topic: 'plant.created', partition: 2, offset: '10', hops: 0, originEventId: event.id },
+      {
+        eventId: event.id,
+        plantId: 7,
+        name: 'Fern',
+        tag: null,
+        eventTime: event.time,
+        topic: 'plant.created',
+        partition: 2,
+        offset: '10',
+        hops: 0,
+        originEventId: event.id,
+      },
     ]);
     expect(plan.poison.map((p) => [p.message.offset, p.reason])).toEqual([
       ['11', expect.stringMatching(/not JSON/)],

@@ -1,14 +1,31 @@
 import { KafkaJSNonRetriableError, KafkaJSProtocolError, Message } from 'kafkajs';
-import { chunkBySize, DEAD_LETTER_REQUEST_BYTES, sendDeadLetters, shrunkDeadLetter, TRUNCATED_VALUE_BYTES } from './dead-letters';
+import {
+  chunkBySize,
+  DEAD_LETTER_REQUEST_BYTES,
+  sendDeadLetters,
+  shrunkDeadLetter,
+  TRUNCATED_VALUE_BYTES,
+} from './dead-letters';
 
 const letter = (bytes: number, offset = '1'): Message => ({
   key: 'k',
   value: Buffer.alloc(bytes, 'x'),
-  headers: { 'x-error': 'not a CloudEvent', 'x-origin-topic': 'plant.created', 'x-origin-partition': '0', 'x-origin-offset': offset, 'x-big': 'y'.repeat(100) },
+  headers: {
+    'x-error': 'not a CloudEvent',
+    'x-origin-topic': 'plant.created',
+    'x-origin-partition': '0',
+    'x-origin-offset': offset,
+    'x-big': 'y'.repeat(100),
+  },
 });
 // As kafkajs' retrier raises it: the broker's protocol error as the cause of a non-retriable one.
 const tooLarge = () => {
-  const cause = new KafkaJSProtocolError({ type: 'MESSAGE_TOO_LARGE', code: 10, retriable: false, message: 'too large' } as never);
+  const cause = new KafkaJSProtocolError({
+    type: 'MESSAGE_TOO_LARGE',
+    code: 10,
+    retriable: false,
+    message: 'too large',
+  } as never);
   return new (KafkaJSNonRetriableError as unknown as new (e: Error, o: { cause: Error }) => Error)(cause, { cause });
 };
 
@@ -34,7 +51,9 @@ describe('dead letters', () => {
     const b = broker(DEAD_LETTER_REQUEST_BYTES / 4);
     const letters = Array.from({ length: 5000 }, (_, i) => letter(300, String(i)));
     expect(await sendDeadLetters(letters, b.send)).toBe(0);
-    expect(b.accepted.map((m) => m.headers!['x-origin-offset'])).toEqual(letters.map((m) => m.headers!['x-origin-offset']));
+    expect(b.accepted.map((m) => m.headers!['x-origin-offset'])).toEqual(
+      letters.map((m) => m.headers!['x-origin-offset']),
+    );
   });
 
   it('shrinks a single letter too large for the broker, keeping where the original is and what it was', async () => {
@@ -44,7 +63,12 @@ describe('dead letters', () => {
     expect(b.accepted.map((m) => m.headers!['x-origin-offset'])).toEqual(['41', '42', '43']);
     const cut = b.accepted[1];
     expect((cut.value as Buffer).length).toBe(TRUNCATED_VALUE_BYTES);
-    expect(cut.headers).toMatchObject({ 'x-truncated': 'true', 'x-original-bytes': '1000000', 'x-origin-offset': '42', 'x-error': 'not a CloudEvent' });
+    expect(cut.headers).toMatchObject({
+      'x-truncated': 'true',
+      'x-original-bytes': '1000000',
+      'x-origin-offset': '42',
+      'x-error': 'not a CloudEvent',
+    });
     expect(cut.headers!['x-original-sha256']).toMatch(/^[0-9a-f]{64}$/);
     expect(cut.headers!['x-big']).toBeUndefined();
   });

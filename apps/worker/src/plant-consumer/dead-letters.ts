@@ -35,7 +35,12 @@ export function toDeadLetter(topic: string, partition: number, p: PoisonMessage)
 export function shrunkDeadLetter(letter: Message): Message {
   const value = letter.value === null || letter.value === undefined ? null : Buffer.from(letter.value);
   const h = letter.headers ?? {};
-  const keep = [DeadLetterHeaders.reason, DeadLetterHeaders.topic, DeadLetterHeaders.partition, DeadLetterHeaders.offset];
+  const keep = [
+    DeadLetterHeaders.reason,
+    DeadLetterHeaders.topic,
+    DeadLetterHeaders.partition,
+    DeadLetterHeaders.offset,
+  ];
   const headers: IHeaders = Object.fromEntries(keep.filter((k) => h[k] !== undefined).map((k) => [k, h[k]!]));
   headers[DeadLetterHeaders.truncated] = 'true';
   if (value) {
@@ -73,7 +78,11 @@ export function chunkBySize(letters: Message[], maxBytes = DEAD_LETTER_REQUEST_B
 
 /** The broker's reason, when it refused a request for its size: a refusal no retry will change. */
 export function refusedForSize(err: unknown): boolean {
-  for (let e = err as { type?: string; cause?: unknown; originalError?: unknown } | undefined; e; e = (e.cause ?? e.originalError) as typeof e) {
+  for (
+    let e = err as { type?: string; cause?: unknown; originalError?: unknown } | undefined;
+    e;
+    e = (e.cause ?? e.originalError) as typeof e
+  ) {
     if (e.type && REFUSED_FOR_SIZE.has(e.type)) return true;
   }
   return false;

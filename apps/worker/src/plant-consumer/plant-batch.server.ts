@@ -60,7 +60,8 @@ export class PlantBatchServer extends ServerKafka {
       this.state.consuming = true;
       // Partitions we no longer own are someone else's to commit now: never move their offsets from here.
       const assigned = e.payload.memberAssignment ?? {};
-      for (const [k, o] of this.uncommitted) if (!(assigned[o.topic] ?? []).includes(o.partition)) this.uncommitted.delete(k);
+      for (const [k, o] of this.uncommitted)
+        if (!(assigned[o.topic] ?? []).includes(o.partition)) this.uncommitted.delete(k);
     });
     this.commitTimer ??= setInterval(() => {
       if (!this.committing) this.committing = this.commitUncommitted().finally(() => (this.committing = null));

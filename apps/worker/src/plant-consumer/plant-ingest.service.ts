@@ -39,7 +39,11 @@ export class PlantIngestService {
     this.debug = ['debug', 'trace'].includes(config.LOG_LEVEL);
     this.maxHops = config.MAX_WEBHOOK_HOPS;
     this.loops = new LoopReport(metrics, config.MAX_WEBHOOK_HOPS);
-    this.writes = new WriteCoalescer((batches) => this.storeAndHandOver(batches.flat()), MAX_ROWS_PER_WRITE, (events) => events.length);
+    this.writes = new WriteCoalescer(
+      (batches) => this.storeAndHandOver(batches.flat()),
+      MAX_ROWS_PER_WRITE,
+      (events) => events.length,
+    );
   }
 
   /** Store, dead-letter the poison, commit; then count. Retried in place on transient failures. */
@@ -70,9 +74,15 @@ export class PlantIngestService {
    * refuses a row's data (say a NUL byte in a name), nothing of that statement is stored; each of its batches
    * stores its events one by one and the unstorable ones become dead letters instead of blocking the partition.
    */
-  private async storeBatch(batch: PlantBatch, plan: BatchPlan): Promise<{ result: ApplyResult; unstorable: PoisonMessage[] }> {
+  private async storeBatch(
+    batch: PlantBatch,
+    plan: BatchPlan,
+  ): Promise<{ result: ApplyResult; unstorable: PoisonMessage[] }> {
     try {
-      return { result: plan.events.length > 0 ? await this.writes.add(plan.events) : emptyApplyResult(), unstorable: [] };
+      return {
+        result: plan.events.length > 0 ? await this.writes.add(plan.events) : emptyApplyResult(),
+        unstorable: [],
+      };
     } catch (err) {
       if (!isDataError(err)) throw err;
       return this.storeOneByOne(batch, plan);
@@ -91,7 +101,10 @@ export class PlantIngestService {
   }
 
   /** Row by row nothing is leased: the dispatcher claims these deliveries. */
-  private async storeOneByOne(batch: PlantBatch, plan: BatchPlan): Promise<{ result: ApplyResult; unstorable: PoisonMessage[] }> {
+  private async storeOneByOne(
+    batch: PlantBatch,
+    plan: BatchPlan,
+  ): Promise<{ result: ApplyResult; unstorable: PoisonMessage[] }> {
     const byOffset = new Map(batch.messages.map((m) => [m.offset, m]));
     const result = emptyApplyResult();
     const unstorable: PoisonMessage[] = [];
@@ -122,7 +135,8 @@ export class PlantIngestService {
         const line = `${batch.topic}[${batch.partition}] ${stage} failed (attempt ${attempt}), retrying in ${waitMs} ms: ${(err as Error).message}`;
         // Kafka marks some refusals as final (authorization, a topic's limits): retrying holds the partition
         // safely, but only an operator can end it, so say so loudly.
-        if ((err as { retriable?: boolean }).retriable === false) this.logger.error(`${line} (the broker will not accept this until its cause is fixed)`);
+        if ((err as { retriable?: boolean }).retriable === false)
+          this.logger.error(`${line} (the broker will not accept this until its cause is fixed)`);
         else this.logger.warn(line);
       },
     });
@@ -134,8 +148,12 @@ export class PlantIngestService {
     this.metrics.events.inc({ outcome: 'dead_lettered' }, poison.length);
     const where = `${batch.topic}[${batch.partition}]`;
     const first = poison[0];
-    const more = poison.length > 1 ? ` (and ${poison.length - 1} more up to @${poison[poison.length - 1].message.offset})` : '';
-    const cut = shrunk > 0 ? `; ${shrunk} too large to copy whole were truncated (x-truncated; originals at their x-origin-offset)` : '';
+    const more =
+      poison.length > 1 ? ` (and ${poison.length - 1} more up to @${poison[poison.length - 1].message.offset})` : '';
+    const cut =
+      shrunk > 0
+        ? `; ${shrunk} too large to copy whole were truncated (x-truncated; originals at their x-origin-offset)`
+        : '';
     this.logger.error(`${where}@${first.message.offset} dead-lettered: ${first.reason}${more}${cut}`);
   }
 
@@ -149,7 +167,8 @@ export class PlantIngestService {
     this.metrics.events.inc({ outcome: 'duplicate' }, plan.events.length - fresh);
     this.metrics.events.inc({ outcome: 'unchanged' }, unchanged);
     this.metrics.events.inc({ outcome: 'stale' }, fresh - applied - unchanged);
-    for (const row of plan.events) this.metrics.processingLatency.observe(Math.max(0, now - Date.parse(row.eventTime)) / 1000);
+    for (const row of plan.events)
+      this.metrics.processingLatency.observe(Math.max(0, now - Date.parse(row.eventTime)) / 1000);
     this.metrics.batchDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
   }
 

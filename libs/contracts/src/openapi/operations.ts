@@ -44,7 +44,12 @@ export const operations: Record<string, unknown> = {
       summary: 'Get a stored plant',
       tags: ['Plants'],
       parameters: [idParam('id', plantIdSchema, 'Plant id')],
-      responses: { '200': ok('The plant', ref('StoredPlant')), '401': unauthorized, '404': notFound, '422': badParameter },
+      responses: {
+        '200': ok('The plant', ref('StoredPlant')),
+        '401': unauthorized,
+        '404': notFound,
+        '422': badParameter,
+      },
     },
   },
   '/subscriptions': {
@@ -75,7 +80,12 @@ export const operations: Record<string, unknown> = {
       tags: ['Subscriptions'],
       security: adminSecurity,
       parameters: [subscriptionId],
-      responses: { '200': ok('The subscription', ref('Subscription')), '401': unauthorized, '404': notFound, '422': badParameter },
+      responses: {
+        '200': ok('The subscription', ref('Subscription')),
+        '401': unauthorized,
+        '404': notFound,
+        '422': badParameter,
+      },
     },
     patch: {
       operationId: 'updateSubscription',
@@ -106,7 +116,12 @@ export const operations: Record<string, unknown> = {
       tags: ['Subscriptions'],
       security: adminSecurity,
       parameters: [subscriptionId],
-      responses: { '200': ok('The new secret, shown once', ref('SubscriptionWithSecret')), '401': unauthorized, '404': notFound, '422': badParameter },
+      responses: {
+        '200': ok('The new secret, shown once', ref('SubscriptionWithSecret')),
+        '401': unauthorized,
+        '404': notFound,
+        '422': badParameter,
+      },
     },
   },
   '/subscriptions/{id}/recover': {
@@ -115,8 +130,16 @@ export const operations: Record<string, unknown> = {
       summary: 'Re-queue every failed delivery since a time',
       tags: ['Deliveries'],
       security: adminSecurity,
-      parameters: [subscriptionId, { name: 'since', in: 'query', required: true, schema: { type: 'string', format: 'date-time' } }],
-      responses: { '202': ok('Re-queued', { type: 'object', properties: { requeued: { type: 'integer' } } }), '401': unauthorized, '404': notFound, '422': badParameter },
+      parameters: [
+        subscriptionId,
+        { name: 'since', in: 'query', required: true, schema: { type: 'string', format: 'date-time' } },
+      ],
+      responses: {
+        '202': ok('Re-queued', { type: 'object', properties: { requeued: { type: 'integer' } } }),
+        '401': unauthorized,
+        '404': notFound,
+        '422': badParameter,
+      },
     },
   },
   '/deliveries': {
@@ -140,7 +163,12 @@ export const operations: Record<string, unknown> = {
       tags: ['Deliveries'],
       security: adminSecurity,
       parameters: [deliveryId],
-      responses: { '200': ok('The delivery with its attempts', ref('DeliveryWithAttempts')), '401': unauthorized, '404': notFound, '422': badParameter },
+      responses: {
+        '200': ok('The delivery with its attempts', ref('DeliveryWithAttempts')),
+        '401': unauthorized,
+        '404': notFound,
+        '422': badParameter,
+      },
     },
   },
   '/deliveries/{id}/retry': {
@@ -150,7 +178,13 @@ export const operations: Record<string, unknown> = {
       tags: ['Deliveries'],
       security: adminSecurity,
       parameters: [deliveryId],
-      responses: { '202': ok('Queued', ref('Delivery')), '401': unauthorized, '404': notFound, '409': problem('Not failed'), '422': badParameter },
+      responses: {
+        '202': ok('Queued', ref('Delivery')),
+        '401': unauthorized,
+        '404': notFound,
+        '409': problem('Not failed'),
+        '422': badParameter,
+      },
     },
   },
 };

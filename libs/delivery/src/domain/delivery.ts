@@ -39,9 +39,7 @@ export interface ClaimResult {
 
 /** What an attempt means for its delivery (see decideOutcome). */
 export type AttemptOutcome =
-  | { kind: 'succeeded' }
-  | { kind: 'retry'; delayMs: number }
-  | { kind: 'failed'; disableSubscription?: string };
+  { kind: 'succeeded' } | { kind: 'retry'; delayMs: number } | { kind: 'failed'; disableSubscription?: string };
 
 export interface AttemptRecord {
   deliveryId: string;

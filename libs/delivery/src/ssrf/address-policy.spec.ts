@@ -39,9 +39,12 @@ describe('address policy (SSRF)', () => {
     expect(blockedReason(address)).toEqual(expect.any(String));
   });
 
-  it.each(['8.8.8.8', '93.184.216.34', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '64:ff9b::8.8.8.8'])('allows %s', (address) => {
-    expect(isPublicAddress(address)).toBe(true);
-  });
+  it.each(['8.8.8.8', '93.184.216.34', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '64:ff9b::8.8.8.8'])(
+    'allows %s',
+    (address) => {
+      expect(isPublicAddress(address)).toBe(true);
+    },
+  );
 
   it('refuses anything that is not an address', () => {
     expect(blockedReason('example.com')).toBe('not an IP address');

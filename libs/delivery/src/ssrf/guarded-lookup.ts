@@ -27,8 +27,10 @@ export function guardedLookup(resolve: Resolve = dns.lookup): LookupFunction {
         const reason = blockedReason(a.address);
         if (reason) return callback(new BlockedAddressError(hostname, a.address, reason), '', 0);
       }
-      if (list.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
-      if ((options as dns.LookupOptions).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
+      if (list.length === 0)
+        return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
+      if ((options as dns.LookupOptions).all)
+        return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
       callback(null, list[0].address, list[0].family);
     });
   };

@@ -15,7 +15,8 @@ export function checkUrlShape(raw: string, allowPrivate: boolean): UrlCheck & { 
   } catch {
     return { ok: false, reason: 'not a valid URL' };
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, reason: 'only http and https URLs are allowed' };
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return { ok: false, reason: 'only http and https URLs are allowed' };
   if (url.username || url.password) return { ok: false, reason: 'credentials in the URL are not allowed; use a token' };
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (!allowPrivate && isIP(host)) {
@@ -29,7 +30,11 @@ export function checkUrlShape(raw: string, allowPrivate: boolean): UrlCheck & { 
  * Checked when a subscription is saved, so an operator hears at once that a URL cannot be delivered to. The
  * send path does not rely on this (DNS can change): its agent checks the address it connects to.
  */
-export async function checkSubscriberUrl(raw: string, allowPrivate: boolean, resolve: Resolver = dnsResolver): Promise<UrlCheck> {
+export async function checkSubscriberUrl(
+  raw: string,
+  allowPrivate: boolean,
+  resolve: Resolver = dnsResolver,
+): Promise<UrlCheck> {
   const shape = checkUrlShape(raw, allowPrivate);
   if (!shape.ok || allowPrivate || isIP(shape.host!)) return shape.ok ? { ok: true } : shape;
   const host = shape.host!;

@@ -27,7 +27,11 @@ const repositories = [PlantRepository, SubscriptionRepository, DeliveryRepositor
       inject: [APP_CONFIG, APP_NAME],
       useFactory: (c: DbConfig, app: string) => createPool(c.DATABASE_URL, c.DATABASE_POOL_SIZE, `plant-store-${app}`),
     },
-    ...repositories.map((Repository) => ({ provide: Repository, inject: [PG_POOL], useFactory: (pool: Pool) => new Repository(pool) })),
+    ...repositories.map((Repository) => ({
+      provide: Repository,
+      inject: [PG_POOL],
+      useFactory: (pool: Pool) => new Repository(pool),
+    })),
   ],
   exports: [PG_POOL, ...repositories],
 })

@@ -26,7 +26,8 @@ export interface DeliveryFilter {
   plantId?: number;
 }
 
-const LISTED_COLUMNS = 'id, seq, subscription_id, event_id, plant_id, status, attempts, next_attempt_at, created_at, updated_at';
+const LISTED_COLUMNS =
+  'id, seq, subscription_id, event_id, plant_id, status, attempts, next_attempt_at, created_at, updated_at';
 
 /** What an operator reads and replays; sending is the outbox's (./outbox.repository.ts). */
 export class DeliveryRepository {

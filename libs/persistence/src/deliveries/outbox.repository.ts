@@ -1,6 +1,12 @@
 import { Pool } from 'pg';
 import { AttemptRecord, ClaimResult, Outbox } from '@app/delivery';
-import { DELIVERY_SEND_COLUMNS, noEarlierPending, SendRow, SUBSCRIPTION_SEND_COLUMNS, toClaimedDelivery } from './outbox.sql';
+import {
+  DELIVERY_SEND_COLUMNS,
+  noEarlierPending,
+  SendRow,
+  SUBSCRIPTION_SEND_COLUMNS,
+  toClaimedDelivery,
+} from './outbox.sql';
 
 // Claims due deliveries for this dispatcher with a lease (not a held lock), so a crashed worker's claims
 // come back when the lease runs out. SKIP LOCKED lets replicas claim side by side. Per-plant order comes from
@@ -90,7 +96,10 @@ export class OutboxRepository implements Outbox {
 
   async releaseLeases(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.pool.query("UPDATE deliveries SET leased_until = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'", [ids]);
+    await this.pool.query(
+      "UPDATE deliveries SET leased_until = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'",
+      [ids],
+    );
   }
 
   async countPending(): Promise<number> {

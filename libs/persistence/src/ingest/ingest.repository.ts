@@ -1,5 +1,12 @@
 import { Pool } from 'pg';
-import { ApplyResult, emptyApplyResult, IngestEvent, OutboxLease, PlantEventStore, SuppressedEvent } from '@app/delivery';
+import {
+  ApplyResult,
+  emptyApplyResult,
+  IngestEvent,
+  OutboxLease,
+  PlantEventStore,
+  SuppressedEvent,
+} from '@app/delivery';
 import { SendRow, toClaimedDelivery } from '../deliveries/outbox.sql';
 import { APPLY_EVENTS } from './apply-events.sql';
 

@@ -64,7 +64,15 @@ export class SubscriptionRepository {
          description = COALESCE($6, description),
          updated_at = now()
        WHERE id = $1 RETURNING *`,
-      [id, change.url ?? null, 'token' in change, change.token ?? null, change.enabled ?? null, change.description ?? null, DISABLED_BY_ADMIN],
+      [
+        id,
+        change.url ?? null,
+        'token' in change,
+        change.token ?? null,
+        change.enabled ?? null,
+        change.description ?? null,
+        DISABLED_BY_ADMIN,
+      ],
     );
     return rows[0] ?? null;
   }
