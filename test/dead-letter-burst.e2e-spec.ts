@@ -1,16 +1,7 @@
 import { Consumer, Producer } from 'kafkajs';
 import { Pool } from 'pg';
 import { newPlantCreatedEvent, PLANT_CREATED_DLQ_TOPIC, PLANT_CREATED_TOPIC } from '@app/contracts';
-import {
-  baseEnv,
-  prepareTestInfrastructure,
-  plantIds,
-  RunningWorker,
-  startReader,
-  startWorker,
-  testKafka,
-  testPool,
-} from './support/stack';
+import * as e2e from './support/stack';
 import { waitFor } from './support/wait';
 
 // The attack (issue #10, item 2): a misconfigured producer writes 20,000 raw JSON records to plant.created.
@@ -19,20 +10,20 @@ import { waitFor } from './support/wait';
 // burst (one key, so one partition), plus one record too large to copy with our headers, must all reach the
 // DLQ, and a valid event behind them must be stored.
 describe('a burst of poison on one partition', () => {
-  let worker: RunningWorker;
+  let worker: e2e.RunningWorker;
   let producer: Producer;
   let reader: Consumer;
   let pool: Pool;
   const letters = new Map<string, { truncated: boolean; bytes: number; originalBytes?: string }>();
   const key = `raw-burst-${Date.now()}`;
-  const nextId = plantIds();
+  const nextId = e2e.plantIds();
 
   beforeAll(async () => {
-    await prepareTestInfrastructure();
-    producer = testKafka().producer();
+    await e2e.prepareTestInfrastructure();
+    producer = e2e.testKafka().producer();
     await producer.connect();
-    pool = testPool();
-    reader = await startReader(PLANT_CREATED_DLQ_TOPIC, (m) => {
+    pool = e2e.testPool();
+    reader = await e2e.startReader(PLANT_CREATED_DLQ_TOPIC, (m) => {
       if (m.key?.toString() !== key) return;
       letters.set(m.headers!['x-origin-offset']!.toString(), {
         truncated: m.headers!['x-truncated']?.toString() === 'true',
@@ -70,7 +61,7 @@ describe('a burst of poison on one partition', () => {
       ],
     });
 
-    worker = await startWorker(baseEnv());
+    worker = await e2e.startWorker(e2e.baseEnv());
     await waitFor(
       'the valid event behind the burst stored',
       async () => (await pool.query('SELECT 1 FROM plants WHERE id = $1', [id])).rowCount === 1,

@@ -2,31 +2,22 @@ import { ChildProcess } from 'node:child_process';
 import { adminClient } from './support/admin';
 import { exitOf, spawnBuiltApp } from './support/processes';
 import { Receiver } from './support/receiver';
-import {
-  baseEnv,
-  plantIds,
-  postPlant,
-  RunningGateway,
-  RunningWorker,
-  startGateway,
-  startWorker,
-  testPool,
-} from './support/stack';
+import * as e2e from './support/stack';
 import { waitFor } from './support/wait';
 
 // A worker killed with SIGKILL while a subscriber is answering loses no delivery: its lease runs out, another
 // worker sends it again, with the same webhook-id so the receiver can tell it is a duplicate.
 describe('delivery survives a worker killed mid-delivery', () => {
-  let gw: RunningGateway;
+  let gw: e2e.RunningGateway;
   let child: ChildProcess | null = null;
-  let rescuer: RunningWorker | null = null;
+  let rescuer: e2e.RunningWorker | null = null;
   const receiver = new Receiver();
-  const nextId = plantIds();
-  const env = baseEnv({ DELIVERY_TIMEOUT_MS: '2000', DELIVERY_POLL_MS: '200' });
+  const nextId = e2e.plantIds();
+  const env = e2e.baseEnv({ DELIVERY_TIMEOUT_MS: '2000', DELIVERY_POLL_MS: '200' });
 
   beforeAll(async () => {
     await receiver.start();
-    gw = await startGateway(env);
+    gw = await e2e.startGateway(env);
   });
 
   afterAll(async () => {
@@ -53,7 +44,7 @@ describe('delivery survives a worker killed mid-delivery', () => {
     const spawned = spawnBuiltApp('worker', { ...env, WORKER_METRICS_PORT: '0' });
     child = spawned.child;
     const { output } = spawned;
-    const res = await postPlant(gw.url, { id, name: 'Survivor' });
+    const res = await e2e.postPlant(gw.url, { id, name: 'Survivor' });
     const { eventId } = (await res.json()) as { eventId: string };
 
     await waitFor('the first attempt to reach the receiver', () => receiver.on('/crash', id).length === 1, 45000).catch(
@@ -66,7 +57,7 @@ describe('delivery survives a worker killed mid-delivery', () => {
     release();
 
     // Its own group: joining the killed worker's group would wait out the dead member's session timeout.
-    rescuer = await startWorker({ ...env, WORKER_GROUP_ID: `${env.WORKER_GROUP_ID}-rescuer` });
+    rescuer = await e2e.startWorker({ ...env, WORKER_GROUP_ID: `${env.WORKER_GROUP_ID}-rescuer` });
     await waitFor(
       'the delivery to be sent again and succeed',
       async () => {
@@ -80,7 +71,7 @@ describe('delivery survives a worker killed mid-delivery', () => {
     expect(ids.length).toBeGreaterThanOrEqual(2);
     expect(new Set(ids)).toEqual(new Set([eventId]));
 
-    const pool = testPool();
+    const pool = e2e.testPool();
     try {
       const { rows } = await pool.query(
         'SELECT count(*)::int AS n FROM deliveries WHERE subscription_id = $1 AND plant_id = $2',

@@ -1,37 +1,27 @@
 import { Webhook } from 'standardwebhooks';
 import { adminClient } from './support/admin';
 import { Receiver } from './support/receiver';
-import {
-  ADMIN_TOKEN,
-  baseEnv,
-  plantIds,
-  postPlant,
-  RunningGateway,
-  RunningWorker,
-  startGateway,
-  startWorker,
-  WEBHOOK_TOKEN,
-} from './support/stack';
+import * as e2e from './support/stack';
 import { waitFor } from './support/wait';
 
 // Outgoing New Plant webhooks: real gateway, worker, Kafka, PostgreSQL and an HTTP receiver on loopback.
 describe('delivery: subscribers get the New Plant webhook', () => {
-  let gw: RunningGateway;
-  let worker: RunningWorker;
+  let gw: e2e.RunningGateway;
+  let worker: e2e.RunningWorker;
   const receiver = new Receiver();
-  const nextId = plantIds();
+  const nextId = e2e.plantIds();
   let admin: ReturnType<typeof adminClient>;
   const subscriptions: string[] = [];
 
   beforeAll(async () => {
     await receiver.start();
-    const env = baseEnv({
+    const env = e2e.baseEnv({
       DELIVERY_RETRY_SCHEDULE: '0s,300ms,300ms',
       DELIVERY_TIMEOUT_MS: '3000',
       DELIVERY_POLL_MS: '200',
     });
-    gw = await startGateway(env);
-    worker = await startWorker(env);
+    gw = await e2e.startGateway(env);
+    worker = await e2e.startWorker(env);
     admin = adminClient(gw.url);
   });
 
@@ -52,7 +42,7 @@ describe('delivery: subscribers get the New Plant webhook', () => {
     return s;
   };
   const accept = async (plant: { id: number; name: string; tag?: string }) => {
-    const res = await postPlant(gw.url, plant);
+    const res = await e2e.postPlant(gw.url, plant);
     expect(res.status).toBe(200);
     return ((await res.json()) as { eventId: string }).eventId;
   };
@@ -157,7 +147,7 @@ describe('delivery: subscribers get the New Plant webhook', () => {
       const eventId = await accept({ id: a, name: `A${n}` });
       // Wait until stored, so each update is its own event (one batch would keep only the latest).
       await waitFor(`A${n} stored`, async () => {
-        const res = await fetch(`${gw.url}/plants/${a}`, { headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } });
+        const res = await fetch(`${gw.url}/plants/${a}`, { headers: { authorization: `Bearer ${e2e.WEBHOOK_TOKEN}` } });
         return res.ok && (await res.json()).lastEventId === eventId;
       });
     }
@@ -185,7 +175,7 @@ describe('delivery: subscribers get the New Plant webhook', () => {
   });
 
   it('refuses private and metadata URLs unless private networks are allowed', async () => {
-    const strict = await startGateway(baseEnv({ DELIVERY_ALLOW_PRIVATE_NETWORKS: 'false' }));
+    const strict = await e2e.startGateway(e2e.baseEnv({ DELIVERY_ALLOW_PRIVATE_NETWORKS: 'false' }));
     try {
       const strictAdmin = adminClient(strict.url);
       for (const url of [
@@ -208,7 +198,7 @@ describe('delivery: subscribers get the New Plant webhook', () => {
 
   it('accepts bodiless admin calls that still send Content-Type: application/json', async () => {
     const sub = await subscribe('/bodiless');
-    const headers = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+    const headers = { authorization: `Bearer ${e2e.ADMIN_TOKEN}`, 'content-type': 'application/json' };
     expect((await fetch(`${gw.url}/subscriptions/${sub.id}/rotate-secret`, { method: 'POST', headers })).status).toBe(
       200,
     );
@@ -217,7 +207,9 @@ describe('delivery: subscribers get the New Plant webhook', () => {
   });
 
   it('keeps admin and webhook tokens apart, and validates admin bodies', async () => {
-    const asWebhook = await fetch(`${gw.url}/subscriptions`, { headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } });
+    const asWebhook = await fetch(`${gw.url}/subscriptions`, {
+      headers: { authorization: `Bearer ${e2e.WEBHOOK_TOKEN}` },
+    });
     expect(asWebhook.status).toBe(401);
     const bad = await admin.call('POST', '/subscriptions', { url: 'ftp://x', colour: 'red' });
     expect(bad.status).toBe(422);

@@ -2,7 +2,7 @@ import http from 'node:http';
 import { Consumer } from 'kafkajs';
 import { PLANT_CREATED_TOPIC } from '@app/contracts';
 import { exitOf, freePort, spawnBuiltApp } from './support/processes';
-import { baseEnv, prepareTestInfrastructure, plantIds, postPlant, startReader, WEBHOOK_TOKEN } from './support/stack';
+import * as e2e from './support/stack';
 import { waitFor } from './support/wait';
 
 // SIGTERM while webhooks are in flight: every request already received is answered 200 only once its event is
@@ -10,11 +10,11 @@ import { waitFor } from './support/wait';
 describe('gateway graceful shutdown', () => {
   let consumer: Consumer;
   const seen = new Set<string>();
-  const nextId = plantIds();
+  const nextId = e2e.plantIds();
 
   beforeAll(async () => {
-    await prepareTestInfrastructure();
-    consumer = await startReader(PLANT_CREATED_TOPIC, (message) => {
+    await e2e.prepareTestInfrastructure();
+    consumer = await e2e.startReader(PLANT_CREATED_TOPIC, (message) => {
       const id = message.headers?.ce_id?.toString(); // poison written by other suites has none
       if (id) seen.add(id);
     });
@@ -22,18 +22,20 @@ describe('gateway graceful shutdown', () => {
 
   afterAll(() => consumer?.disconnect());
 
-  it('answers the requests in flight, flushes the producer and exits 0', async () => {
+  /** The built gateway in its own process (so it can be signalled), once it answers /readyz. */
+  async function readyGateway(env: Record<string, string> = {}) {
     const port = await freePort();
-    const { child, output } = spawnBuiltApp('gateway', baseEnv({ PORT: String(port), HOST: '127.0.0.1' }));
+    const { child, output } = spawnBuiltApp('gateway', e2e.baseEnv({ PORT: String(port), HOST: '127.0.0.1', ...env }));
     const url = `http://127.0.0.1:${port}`;
-    await waitFor(
-      'the gateway to be ready',
-      async () => (await fetch(`${url}/readyz`).catch(() => null))?.ok,
-      30000,
-      200,
-    ).catch((err) => {
+    const ready = async () => (await fetch(`${url}/readyz`).catch(() => null))?.ok;
+    await waitFor('the gateway to be ready', ready, 30000, 200).catch((err) => {
       throw new Error(`${err.message}\n${output.join('')}`);
     });
+    return { child, output, url };
+  }
+
+  it('answers the requests in flight, flushes the producer and exits 0', async () => {
+    const { child, output, url } = await readyGateway();
 
     // Requests in flight: headers and half the body sent before SIGTERM, the rest after it.
     const encoder = new TextEncoder();
@@ -51,7 +53,7 @@ describe('gateway graceful shutdown', () => {
       });
       return fetch(`${url}/plant/webhook`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${WEBHOOK_TOKEN}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${e2e.WEBHOOK_TOKEN}`, 'content-type': 'application/json' },
         body: stream,
         duplex: 'half',
       } as RequestInit);
@@ -60,7 +62,7 @@ describe('gateway graceful shutdown', () => {
     child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 200));
     // A new request now is not accepted: refused at the socket, or a 503 problem telling the sender to retry.
-    const late = await postPlant(url, { id: nextId(), name: 'Too late' }).catch((err: Error) => err);
+    const late = await e2e.postPlant(url, { id: nextId(), name: 'Too late' }).catch((err: Error) => err);
     if (late instanceof Response) {
       expect(late.status).toBe(503);
       expect(late.headers.get('content-type')).toMatch(/application\/problem\+json/);
@@ -78,20 +80,7 @@ describe('gateway graceful shutdown', () => {
   }, 60000);
 
   it('answers a request that arrives on a kept-alive connection during the drain with 503 and Connection: close, not a reset', async () => {
-    const port = await freePort();
-    const { child, output } = spawnBuiltApp(
-      'gateway',
-      baseEnv({ PORT: String(port), HOST: '127.0.0.1', SHUTDOWN_IDLE_WAIT_MS: '3000' }),
-    );
-    const url = `http://127.0.0.1:${port}`;
-    await waitFor(
-      'the gateway to be ready',
-      async () => (await fetch(`${url}/readyz`).catch(() => null))?.ok,
-      30000,
-      200,
-    ).catch((err) => {
-      throw new Error(`${err.message}\n${output.join('')}`);
-    });
+    const { child, url } = await readyGateway({ SHUTDOWN_IDLE_WAIT_MS: '3000' });
     // One socket, kept alive between requests, as a sender's HTTP client pool keeps it.
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     const sockets = new Set<unknown>();
@@ -104,7 +93,7 @@ describe('gateway graceful shutdown', () => {
             method: 'POST',
             agent,
             headers: {
-              authorization: `Bearer ${WEBHOOK_TOKEN}`,
+              authorization: `Bearer ${e2e.WEBHOOK_TOKEN}`,
               'content-type': 'application/json',
               'content-length': Buffer.byteLength(body),
             },

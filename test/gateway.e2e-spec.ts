@@ -2,29 +2,20 @@ import { execFileSync } from 'node:child_process';
 import { Consumer, KafkaMessage } from 'kafkajs';
 import { fc } from '@fast-check/jest';
 import { PLANT_CREATED_TOPIC, seedDocument } from '@app/contracts';
-import {
-  ADMIN_TOKEN,
-  baseEnv,
-  plantIds,
-  postPlant,
-  RunningGateway,
-  startGateway,
-  startReader,
-  WEBHOOK_TOKEN,
-} from './support/stack';
+import * as e2e from './support/stack';
 import { waitFor } from './support/wait';
 
 // The gateway alone, against the real broker: what a sender of the New Plant webhook sees.
 describe('gateway: POST /plant/webhook', () => {
-  let gw: RunningGateway;
+  let gw: e2e.RunningGateway;
   let consumer: Consumer;
   const seen = new Map<string, KafkaMessage>();
-  const nextId = plantIds();
+  const nextId = e2e.plantIds();
 
   beforeAll(async () => {
-    gw = await startGateway(baseEnv({ PUBLISH_TIMEOUT_MS: '1500', WEBHOOK_MAX_BYTES: '1024' }));
+    gw = await e2e.startGateway(e2e.baseEnv({ PUBLISH_TIMEOUT_MS: '1500', WEBHOOK_MAX_BYTES: '1024' }));
     // Records other suites wrote straight to the topic (poison) have no ce_id: skip them, never throw.
-    consumer = await startReader(PLANT_CREATED_TOPIC, (message) => {
+    consumer = await e2e.startReader(PLANT_CREATED_TOPIC, (message) => {
       const id = message.headers?.ce_id?.toString();
       if (id) seen.set(id, message);
     });
@@ -43,7 +34,7 @@ describe('gateway: POST /plant/webhook', () => {
   it('answers 200 with the event id, and the CloudEvent is in Kafka keyed by plant id', async () => {
     const id = nextId();
     const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
-    const res = await postPlant(gw.url, { id, name: 'Monstera', tag: 'indoor' }, { traceparent });
+    const res = await e2e.postPlant(gw.url, { id, name: 'Monstera', tag: 'indoor' }, { traceparent });
     expect(res.status).toBe(200);
     const { eventId } = (await res.json()) as { eventId: string };
     const record = await waitFor('the record in Kafka', () => seen.get(eventId));
@@ -68,12 +59,12 @@ describe('gateway: POST /plant/webhook', () => {
       { 'idempotency-key': 'msg_e2e_1' },
     ];
     for (const headers of attempts) {
-      const res = await postPlant(gw.url, body, headers);
+      const res = await e2e.postPlant(gw.url, body, headers);
       expect(res.status).toBe(200);
       ids.push(((await res.json()) as { eventId: string }).eventId);
     }
     expect(new Set(ids).size).toBe(1);
-    const other = await postPlant(gw.url, body, { 'webhook-id': 'msg_e2e_2' });
+    const other = await e2e.postPlant(gw.url, body, { 'webhook-id': 'msg_e2e_2' });
     expect(((await other.json()) as { eventId: string }).eventId).not.toBe(ids[0]);
   });
 
@@ -81,8 +72,12 @@ describe('gateway: POST /plant/webhook', () => {
     ['no Authorization header', {}, 'Bearer realm="plant-store"'],
     ['a wrong token', { authorization: 'Bearer not-the-token' }, 'Bearer realm="plant-store", error="invalid_token"'],
     ['a malformed header', { authorization: 'Bearer' }, 'Bearer realm="plant-store", error="invalid_request"'],
-    ['another scheme', { authorization: `Basic ${WEBHOOK_TOKEN}` }, 'Bearer realm="plant-store"'],
-    ['an admin token', { authorization: `Bearer ${ADMIN_TOKEN}` }, 'Bearer realm="plant-store", error="invalid_token"'],
+    ['another scheme', { authorization: `Basic ${e2e.WEBHOOK_TOKEN}` }, 'Bearer realm="plant-store"'],
+    [
+      'an admin token',
+      { authorization: `Bearer ${e2e.ADMIN_TOKEN}` },
+      'Bearer realm="plant-store", error="invalid_token"',
+    ],
   ])('answers 401 with a Bearer challenge for %s', async (_case, headers, challenge) => {
     const res = await fetch(`${gw.url}/plant/webhook`, {
       method: 'POST',
@@ -98,7 +93,7 @@ describe('gateway: POST /plant/webhook', () => {
     ['{"id": 1, "name": ', /not valid JSON/],
     ['', /empty/],
   ])('answers 400 for malformed JSON %p', async (body, detail) => {
-    const res = await postPlant(gw.url, body);
+    const res = await e2e.postPlant(gw.url, body);
     expect(res.status).toBe(400);
     const problem = await problemOf(res);
     expect(problem.type).toBe('https://plant.store/problems/malformed-json');
@@ -108,7 +103,7 @@ describe('gateway: POST /plant/webhook', () => {
   it.each([['text/plain'], ['application/x-www-form-urlencoded'], [null]])(
     'answers 415 for Content-Type %p',
     async (type) => {
-      const headers: Record<string, string> = { authorization: `Bearer ${WEBHOOK_TOKEN}` };
+      const headers: Record<string, string> = { authorization: `Bearer ${e2e.WEBHOOK_TOKEN}` };
       if (type) headers['content-type'] = type;
       const res = await fetch(`${gw.url}/plant/webhook`, { method: 'POST', headers, body: '{"id":1,"name":"x"}' });
       expect(res.status).toBe(415);
@@ -118,12 +113,12 @@ describe('gateway: POST /plant/webhook', () => {
 
   it('answers 413 for a body over WEBHOOK_MAX_BYTES, chunked or not, never truncating it', async () => {
     const big = JSON.stringify({ id: 1, name: 'x'.repeat(2000) });
-    const res = await postPlant(gw.url, big);
+    const res = await e2e.postPlant(gw.url, big);
     expect(res.status).toBe(413);
     expect((await problemOf(res)).type).toBe('https://plant.store/problems/payload-too-large');
     const chunked = await fetch(`${gw.url}/plant/webhook`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${WEBHOOK_TOKEN}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${e2e.WEBHOOK_TOKEN}`, 'content-type': 'application/json' },
       body: new ReadableStream({
         start(c) {
           c.enqueue(new TextEncoder().encode(big.slice(0, 600)));
@@ -137,7 +132,7 @@ describe('gateway: POST /plant/webhook', () => {
   });
 
   it('answers 422 naming each offending field', async () => {
-    const res = await postPlant(gw.url, { id: 'seven', tag: 3 });
+    const res = await e2e.postPlant(gw.url, { id: 'seven', tag: 3 });
     expect(res.status).toBe(422);
     const problem = await problemOf(res);
     expect(problem.type).toBe('https://plant.store/problems/validation-failed');
@@ -145,7 +140,7 @@ describe('gateway: POST /plant/webhook', () => {
   });
 
   it('refuses ids that JSON cannot carry exactly (above 2^53 - 1) with 422 rather than rounding them', async () => {
-    const res = await postPlant(gw.url, '{"id": 9007199254740993, "name": "Too big"}');
+    const res = await e2e.postPlant(gw.url, '{"id": 9007199254740993, "name": "Too big"}');
     expect(res.status).toBe(422);
     expect((await problemOf(res)).errors).toEqual([{ field: 'id', message: 'must be <= 9007199254740991' }]);
   });
@@ -162,11 +157,11 @@ describe('gateway: POST /plant/webhook', () => {
       valid.map((p) => ({ ...p, name: 42 })),
     );
     await fc.assert(
-      fc.asyncProperty(valid, async (p) => (await postPlant(gw.url, p)).status === 200),
+      fc.asyncProperty(valid, async (p) => (await e2e.postPlant(gw.url, p)).status === 200),
       { numRuns: 25 },
     );
     await fc.assert(
-      fc.asyncProperty(invalid, async (p) => (await postPlant(gw.url, p)).status === 422),
+      fc.asyncProperty(invalid, async (p) => (await e2e.postPlant(gw.url, p)).status === 422),
       { numRuns: 25 },
     );
   });
@@ -177,7 +172,7 @@ describe('gateway: POST /plant/webhook', () => {
     process.kill(pid, 'SIGSTOP');
     try {
       const started = Date.now();
-      const res = await postPlant(gw.url, { id: nextId(), name: 'Paused' });
+      const res = await e2e.postPlant(gw.url, { id: nextId(), name: 'Paused' });
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('5');
       expect((await problemOf(res)).type).toBe('https://plant.store/problems/unavailable');
@@ -187,7 +182,7 @@ describe('gateway: POST /plant/webhook', () => {
     }
     await waitFor(
       'the gateway to publish again',
-      async () => (await postPlant(gw.url, { id: nextId(), name: 'Back' })).status === 200,
+      async () => (await e2e.postPlant(gw.url, { id: nextId(), name: 'Back' })).status === 200,
       30000,
       500,
     );

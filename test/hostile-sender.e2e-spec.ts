@@ -2,31 +2,22 @@ import net from 'node:net';
 import zlib from 'node:zlib';
 import { Consumer } from 'kafkajs';
 import { PLANT_CREATED_TOPIC } from '@app/contracts';
-import {
-  ADMIN_TOKEN,
-  baseEnv,
-  plantIds,
-  postPlant,
-  RunningGateway,
-  startGateway,
-  startReader,
-  WEBHOOK_TOKEN,
-} from './support/stack';
+import * as e2e from './support/stack';
 import { waitFor } from './support/wait';
 
 // The gateway as a hostile or careless sender meets it. Each block replays one class of the black-box attack
 // (issue #10) against the real gateway and broker: what it sent, and what must come back.
 describe('gateway under hostile input', () => {
-  let gw: RunningGateway;
+  let gw: e2e.RunningGateway;
   let consumer: Consumer;
   const records: string[] = []; // every plant.created value and header, as text
-  const nextId = plantIds();
+  const nextId = e2e.plantIds();
 
   beforeAll(async () => {
-    gw = await startGateway(
-      baseEnv({ HTTP_HEADERS_TIMEOUT_MS: '1000', HTTP_REQUEST_TIMEOUT_MS: '2000', HTTP_MAX_CONNECTIONS: '20' }),
+    gw = await e2e.startGateway(
+      e2e.baseEnv({ HTTP_HEADERS_TIMEOUT_MS: '1000', HTTP_REQUEST_TIMEOUT_MS: '2000', HTTP_MAX_CONNECTIONS: '20' }),
     );
-    consumer = await startReader(PLANT_CREATED_TOPIC, (m) => {
+    consumer = await e2e.startReader(PLANT_CREATED_TOPIC, (m) => {
       records.push(
         `${m.value?.toString() ?? ''} ${JSON.stringify(m.headers ?? {}, (_k, v) => (v?.type === 'Buffer' ? Buffer.from(v.data).toString() : v))}`,
       );
@@ -45,10 +36,10 @@ describe('gateway under hostile input', () => {
 
   describe('bearer tokens outside the Authorization header (the attack: ?access_token= and a body field)', () => {
     const cases: [string, string, string, string | undefined][] = [
-      ['POST', '/plant/webhook', WEBHOOK_TOKEN, JSON.stringify({ id: 1, name: 'x' })],
-      ['GET', '/plants', WEBHOOK_TOKEN, undefined],
-      ['GET', '/subscriptions', ADMIN_TOKEN, undefined],
-      ['POST', '/subscriptions', ADMIN_TOKEN, JSON.stringify({ url: 'http://127.0.0.1:1/' })],
+      ['POST', '/plant/webhook', e2e.WEBHOOK_TOKEN, JSON.stringify({ id: 1, name: 'x' })],
+      ['GET', '/plants', e2e.WEBHOOK_TOKEN, undefined],
+      ['GET', '/subscriptions', e2e.ADMIN_TOKEN, undefined],
+      ['POST', '/subscriptions', e2e.ADMIN_TOKEN, JSON.stringify({ url: 'http://127.0.0.1:1/' })],
     ];
 
     it.each(cases)(
@@ -83,9 +74,9 @@ describe('gateway under hostile input', () => {
 
     it('never writes a token into Kafka (the attack found one in every segment)', async () => {
       const marker = nextId();
-      expect((await postPlant(gw.url, { id: marker, name: 'marker' })).status).toBe(200);
+      expect((await e2e.postPlant(gw.url, { id: marker, name: 'marker' })).status).toBe(200);
       await waitFor('the marker record', () => records.some((r) => r.includes(`"subject":"${marker}"`)));
-      const leaking = records.filter((r) => r.includes(WEBHOOK_TOKEN) || r.includes(ADMIN_TOKEN));
+      const leaking = records.filter((r) => r.includes(e2e.WEBHOOK_TOKEN) || r.includes(e2e.ADMIN_TOKEN));
       expect(leaking).toEqual([]);
     });
   });
@@ -98,7 +89,7 @@ describe('gateway under hostile input', () => {
         `{"id":1,"name":"x","extra":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`,
       ],
     ])('answers 400 (not a retryable 503) for %s', async (_case, body) => {
-      const res = await postPlant(gw.url, body, {});
+      const res = await e2e.postPlant(gw.url, body, {});
       expect(res.status).toBe(400);
       expect((await problem(res)).type).toBe('https://plant.store/problems/nesting-too-deep');
     });
@@ -108,7 +99,7 @@ describe('gateway under hostile input', () => {
       ['NUL in tag', `{"id":${1},"name":"Ficus","tag":"\\u0000"}`, 'tag'],
       ['a lone surrogate in name', `{"id":${1},"name":"Fern \\ud83c"}`, 'name'],
     ])('answers 422 for %s instead of a 200 that could never be stored', async (_case, body, field) => {
-      const res = await postPlant(gw.url, body);
+      const res = await e2e.postPlant(gw.url, body);
       expect(res.status).toBe(422);
       expect((await problem(res)).errors).toEqual([{ field, message: expect.stringMatching(/NUL/) }]);
     });
@@ -119,7 +110,7 @@ describe('gateway under hostile input', () => {
       fetch(`${gw.url}/plant/webhook`, {
         method: 'POST',
         headers: {
-          authorization: `Bearer ${WEBHOOK_TOKEN}`,
+          authorization: `Bearer ${e2e.WEBHOOK_TOKEN}`,
           'content-type': 'application/json',
           'content-encoding': encoding,
         },
@@ -178,7 +169,7 @@ describe('gateway under hostile input', () => {
       const socket = await connect();
       const body = JSON.stringify({ id: nextId(), name: 'trickle' });
       socket.write(
-        `POST /plant/webhook HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${WEBHOOK_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+        `POST /plant/webhook HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${e2e.WEBHOOK_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
       );
       const answer = answerOf(socket);
       let i = 0;

@@ -1,27 +1,15 @@
 import { Consumer, KafkaMessage, Producer } from 'kafkajs';
 import { Pool } from 'pg';
 import { newPlantCreatedEvent, PLANT_CREATED_DLQ_TOPIC, PLANT_CREATED_TOPIC } from '@app/contracts';
-import {
-  baseEnv,
-  plantIds,
-  postPlant,
-  RunningGateway,
-  RunningWorker,
-  startGateway,
-  startReader,
-  startWorker,
-  testKafka,
-  testPool,
-  WEBHOOK_TOKEN,
-} from './support/stack';
+import * as e2e from './support/stack';
 import { metricValues } from './support/metrics';
 import { TcpProxy, viaProxy } from './support/tcp-proxy';
 import { waitFor } from './support/wait';
 
 // Webhook → gateway → Kafka → worker → PostgreSQL, all real.
 describe('pipeline: a New Plant webhook becomes a stored plant', () => {
-  let gw: RunningGateway;
-  let worker: RunningWorker;
+  let gw: e2e.RunningGateway;
+  let worker: e2e.RunningWorker;
   let pool: Pool;
   let producer: Producer;
   let dlqReader: Consumer;
@@ -31,19 +19,19 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
     new URL(process.env.DATABASE_URL!).hostname,
     Number(new URL(process.env.DATABASE_URL!).port),
   );
-  const nextId = plantIds();
+  const nextId = e2e.plantIds();
 
   beforeAll(async () => {
     await dbProxy.up();
-    const env = baseEnv();
+    const env = e2e.baseEnv();
     groupId = `${env.WORKER_GROUP_ID}-server`;
-    gw = await startGateway(env);
+    gw = await e2e.startGateway(env);
     // The worker reaches PostgreSQL through a proxy the outage test can cut.
-    worker = await startWorker({ ...env, DATABASE_URL: viaProxy(env.DATABASE_URL!, dbProxy) });
-    pool = testPool();
-    producer = testKafka().producer();
+    worker = await e2e.startWorker({ ...env, DATABASE_URL: viaProxy(env.DATABASE_URL!, dbProxy) });
+    pool = e2e.testPool();
+    producer = e2e.testKafka().producer();
     await producer.connect();
-    dlqReader = await startReader(PLANT_CREATED_DLQ_TOPIC, (message) => void deadLetters.push(message));
+    dlqReader = await e2e.startReader(PLANT_CREATED_DLQ_TOPIC, (message) => void deadLetters.push(message));
   });
 
   afterAll(async () => {
@@ -56,7 +44,7 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
   });
 
   const getPlant = (id: number) =>
-    fetch(`${gw.url}/plants/${id}`, { headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } });
+    fetch(`${gw.url}/plants/${id}`, { headers: { authorization: `Bearer ${e2e.WEBHOOK_TOKEN}` } });
   const storedPlant = async (id: number) => {
     const res = await getPlant(id);
     return res.status === 200
@@ -67,7 +55,7 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
 
   it('stores the plant and serves it from GET /plants/{id}', async () => {
     const id = nextId();
-    const res = await postPlant(gw.url, { id, name: 'Monstera', tag: 'indoor' });
+    const res = await e2e.postPlant(gw.url, { id, name: 'Monstera', tag: 'indoor' });
     const { eventId } = (await res.json()) as { eventId: string };
     const plant = await waitFor('the plant in the store', () => storedPlant(id));
     expect(plant).toMatchObject({ id, name: 'Monstera', tag: 'indoor', lastEventId: eventId });
@@ -82,7 +70,7 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
   it.each(['abc', '0', '1.5', '9007199254740992'])(
     'refuses plant id %p with 422 naming id, as the document declares it',
     async (raw) => {
-      const res = await fetch(`${gw.url}/plants/${raw}`, { headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } });
+      const res = await fetch(`${gw.url}/plants/${raw}`, { headers: { authorization: `Bearer ${e2e.WEBHOOK_TOKEN}` } });
       expect(res.status).toBe(422);
       expect(((await res.json()) as { errors: unknown }).errors).toEqual([
         { field: 'id', message: expect.any(String) },
@@ -93,12 +81,12 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
   it('pages through plants newest first with a cursor', async () => {
     const ids = [nextId(), nextId(), nextId()];
     for (const id of ids) {
-      await postPlant(gw.url, { id, name: `P${id}` });
+      await e2e.postPlant(gw.url, { id, name: `P${id}` });
       await waitFor(`plant ${id} stored`, () => storedPlant(id)); // one after the other: a known order
     }
     const page = async (q: string) =>
       (await (
-        await fetch(`${gw.url}/plants?${q}`, { headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } })
+        await fetch(`${gw.url}/plants?${q}`, { headers: { authorization: `Bearer ${e2e.WEBHOOK_TOKEN}` } })
       ).json()) as {
         items: { id: number; createdAt: string }[];
         nextCursor: string | null;
@@ -114,14 +102,16 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
     } while (cursor);
     expect(new Set(all.map((p) => p.id)).size).toBe(all.length);
     expect(all.map((p) => p.id).filter((id) => ids.includes(id))).toEqual([...ids].reverse());
-    const bad = await fetch(`${gw.url}/plants?limit=501`, { headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } });
+    const bad = await fetch(`${gw.url}/plants?limit=501`, {
+      headers: { authorization: `Bearer ${e2e.WEBHOOK_TOKEN}` },
+    });
     expect(bad.status).toBe(422);
   });
 
   it('applies a repeated webhook-id and a redelivered event once', async () => {
     const id = nextId();
     for (let i = 0; i < 3; i++)
-      expect((await postPlant(gw.url, { id, name: 'Once' }, { 'webhook-id': `dup-${id}` })).status).toBe(200);
+      expect((await e2e.postPlant(gw.url, { id, name: 'Once' }, { 'webhook-id': `dup-${id}` })).status).toBe(200);
     const event = newPlantCreatedEvent({ id, name: 'Once' }, { source: '/e2e', idempotencyKey: `dup-${id}` });
     await producer.send({ topic: PLANT_CREATED_TOPIC, messages: [{ key: String(id), value: JSON.stringify(event) }] });
     await waitFor('the plant', () => storedPlant(id));
@@ -201,7 +191,7 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
 
   /** The group's lag as the broker sees it: high watermark minus committed offset, summed over partitions. */
   const brokerLag = async () => {
-    const admin = testKafka().admin();
+    const admin = e2e.testKafka().admin();
     await admin.connect();
     try {
       const [high, [committed]] = await Promise.all([
@@ -219,7 +209,7 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
   it('loses nothing while the database is away, reports the real lag meanwhile, and commits once idle', async () => {
     await dbProxy.down();
     const ids = Array.from({ length: 20 }, () => nextId());
-    for (const id of ids) expect((await postPlant(gw.url, { id, name: `During outage ${id}` })).status).toBe(200);
+    for (const id of ids) expect((await e2e.postPlant(gw.url, { id, name: `During outage ${id}` })).status).toBe(200);
     // The worker notices, retries with backoff, and reports it is not ready.
     await waitFor(
       'the worker to report the database down',

@@ -1,14 +1,5 @@
 import { Pool } from 'pg';
-import {
-  baseEnv,
-  plantIds,
-  postPlant,
-  RunningGateway,
-  RunningWorker,
-  startGateway,
-  startWorker,
-  testPool,
-} from './support/stack';
+import * as e2e from './support/stack';
 import { waitFor } from './support/wait';
 
 interface Unavailable {
@@ -23,17 +14,17 @@ interface Unavailable {
 // broker is paused under more webhooks than MAX_PUBLISHES_IN_FLIGHT, senders without keys follow the 503's
 // advice, and every plant must be stored under exactly one event.
 describe('a 503 from the gateway', () => {
-  let gw: RunningGateway;
-  let worker: RunningWorker;
+  let gw: e2e.RunningGateway;
+  let worker: e2e.RunningWorker;
   let pool: Pool;
-  const nextId = plantIds();
+  const nextId = e2e.plantIds();
   const pid = Number(process.env.LOCAL_KAFKA_PID);
 
   beforeAll(async () => {
-    const env = baseEnv({ PUBLISH_TIMEOUT_MS: '1500', MAX_PUBLISHES_IN_FLIGHT: '4' });
-    gw = await startGateway(env);
-    worker = await startWorker(env);
-    pool = testPool();
+    const env = e2e.baseEnv({ PUBLISH_TIMEOUT_MS: '1500', MAX_PUBLISHES_IN_FLIGHT: '4' });
+    gw = await e2e.startGateway(env);
+    worker = await e2e.startWorker(env);
+    pool = e2e.testPool();
   });
 
   afterAll(async () => {
@@ -49,7 +40,7 @@ describe('a 503 from the gateway', () => {
     process.kill(pid, 'SIGSTOP');
     try {
       const started = Date.now();
-      first.push(...(await Promise.all(ids.map((id) => postPlant(gw.url, { id, name: `Paused ${id}` })))));
+      first.push(...(await Promise.all(ids.map((id) => e2e.postPlant(gw.url, { id, name: `Paused ${id}` })))));
       expect(Date.now() - started).toBeLessThan(4000); // bounded by PUBLISH_TIMEOUT_MS, never held open
     } finally {
       process.kill(pid, 'SIGCONT');
@@ -77,7 +68,7 @@ describe('a 503 from the gateway', () => {
         waitFor(
           `plant ${id} accepted on retry`,
           async () => {
-            const res = await postPlant(
+            const res = await e2e.postPlant(
               gw.url,
               { id, name: `Paused ${id}` },
               { 'webhook-id': problems[i].body.idempotencyKey },

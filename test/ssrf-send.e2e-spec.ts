@@ -1,16 +1,7 @@
 import { Pool } from 'pg';
 import { adminClient } from './support/admin';
 import { Receiver } from './support/receiver';
-import {
-  baseEnv,
-  plantIds,
-  postPlant,
-  RunningGateway,
-  RunningWorker,
-  startGateway,
-  startWorker,
-  testPool,
-} from './support/stack';
+import * as e2e from './support/stack';
 import { waitFor } from './support/wait';
 
 // The attack (issue #10, item 5): the send path resolved the subscriber's name to check it, then let the
@@ -19,17 +10,19 @@ import { waitFor } from './support/wait';
 // resolves to loopback is saved through a gateway that allows private networks (as if its DNS had answered
 // with a public address then), and a worker that does not allow them must refuse at connect time.
 describe('SSRF guard on the send path', () => {
-  let gw: RunningGateway;
-  let worker: RunningWorker;
+  let gw: e2e.RunningGateway;
+  let worker: e2e.RunningWorker;
   let pool: Pool;
   const receiver = new Receiver();
-  const nextId = plantIds();
+  const nextId = e2e.plantIds();
 
   beforeAll(async () => {
     await receiver.start();
-    gw = await startGateway(baseEnv({ DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true' }));
-    worker = await startWorker(baseEnv({ DELIVERY_ALLOW_PRIVATE_NETWORKS: 'false', DELIVERY_RETRY_SCHEDULE: '0s' }));
-    pool = testPool();
+    gw = await e2e.startGateway(e2e.baseEnv({ DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true' }));
+    worker = await e2e.startWorker(
+      e2e.baseEnv({ DELIVERY_ALLOW_PRIVATE_NETWORKS: 'false', DELIVERY_RETRY_SCHEDULE: '0s' }),
+    );
+    pool = e2e.testPool();
   });
 
   afterAll(async () => {
@@ -45,7 +38,7 @@ describe('SSRF guard on the send path', () => {
     const sub = await admin.subscribe({ url: `http://localhost:${port}/rebound` });
     try {
       const id = nextId();
-      expect((await postPlant(gw.url, { id, name: 'Rebound' })).status).toBe(200);
+      expect((await e2e.postPlant(gw.url, { id, name: 'Rebound' })).status).toBe(200);
       const [delivery] = await waitFor(
         'the delivery to fail',
         async () => {

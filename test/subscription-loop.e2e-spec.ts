@@ -3,35 +3,25 @@ import { LoopHeaders } from '@app/contracts';
 import { adminClient } from './support/admin';
 import { metricSum } from './support/metrics';
 import { Receiver } from './support/receiver';
-import {
-  baseEnv,
-  plantIds,
-  postPlant,
-  RunningGateway,
-  RunningWorker,
-  startGateway,
-  startWorker,
-  testPool,
-  WEBHOOK_TOKEN,
-} from './support/stack';
+import * as e2e from './support/stack';
 import { waitFor } from './support/wait';
 
 // The attack (issue #10, item 1): a Plant Store subscribed to its own /plant/webhook turned one plant into
 // ~180 events/s forever, silently. An echo that changes nothing must change and send nothing; a loop through
 // something that does change the data must die out after MAX_WEBHOOK_HOPS, and say so in a metric.
 describe('subscription loops', () => {
-  let gw: RunningGateway;
-  let worker: RunningWorker;
+  let gw: e2e.RunningGateway;
+  let worker: e2e.RunningWorker;
   let pool: Pool;
   const receiver = new Receiver();
-  const nextId = plantIds();
+  const nextId = e2e.plantIds();
   const MAX_HOPS = 4;
 
   beforeAll(async () => {
-    const env = baseEnv({ MAX_WEBHOOK_HOPS: String(MAX_HOPS) });
-    gw = await startGateway(env);
-    worker = await startWorker(env);
-    pool = testPool();
+    const env = e2e.baseEnv({ MAX_WEBHOOK_HOPS: String(MAX_HOPS) });
+    gw = await e2e.startGateway(env);
+    worker = await e2e.startWorker(env);
+    pool = e2e.testPool();
     await receiver.start();
   });
 
@@ -62,10 +52,10 @@ describe('subscription loops', () => {
 
   it('a store subscribed to its own webhook stores the echo once and sends nothing more', async () => {
     const admin = adminClient(gw.url);
-    const self = await admin.subscribe({ url: `${gw.url}/plant/webhook`, token: WEBHOOK_TOKEN });
+    const self = await admin.subscribe({ url: `${gw.url}/plant/webhook`, token: e2e.WEBHOOK_TOKEN });
     try {
       const id = nextId();
-      expect((await postPlant(gw.url, { id, name: 'Echo' })).status).toBe(200);
+      expect((await e2e.postPlant(gw.url, { id, name: 'Echo' })).status).toBe(200);
       await waitFor('the delivery to itself', async () =>
         (await admin.deliveriesOf(self.id, `&plantId=${id}`)).some((d) => d.status === 'succeeded'),
       );
@@ -87,7 +77,7 @@ describe('subscription loops', () => {
     receiver.behave('/mutate', (r) => {
       const plant = JSON.parse(r.body);
       if (plant.id === id) {
-        void postPlant(
+        void e2e.postPlant(
           gw.url,
           { ...plant, name: `${plant.name}+` },
           {
@@ -101,7 +91,7 @@ describe('subscription loops', () => {
     const sub = await admin.subscribe({ url: `${receiver.url}/mutate` });
     try {
       const suppressedBefore = await metric('plant_store_loop_events_suppressed_total');
-      const res = await postPlant(gw.url, { id, name: 'Loop' });
+      const res = await e2e.postPlant(gw.url, { id, name: 'Loop' });
       const { eventId } = (await res.json()) as { eventId: string };
       const deliveries = await settled(async () => receiver.on('/mutate', id).length);
       expect(deliveries).toBe(MAX_HOPS);

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** One registry per process, with Node's default metrics, labelled with the app name. */
 export function createMetricsRegistry(app: string): Registry {
@@ -10,3 +10,19 @@ export function createMetricsRegistry(app: string): Registry {
 
 /** Latency buckets in seconds, fine-grained below 100 ms where the targets are. */
 export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * Declares instruments on one registry, a line each: `name` (Prometheus), `help` (what it counts, in words an
+ * operator reads on a dashboard) and its labels; histograms take their buckets.
+ */
+export function instruments(registry: Registry) {
+  const registers = [registry];
+  return {
+    counter: <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+      new Counter<L>({ name, help, labelNames, registers }),
+    gauge: <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+      new Gauge<L>({ name, help, labelNames, registers }),
+    histogram: <L extends string>(name: string, help: string, buckets: number[], labelNames: readonly L[] = []) =>
+      new Histogram<L>({ name, help, buckets, labelNames, registers }),
+  };
+}
