@@ -1,0 +1,49 @@
+import { randomBytes } from 'node:crypto';
+import { Pool } from 'pg';
+import { gatewayEnvSchema, loadConfig } from '@app/config';
+import { createLogger } from '@app/observability';
+import { runMigrations, SCHEMA_VERSION, schemaVersion } from '@app/persistence';
+import { awaitInfrastructure } from '../apps/gateway/src/lifecycle/infrastructure-check';
+import * as e2e from './support/stack';
+
+// The worker owns the schema and the topics; the gateway only checks, waits a bounded time, and then says
+// what is missing and who creates it. Checked against an empty database of its own.
+describe('the gateway start-up check', () => {
+  let admin: Pool;
+  let pool: Pool;
+  let url: string;
+  const dbName = `empty_${randomBytes(4).toString('hex')}`;
+
+  beforeAll(async () => {
+    await e2e.prepareTestInfrastructure(); // the topics exist: only the schema is missing
+    admin = e2e.testPool();
+    await admin.query(`CREATE DATABASE ${dbName}`);
+    const u = new URL(process.env.DATABASE_URL!);
+    u.pathname = `/${dbName}`;
+    url = u.toString();
+    pool = new Pool({ connectionString: url, max: 1 });
+  });
+
+  afterAll(async () => {
+    await pool?.end();
+    await admin?.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await admin?.end();
+  });
+
+  it('stops after its bounded wait, naming the schema it needs and who migrates it', async () => {
+    expect(await schemaVersion(pool)).toBe(0);
+    const config = loadConfig(gatewayEnvSchema, e2e.baseEnv({ DATABASE_URL: url }));
+    const started = Date.now();
+    await expect(awaitInfrastructure(config, createLogger('e2e', 'silent'), 1500)).rejects.toThrow(
+      new RegExp(`schema at version 0, this gateway needs ${SCHEMA_VERSION}.*start the worker`),
+    );
+    expect(Date.now() - started).toBeLessThan(10000);
+  });
+
+  it('starts once the worker has migrated', async () => {
+    await runMigrations(pool);
+    expect(await schemaVersion(pool)).toBe(SCHEMA_VERSION);
+    const config = loadConfig(gatewayEnvSchema, e2e.baseEnv({ DATABASE_URL: url }));
+    await expect(awaitInfrastructure(config, createLogger('e2e', 'silent'), 1500)).resolves.toBeUndefined();
+  });
+});
