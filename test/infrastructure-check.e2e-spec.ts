@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
 import { gatewayEnvSchema, loadConfig } from '@app/config';
 import { createLogger } from '@app/observability';
@@ -9,27 +8,17 @@ import * as e2e from './support/stack';
 // The worker owns the schema and the topics; the gateway only checks, waits a bounded time, and then says
 // what is missing and who creates it. Checked against an empty database of its own.
 describe('the gateway start-up check', () => {
-  let admin: Pool;
+  let db: e2e.ScratchDatabase;
   let pool: Pool;
   let url: string;
-  const dbName = `empty_${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
     await e2e.prepareTestInfrastructure(); // the topics exist: only the schema is missing
-    admin = e2e.testPool();
-    await admin.query(`CREATE DATABASE ${dbName}`);
-    const u = new URL(process.env.DATABASE_URL!);
-    u.pathname = `/${dbName}`;
-    url = u.toString();
-    pool = new Pool({ connectionString: url, max: 1 });
-    pool.on('error', () => undefined); // the drop below ends its connections; nothing is waiting on them then
+    db = await e2e.scratchDatabase('empty', 1);
+    ({ pool, url } = db);
   });
 
-  afterAll(async () => {
-    await pool?.end();
-    await admin?.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    await admin?.end();
-  });
+  afterAll(() => db?.drop());
 
   it('stops after its bounded wait, naming the schema it needs and who migrates it', async () => {
     expect(await schemaVersion(pool)).toBe(0);

@@ -1,7 +1,8 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { IngestEvent, NO_LEASE, OutboxLease } from '@app/delivery';
 import { IngestRepository, OutboxRepository, runMigrations } from '@app/persistence';
+import * as e2e from './support/stack';
 
 // The two hardest statements, against the real PostgreSQL, in a database of their own (a claim sees every
 // pending delivery, so other suites' rows must not be there): the ingest statement (events, plants and the
@@ -10,11 +11,10 @@ const MAX_HOPS = 10;
 const LEASE: OutboxLease = { limit: 100, skipSubscriptions: [], leaseMs: 30_000 };
 
 describe('the ingest statement and the claim', () => {
-  let admin: Pool;
+  let db: e2e.ScratchDatabase;
   let pool: Pool;
   let ingest: IngestRepository;
   let outbox: OutboxRepository;
-  const dbName = `outbox_${randomBytes(4).toString('hex')}`;
   let offset = 0;
   let plantId = 1000;
 
@@ -58,22 +58,14 @@ describe('the ingest statement and the claim', () => {
     ]);
 
   beforeAll(async () => {
-    admin = new Pool({ connectionString: process.env.DATABASE_URL, max: 1 });
-    await admin.query(`CREATE DATABASE ${dbName}`);
-    const url = new URL(process.env.DATABASE_URL!);
-    url.pathname = `/${dbName}`;
-    pool = new Pool({ connectionString: url.toString(), max: 4 });
-    pool.on('error', () => undefined); // the drop in afterAll ends its connections; nothing waits on them then
+    db = await e2e.scratchDatabase('outbox');
+    pool = db.pool;
     await runMigrations(pool);
     ingest = new IngestRepository(pool);
     outbox = new OutboxRepository(pool);
   });
 
-  afterAll(async () => {
-    await pool?.end();
-    await admin?.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    await admin?.end();
-  });
+  afterAll(() => db?.drop());
 
   beforeEach(async () => {
     plantId += 1000;

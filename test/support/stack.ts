@@ -119,3 +119,32 @@ export async function startReader(topic: string, onMessage: (m: KafkaMessage) =>
 export function testKafka(): Kafka {
   return new Kafka({ brokers: required('KAFKA_BROKERS').split(','), clientId: 'e2e', logLevel: logLevel.NOTHING });
 }
+
+export interface ScratchDatabase {
+  url: string;
+  pool: Pool;
+  drop(): Promise<void>;
+}
+
+/**
+ * An empty database of a suite's own on the test server, for statements that must not see other suites' rows
+ * (a claim sees every pending delivery) or a schema that must start unmigrated. `drop()` ends it.
+ */
+export async function scratchDatabase(prefix: string, poolSize = 4): Promise<ScratchDatabase> {
+  const name = `${prefix}_${randomBytes(4).toString('hex')}`;
+  const admin = testPool();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const u = new URL(required('DATABASE_URL'));
+  u.pathname = `/${name}`;
+  const pool = new Pool({ connectionString: u.toString(), max: poolSize });
+  pool.on('error', () => undefined); // the drop ends its connections; nothing waits on them then
+  return {
+    url: u.toString(),
+    pool,
+    async drop() {
+      await pool.end();
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
+}

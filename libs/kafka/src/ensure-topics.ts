@@ -1,16 +1,26 @@
-import { Kafka } from 'kafkajs';
+import { Admin, Kafka } from 'kafkajs';
 import { kafkaClientConfig } from './kafka-options';
-import { ensureTopics, TopicSettings, topicSpecs } from './topics';
+import { ensureTopics, missingTopics, TopicSettings } from './topics';
 
-/** Connects a short-lived admin client, creates missing topics, disconnects. The worker calls it at start-up (it owns the topics). */
-export async function ensureTopicsOn(brokers: string[], settings: TopicSettings): Promise<string[]> {
+/** Runs `work` with a short-lived admin client, disconnected afterwards whatever happens. */
+async function withAdmin<T>(brokers: string[], work: (admin: Admin) => Promise<T>): Promise<T> {
   const admin = new Kafka(kafkaClientConfig(brokers, 'plant-store-admin')).admin();
   await admin.connect();
   try {
-    return await ensureTopics(admin, settings);
+    return await work(admin);
   } finally {
     await admin.disconnect();
   }
+}
+
+/** Creates missing topics. The worker calls it at start-up (it owns the topics). */
+export function ensureTopicsOn(brokers: string[], settings: TopicSettings): Promise<string[]> {
+  return withAdmin(brokers, (admin) => ensureTopics(admin, settings));
+}
+
+/** The names of the topics Plant Store needs that the broker does not have yet (the gateway checks, never creates). */
+export function missingTopicsOn(brokers: string[], settings: TopicSettings): Promise<string[]> {
+  return withAdmin(brokers, async (admin) => (await missingTopics(admin, settings)).map((t) => t.topic));
 }
 
 export function topicSettingsFrom(c: {
@@ -23,18 +33,4 @@ export function topicSettingsFrom(c: {
     replicationFactor: c.KAFKA_REPLICATION_FACTOR,
     minInsyncReplicas: c.KAFKA_MIN_INSYNC_REPLICAS,
   };
-}
-
-/** The topics Plant Store needs that the broker does not have yet (for the gateway, which checks but never creates). */
-export async function missingTopicsOn(brokers: string[]): Promise<string[]> {
-  const admin = new Kafka(kafkaClientConfig(brokers, 'plant-store-admin')).admin();
-  await admin.connect();
-  try {
-    const existing = new Set(await admin.listTopics());
-    return topicSpecs({ partitions: 1, replicationFactor: 1, minInsyncReplicas: 1 })
-      .map((t) => t.topic)
-      .filter((t) => !existing.has(t));
-  } finally {
-    await admin.disconnect();
-  }
 }

@@ -22,10 +22,15 @@ export function topicSpecs(s: TopicSettings): ITopicConfig[] {
   ];
 }
 
+/** The topics of `topicSpecs(s)` the broker does not have yet. */
+export async function missingTopics(admin: Admin, s: TopicSettings): Promise<ITopicConfig[]> {
+  const existing = new Set(await admin.listTopics());
+  return topicSpecs(s).filter((t) => !existing.has(t.topic));
+}
+
 /** Idempotent: topics that already exist are left as they are. Returns the names it created. */
 export async function ensureTopics(admin: Admin, s: TopicSettings): Promise<string[]> {
-  const existing = new Set(await admin.listTopics());
-  const missing = topicSpecs(s).filter((t) => !existing.has(t.topic));
+  const missing = await missingTopics(admin, s);
   if (missing.length === 0) return [];
   try {
     await admin.createTopics({ topics: missing, waitForLeaders: true });

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { GatewayConfig } from '@app/config';
-import { missingTopicsOn } from '@app/kafka';
+import { missingTopicsOn, topicSettingsFrom } from '@app/kafka';
 import { createPool, SCHEMA_VERSION, schemaVersion } from '@app/persistence';
 
 const POLL_MS = 1000;
@@ -49,7 +49,7 @@ async function whatIsMissing(config: GatewayConfig, pool: ReturnType<typeof crea
     missing.push(`database unreachable (${(err as Error).message})`);
   }
   try {
-    const topics = await missingTopicsOn(config.KAFKA_BROKERS);
+    const topics = await missingTopicsOn(config.KAFKA_BROKERS, topicSettingsFrom(config));
     if (topics.length > 0) missing.push(`Kafka topics ${topics.join(', ')} do not exist`);
   } catch (err) {
     missing.push(`Kafka unreachable (${(err as Error).message})`);
