@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // @ts-check
 // `npm start`: installs what is missing, brings up Kafka and PostgreSQL unless KAFKA_BROKERS / DATABASE_URL
-// are set, builds, runs the gateway and the worker, and stops everything it started on Ctrl-C or SIGTERM.
+// are set, builds, runs the worker and the gateway, restarts whatever exits on its own (with back-off), and
+// stops everything it started, and only that, on Ctrl-C or SIGTERM.
 const { randomBytes } = require('node:crypto');
 const { ensureDependencies, build } = require('./local-stack/deps');
 
@@ -9,7 +10,8 @@ async function main() {
   ensureDependencies();
   const { bringUp } = require('./local-stack');
   const { step, info } = require('./local-stack/progress');
-  const { runApp, waitReady, stopProcess } = require('./local-stack/apps');
+  const { appService } = require('./local-stack/apps');
+  const { stopEverything } = require('./local-stack/supervisor');
 
   const generated = (v) => v || randomBytes(24).toString('base64url');
   const env = {
@@ -21,32 +23,47 @@ async function main() {
     DELIVERY_ALLOW_PRIVATE_NETWORKS: process.env.DELIVERY_ALLOW_PRIVATE_NETWORKS || 'true',
   };
 
-  const stack = await bringUp('dev');
-  Object.assign(env, stack.env);
-  let children = [];
+  // Installed before anything starts: Ctrl-C while the broker is still starting stops it too.
   let stopping = false;
   const stopAll = async (code) => {
     if (stopping) return;
     stopping = true;
-    const s = step('Stopping gateway and worker');
-    await Promise.all(children.map((c) => stopProcess(c, 30000)));
-    s.done();
-    await stack.stop();
+    info('Stopping everything this launcher started');
+    await stopEverything();
+    info('Stopped');
     process.exit(code);
   };
   process.on('SIGINT', () => void stopAll(0));
   process.on('SIGTERM', () => void stopAll(0));
 
   try {
-    build();
-    const s = step('Starting gateway and worker (migrations run as they start)');
-    const gateway = runApp('gateway', env);
-    const worker = runApp('worker', env);
-    children = [gateway, worker];
-    for (const c of children)
-      c.once('exit', (code) => !stopping && (info(`a service exited (code ${code}); stopping`), stopAll(1)));
-    await waitReady(`http://127.0.0.1:${env.PORT}/readyz`, gateway, 'gateway');
-    await waitReady(`http://127.0.0.1:${env.WORKER_METRICS_PORT}/readyz`, worker, 'worker');
+    // Supervised like Kubernetes would: a broker, database or app that exits on its own is logged and
+    // restarted with back-off while the rest keeps running.
+    const appPorts = [
+      ['PORT', 'The gateway'],
+      ['METRICS_PORT', "The gateway's metrics"],
+      ['WORKER_METRICS_PORT', "The worker's health and metrics"],
+    ].map(([name, what]) => ({
+      port: Number(env[name]),
+      what,
+      remedy: `Stop it, or choose another port with ${name}=…`,
+    }));
+    const stack = await bringUp('dev', process.env, { restart: true, appPorts });
+    Object.assign(env, stack.env);
+    if (!process.argv.includes('--no-build')) build(); // --no-build: the launcher's tests, after npm test built
+    const s = step('Starting worker, then gateway (the worker migrates and creates the topics)');
+    const worker = appService('worker', env, {
+      readyUrl: `http://127.0.0.1:${env.WORKER_METRICS_PORT}/readyz`,
+      restart: true,
+      owner: 'dev',
+    });
+    const gateway = appService('gateway', env, {
+      readyUrl: `http://127.0.0.1:${env.PORT}/readyz`,
+      restart: true,
+      owner: 'dev',
+    });
+    await worker.start();
+    await gateway.start();
     s.done();
   } catch (err) {
     console.error(err.message);
@@ -74,7 +91,9 @@ Ctrl-C stops everything.
 `);
 }
 
-main().catch((err) => {
-  console.error(err.stack || err.message);
+main().catch(async (err) => {
+  // An Error's message says what to do; a stack is for what nobody foresaw.
+  console.error(err instanceof Error ? err.message : String(err));
+  await require('./local-stack/supervisor').stopEverything();
   process.exit(1);
 });

@@ -6,6 +6,7 @@ const path = require('node:path');
 const readline = require('node:readline');
 const { ROOT } = require('./paths');
 const { stopProcess, waitFor } = require('./processes');
+const { Supervised } = require('./supervisor');
 
 /** The built app's entry point (what `npm run build` produces), for the launchers and the tests. */
 function builtAppEntry(app, entry = 'main') {
@@ -18,8 +19,11 @@ function builtAppEntry(app, entry = 'main') {
 // (NODE_OPTIONS refuses --cpu-prof).
 const extraArgs = (process.env.APP_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
-/** `entry`: another entry point of the app than main, e.g. the worker's 'setup/main'. */
-function runApp(app, env, { quiet = false, entry = 'main' } = {}) {
+/**
+ * `entry`: another entry point of the app than main, e.g. the worker's 'setup/main'. `label`: the prefix of its
+ * lines when several run (gateway-1, gateway-2).
+ */
+function runApp(app, env, { quiet = false, entry = 'main', label = app } = {}) {
   const child = spawn(process.execPath, ['--enable-source-maps', ...extraArgs, builtAppEntry(app, entry)], {
     cwd: ROOT,
     env: { ...process.env, ...env },
@@ -27,7 +31,7 @@ function runApp(app, env, { quiet = false, entry = 'main' } = {}) {
   });
   for (const stream of [child.stdout, child.stderr]) {
     readline.createInterface({ input: stream }).on('line', (line) => {
-      if (!quiet) process.stdout.write(`${app.padEnd(7)} | ${line}\n`);
+      if (!quiet) process.stdout.write(`${label.padEnd(9)} | ${line}\n`);
     });
   }
   return child;
@@ -45,4 +49,22 @@ async function waitReady(url, child, what, timeoutMs = 60000) {
   );
 }
 
-module.exports = { runApp, waitReady, stopProcess, builtAppEntry };
+/**
+ * The app as a supervised process (supervisor.js), ready when `readyUrl` answers 2xx. With `restart`, it is
+ * started again with back-off when it exits on its own (npm start); the fault suite restarts it by hand.
+ */
+function appService(app, env, { readyUrl, label = app, quiet = false, restart = false, owner = undefined }) {
+  return new Supervised(label, {
+    owner,
+    restart,
+    readyTimeoutMs: 120000, // the gateway waits up to 60 s for the schema and topics
+    stopGraceMs: 30000,
+    spawn: () => runApp(app, env, { quiet, label }),
+    ready: async () => {
+      const res = await fetch(readyUrl).catch(() => null);
+      return res !== null && res.ok;
+    },
+  });
+}
+
+module.exports = { runApp, appService, waitReady, stopProcess, builtAppEntry };

@@ -1,9 +1,14 @@
 // @ts-check
 // Brings up what the environment does not already provide: Kafka unless KAFKA_BROKERS is set, PostgreSQL
-// unless DATABASE_URL is set. Returns the environment for the apps and a stop() for what it started.
-const { startKafka } = require('./kafka');
-const { startPostgres } = require('./postgres');
+// unless DATABASE_URL is set. Nothing found on their ports is reused: what an earlier, killed run of the same
+// profile left behind is stopped first; anything else stops the launcher with the port and who holds it.
+// Everything is checked before anything starts, and a start that fails stops what it had started.
+const { startKafka, prepareKafka } = require('./kafka');
+const { startPostgres, preparePostgres } = require('./postgres');
+const { reclaimOrphans } = require('./orphans');
+const { stopEverything } = require('./supervisor');
 const { info } = require('./progress');
+const { ensurePortFree } = require('./ports');
 
 const PROFILES = {
   // npm start: the usual ports, data kept between runs
@@ -12,41 +17,59 @@ const PROFILES = {
   test: { kafkaPort: 19092, controllerPort: 19093, pgPort: 55433, fresh: true },
   // npm run bench:*: its own ports and fresh data again, so figures do not depend on earlier runs
   bench: { kafkaPort: 29092, controllerPort: 29093, pgPort: 55434, fresh: true },
+  // npm run chaos: its own again, because it kills and restarts them
+  chaos: { kafkaPort: 39092, controllerPort: 39093, pgPort: 55435, fresh: true },
 };
 
-async function bringUp(profileName, env = process.env) {
-  const p = PROFILES[profileName];
-  const stops = [];
+/**
+ * `restart`: a broker or database that exits on its own is restarted with back-off (npm start). `ports`
+ * overrides the profile's ports (the launcher's own tests). `appPorts`: the ports the caller's apps will
+ * listen on, checked with the rest before anything starts ({ port, what, remedy }).
+ */
+async function bringUp(profileName, env = process.env, { restart = false, ports = {}, appPorts = [] } = {}) {
+  const p = { fresh: true, ...PROFILES[profileName], ...ports };
+  const wantKafka = !env.KAFKA_BROKERS;
+  const wantPostgres = !env.DATABASE_URL;
+  await reclaimOrphans(profileName);
+  for (const a of appPorts) await ensurePortFree(a.port, a.what, a.remedy);
+  if (wantKafka) await prepareKafka({ port: p.kafkaPort, controllerPort: p.controllerPort });
+  if (wantPostgres) await preparePostgres({ name: profileName, port: p.pgPort });
+
   const out = {};
+  const stops = [];
+  const services = {};
   try {
-    if (env.KAFKA_BROKERS) info(`Kafka: using KAFKA_BROKERS=${env.KAFKA_BROKERS}`);
+    if (!wantKafka) info(`Kafka: using KAFKA_BROKERS=${env.KAFKA_BROKERS}`);
     else {
       const k = await startKafka({
         name: profileName,
         port: p.kafkaPort,
         controllerPort: p.controllerPort,
         fresh: p.fresh,
+        restart,
       });
       out.KAFKA_BROKERS = k.brokers.join(',');
       // Lets the end-to-end tests pause the broker (SIGSTOP) to check the gateway's 503 path.
-      if (k.pid) out.LOCAL_KAFKA_PID = String(k.pid);
+      out.LOCAL_KAFKA_PID = String(k.service.pid);
+      services.kafka = k.service;
       stops.push(k.stop);
     }
-    if (env.DATABASE_URL) info('PostgreSQL: using DATABASE_URL');
+    if (!wantPostgres) info('PostgreSQL: using DATABASE_URL');
     else {
-      const pg = await startPostgres({ name: profileName, port: p.pgPort, fresh: p.fresh });
+      const pg = await startPostgres({ name: profileName, port: p.pgPort, fresh: p.fresh, restart });
       out.DATABASE_URL = pg.url;
+      services.postgres = pg.service;
       stops.push(pg.stop);
     }
   } catch (err) {
-    await stopAll(stops);
+    await stopEverything(); // also a broker still starting when PostgreSQL failed
     throw err;
   }
-  return { env: out, stop: () => stopAll(stops) };
+  return { env: out, services, stop: () => stopAll(stops) };
 }
 
 async function stopAll(stops) {
   for (const stop of stops.reverse()) await stop().catch((err) => console.error(err));
 }
 
-module.exports = { bringUp };
+module.exports = { bringUp, PROFILES };

@@ -5,8 +5,10 @@ const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { Kafka, logLevel } = require('kafkajs');
-const { step, info } = require('./progress');
-const { portOpen, waitFor, stopProcess } = require('./processes');
+const { step } = require('./progress');
+const { portOpen } = require('./processes');
+const { ensurePortFree } = require('./ports');
+const { Supervised } = require('./supervisor');
 
 const { ROOT, LOCAL } = require('./paths');
 
@@ -55,18 +57,23 @@ async function answersMetadata(brokers) {
   }
 }
 
-/**
- * Starts a broker on 127.0.0.1:port unless one already answers there, in which case it is reused (and not
- * stopped later). `fresh` wipes the data folder first (tests); otherwise data persists between runs.
- */
-async function startKafka({ name, port, controllerPort, fresh = false, heapMb = 512 }) {
-  const brokers = [`127.0.0.1:${port}`];
-  if (await portOpen(port)) {
-    await waitFor(`the broker already on port ${port}`, () => answersMetadata(brokers), { timeoutMs: 30000 });
-    info(`Kafka: reusing the broker already running on 127.0.0.1:${port}`);
-    return { brokers, stop: async () => undefined };
-  }
+/** Checks what can be checked before anything starts (the ports), and fetches the jars once. */
+async function prepareKafka({ port, controllerPort }) {
+  const remedy = 'Stop it, or set KAFKA_BROKERS=host:port to use that broker on purpose.';
+  await ensurePortFree(port, 'Kafka', remedy);
+  await ensurePortFree(controllerPort, 'Kafka (controller listener)', remedy);
   fetchJars();
+}
+
+/**
+ * A broker on 127.0.0.1:port, supervised (see supervisor.js), in its own process group so that a terminal's
+ * Ctrl-C reaches the launcher, which stops the apps before the broker. Nothing already on the port is reused:
+ * the launcher says who holds it (set KAFKA_BROKERS to use a broker of your own on purpose). `fresh` wipes the
+ * data folder first (tests, benchmarks); otherwise data persists between runs.
+ */
+async function startKafka({ name, port, controllerPort, fresh = false, heapMb = 512, restart = false }) {
+  const brokers = [`127.0.0.1:${port}`];
+  await prepareKafka({ port, controllerPort });
   const dir = path.join(LOCAL, 'kafka', name);
   if (fresh) fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(path.join(dir, 'data'), { recursive: true });
@@ -79,8 +86,9 @@ async function startKafka({ name, port, controllerPort, fresh = false, heapMb = 
   fs.writeFileSync(propsFile, props);
   const logOpt = `-Dlog4j.configuration=file:${path.join(CONFIG, 'log4j.properties')}`;
   const cp = `${LIB}/*`;
+  const logFile = path.join(dir, 'broker.log');
 
-  const s = step(`Starting Kafka broker on 127.0.0.1:${port} (log: ${path.relative(ROOT, dir)}/broker.log)`);
+  const s = step(`Starting Kafka broker on 127.0.0.1:${port} (log: ${path.relative(ROOT, logFile)})`);
   const format = spawnSync(
     'java',
     [
@@ -100,47 +108,44 @@ async function startKafka({ name, port, controllerPort, fresh = false, heapMb = 
   );
   if (format.status !== 0) throw new Error(`kafka storage format failed:\n${format.stdout}${format.stderr}`);
 
-  const log = fs.openSync(path.join(dir, 'broker.log'), 'a');
-  const child = spawn(
-    'java',
-    // C1 only: measured on 2 cores, C2 kept compiling broker code for minutes and took more CPU than the broker's
-    // own request handling; a local broker at a few thousand records/s does not need C2's faster code.
-    [
-      `-Xms128m`,
-      `-Xmx${heapMb}m`,
-      '-XX:+UseG1GC',
-      '-XX:MaxGCPauseMillis=20',
-      '-XX:TieredStopAtLevel=1',
-      '-Djava.awt.headless=true',
-      logOpt,
-      '-cp',
-      cp,
-      'kafka.Kafka',
-      propsFile,
-    ],
-    // Its own process group: a terminal's Ctrl-C reaches the launcher, which stops the apps before the broker.
-    { stdio: ['ignore', log, log], detached: true },
-  );
-  let exited = null;
-  child.once('exit', (code, signal) => (exited = { code, signal }));
-  await waitFor(
-    'the Kafka broker to answer a metadata request',
-    async () => {
-      if (exited) throw new Error(`broker exited (${JSON.stringify(exited)}); see ${path.join(dir, 'broker.log')}`);
-      return (await portOpen(port)) && (await answersMetadata(brokers));
+  const service = new Supervised('kafka', {
+    owner: name,
+    restart,
+    logHint: path.relative(ROOT, logFile),
+    stopGraceMs: 20000,
+    spawn: () => {
+      const log = fs.openSync(logFile, 'a');
+      const child = spawn(
+        'java',
+        // C1 only: measured on 2 cores, C2 kept compiling broker code for minutes and took more CPU than the
+        // broker's own request handling; a local broker at a few thousand records/s does not need C2's code.
+        [
+          `-Xms128m`,
+          `-Xmx${heapMb}m`,
+          '-XX:+UseG1GC',
+          '-XX:MaxGCPauseMillis=20',
+          '-XX:TieredStopAtLevel=1',
+          '-Djava.awt.headless=true',
+          logOpt,
+          '-cp',
+          cp,
+          'kafka.Kafka',
+          propsFile,
+        ],
+        { stdio: ['ignore', log, log], detached: true },
+      );
+      fs.closeSync(log);
+      return child;
     },
-    { timeoutMs: 90000, intervalMs: 500 },
-  );
+    ready: async () => (await portOpen(port)) && (await answersMetadata(brokers)),
+  });
+  await service.start();
   s.done();
   return {
     brokers,
-    pid: child.pid,
-    stop: async () => {
-      const t = step('Stopping Kafka broker');
-      await stopProcess(child, 20000);
-      t.done();
-    },
+    service,
+    stop: () => service.stop(),
   };
 }
 
-module.exports = { startKafka, fetchJars };
+module.exports = { startKafka, prepareKafka, fetchJars };

