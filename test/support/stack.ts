@@ -64,6 +64,7 @@ export async function startGateway(env: NodeJS.ProcessEnv): Promise<RunningGatew
 }
 
 export interface RunningWorker {
+  app: NestFastifyApplication;
   url: string;
   close(): Promise<void>;
 }
@@ -73,7 +74,7 @@ export async function startWorker(env: NodeJS.ProcessEnv): Promise<RunningWorker
   await app.init();
   await app.startAllMicroservices();
   await app.listen(0, '127.0.0.1');
-  return { url: await app.getUrl(), close: () => app.close() };
+  return { app, url: await app.getUrl(), close: () => app.close() };
 }
 
 export function postPlant(gatewayUrl: string, body: unknown, headers: Record<string, string> = {}) {

@@ -6,9 +6,13 @@ import { WorkerHealthController } from './health/worker-health.controller';
 import { BacklogMonitor } from './metrics/backlog-monitor';
 import { MetricsModule } from './metrics/metrics.module';
 import { PlantConsumerModule } from './plant-consumer/plant-consumer.module';
+import { RetentionModule } from './retention/retention.module';
 import { ConsumerState } from './plant-consumer/plant-batch.server';
 
-/** plant.created in (plant-consumer) → store → deliveries out (delivery); health, metrics and backlog here. */
+/**
+ * plant.created in (plant-consumer) → store → deliveries out (delivery) → old rows pruned (retention); health,
+ * metrics and backlog here.
+ */
 @Module({})
 export class WorkerModule {
   static forRoot(config: WorkerConfig, consumerState: ConsumerState): DynamicModule {
@@ -20,6 +24,7 @@ export class WorkerModule {
         MetricsModule,
         PlantConsumerModule.forRoot(consumerState),
         DeliveryModule,
+        RetentionModule,
       ],
       controllers: [WorkerHealthController],
       providers: [BacklogMonitor],

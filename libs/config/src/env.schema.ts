@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseDuration } from './duration';
 
 // Every environment variable the two apps read, with its default. The README's table, the compose file and
 // the Kubernetes ConfigMap are checked against these shapes by tests, so this file is the single list.
@@ -11,6 +12,13 @@ const csv = z.string().transform((s) =>
 );
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+const duration = (example: string) =>
+  z.string().transform((text, ctx) => {
+    const ms = parseDuration(text);
+    if (ms === null) ctx.addIssue({ code: 'custom', message: `a duration like ${example}` });
+    return ms ?? 0;
+  });
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -46,26 +54,42 @@ export const gatewayEnvSchema = z.object({
   METRICS_HOST: z.string().default('0.0.0.0'),
 });
 
-export const workerEnvSchema = z.object({
-  ...sharedEnv,
-  WORKER_GROUP_ID: z.string().min(1).default('plant-store-worker'),
-  WORKER_METRICS_PORT: port.default(9464),
-  WORKER_MAX_BATCH_BYTES: positiveInt.default(1048576),
-  DELIVERY_TIMEOUT_MS: positiveInt.default(15000),
-  DELIVERY_RETRY_SCHEDULE: z
-    .string()
-    .regex(
-      /^\s*\d+(\.\d+)?(ms|s|m|h|d)?\s*(,\s*\d+(\.\d+)?(ms|s|m|h|d)?\s*)*$/,
-      'comma-separated durations like 0s,5s,5m,2h',
-    )
-    .default('0s,5s,5m,30m,2h,5h,10h,10h'),
-  DELIVERY_ALLOW_PRIVATE_NETWORKS: bool.default(false),
-  DELIVERY_CONCURRENCY: positiveInt.default(128),
-  DELIVERY_CONCURRENCY_PER_SUBSCRIPTION: positiveInt.default(64),
-  DELIVERY_POLL_MS: positiveInt.default(1000),
-  MAX_WEBHOOK_HOPS: positiveInt.default(10),
-  SHUTDOWN_TIMEOUT_MS: positiveInt.default(25000),
-});
+export const workerEnvSchema = z
+  .object({
+    ...sharedEnv,
+    WORKER_GROUP_ID: z.string().min(1).default('plant-store-worker'),
+    WORKER_METRICS_PORT: port.default(9464),
+    WORKER_MAX_BATCH_BYTES: positiveInt.default(1048576),
+    DELIVERY_TIMEOUT_MS: positiveInt.default(15000),
+    DELIVERY_RETRY_SCHEDULE: z
+      .string()
+      .regex(
+        /^\s*\d+(\.\d+)?(ms|s|m|h|d)?\s*(,\s*\d+(\.\d+)?(ms|s|m|h|d)?\s*)*$/,
+        'comma-separated durations like 0s,5s,5m,2h',
+      )
+      .default('0s,5s,5m,30m,2h,5h,10h,10h'),
+    DELIVERY_ALLOW_PRIVATE_NETWORKS: bool.default(false),
+    DELIVERY_CONCURRENCY: positiveInt.default(128),
+    DELIVERY_CONCURRENCY_PER_SUBSCRIPTION: positiveInt.default(64),
+    DELIVERY_POLL_MS: positiveInt.default(1000),
+    MAX_WEBHOOK_HOPS: positiveInt.default(10),
+    SHUTDOWN_TIMEOUT_MS: positiveInt.default(25000),
+    // Retention (apps/worker/src/retention): rows older than these windows are pruned in small batches.
+    PROCESSED_EVENTS_RETENTION: duration('7d').prefault('7d'),
+    DELIVERY_RETENTION: duration('30d').prefault('30d'),
+    RETENTION_SWEEP_MS: positiveInt.default(60000),
+    RETENTION_BATCH_SIZE: positiveInt.default(1000),
+  })
+  .superRefine((c, ctx) => {
+    // A finished delivery must outlive the time its retries could take, or a recover would find nothing to send.
+    const retries = c.DELIVERY_RETRY_SCHEDULE.split(',').reduce((sum, d) => sum + (parseDuration(d) ?? 0), 0);
+    if (c.DELIVERY_RETENTION < retries)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DELIVERY_RETENTION'],
+        message: `must be at least the whole DELIVERY_RETRY_SCHEDULE (${Math.ceil(retries / 3_600_000)}h)`,
+      });
+  });
 
 export type GatewayConfig = z.infer<typeof gatewayEnvSchema>;
 export type WorkerConfig = z.infer<typeof workerEnvSchema>;

@@ -1,3 +1,4 @@
 export * from './env.schema';
 export * from './load-config';
 export * from './config.module';
+export * from './duration';

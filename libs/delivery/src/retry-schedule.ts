@@ -1,10 +1,11 @@
+import { parseDuration } from '@app/config';
+
 /** Parses DELIVERY_RETRY_SCHEDULE ("0s,5s,5m,30m,2h,5h,10h,10h") into delays in milliseconds. */
 export function parseSchedule(text: string): number[] {
-  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
   return text.split(',').map((part) => {
-    const m = /^\s*(\d+(?:\.\d+)?)(ms|s|m|h|d)?\s*$/.exec(part);
-    if (!m) throw new Error(`DELIVERY_RETRY_SCHEDULE: "${part}" is not a duration like 5s, 5m or 2h`);
-    return Math.round(Number(m[1]) * units[m[2] ?? 's']);
+    const ms = parseDuration(part);
+    if (ms === null) throw new Error(`DELIVERY_RETRY_SCHEDULE: "${part}" is not a duration like 5s, 5m or 2h`);
+    return ms;
   });
 }
 

@@ -1,6 +1,7 @@
 // PostgreSQL: the pool and its module (database/), the schema and its one migrator (schema/), one folder per
-// aggregate (plants/, subscriptions/, deliveries/ with the outbox), and the ingest statement that writes
-// several tables at once (ingest/). Repositories return rows or the delivery domain's types, never API shapes.
+// aggregate (plants/, subscriptions/, deliveries/ with the outbox), the ingest statement that writes
+// several tables at once (ingest/), and what prunes old rows (retention/). Repositories return rows or the
+// delivery domain's types, never API shapes.
 export * from './database/pool';
 export * from './database/database.module';
 export * from './schema/migrate';
@@ -9,4 +10,5 @@ export * from './subscriptions/subscription.repository';
 export * from './deliveries/delivery.repository';
 export * from './deliveries/outbox.repository';
 export * from './ingest/ingest.repository';
+export * from './retention/retention.repository';
 export * from './write-coalescer';

@@ -58,4 +58,11 @@ export class WorkerMetrics {
     'Events stored but not delivered again because they had been through MAX_WEBHOOK_HOPS deliveries ' +
       '(a subscription loop)',
   );
+
+  readonly pruned = this.m.counter(
+    'plant_store_pruned_rows_total',
+    'Rows deleted by retention, per table: processed event ids past PROCESSED_EVENTS_RETENTION, finished ' +
+      'deliveries past DELIVERY_RETENTION',
+    ['table'],
+  );
 }

@@ -5,6 +5,7 @@ import { DeliveryRepository } from '../deliveries/delivery.repository';
 import { OutboxRepository } from '../deliveries/outbox.repository';
 import { IngestRepository } from '../ingest/ingest.repository';
 import { PlantRepository } from '../plants/plant.repository';
+import { RetentionRepository } from '../retention/retention.repository';
 import { SubscriptionRepository } from '../subscriptions/subscription.repository';
 import { createPool, PG_POOL } from './pool';
 
@@ -13,7 +14,14 @@ interface DbConfig {
   DATABASE_POOL_SIZE: number;
 }
 
-const repositories = [PlantRepository, SubscriptionRepository, DeliveryRepository, OutboxRepository, IngestRepository];
+const repositories = [
+  PlantRepository,
+  SubscriptionRepository,
+  DeliveryRepository,
+  OutboxRepository,
+  IngestRepository,
+  RetentionRepository,
+];
 
 /**
  * The pool and the repositories over it. Imported by each feature module that reads or writes (Nest builds

@@ -1,0 +1,74 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { APP_CONFIG, WorkerConfig } from '@app/config';
+import { PrunedTable, RetentionRepository } from '@app/persistence';
+import { WorkerMetrics } from '../metrics/worker-metrics';
+
+/** Most batches one sweep deletes per table: a backlog is worked off over several sweeps, not in one burst. */
+const MAX_BATCHES_PER_SWEEP = 50;
+/** Pause between batches, so ingest and delivery always find a free connection and an unloaded disk. */
+const PAUSE_BETWEEN_BATCHES_MS = 20;
+
+/**
+ * Keeps the per-event tables from growing forever. Every RETENTION_SWEEP_MS it deletes, in batches of
+ * RETENTION_BATCH_SIZE, the event ids remembered longer than PROCESSED_EVENTS_RETENTION and the finished
+ * deliveries (with their attempt logs) older than DELIVERY_RETENTION. Every replica sweeps; SKIP LOCKED keeps
+ * them (and ingest) out of each other's way, and a sweep that fails is logged and tried again next time.
+ */
+@Injectable()
+export class RetentionPruner implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(RetentionPruner.name);
+  private timer: NodeJS.Timeout | null = null;
+  private sweeping: Promise<void> | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly retention: RetentionRepository,
+    private readonly metrics: WorkerMetrics,
+    @Inject(APP_CONFIG) private readonly config: WorkerConfig,
+  ) {}
+
+  onApplicationBootstrap() {
+    this.timer = setInterval(() => void this.sweep(), this.config.RETENTION_SWEEP_MS);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown() {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.sweeping;
+  }
+
+  /** One pass over both tables; overlapping calls share the pass in progress. */
+  sweep(now = Date.now()): Promise<void> {
+    this.sweeping ??= this.pruneAll(now).finally(() => (this.sweeping = null));
+    return this.sweeping;
+  }
+
+  private async pruneAll(now: number) {
+    const windows: [PrunedTable, number][] = [
+      ['processed_events', this.config.PROCESSED_EVENTS_RETENTION],
+      ['deliveries', this.config.DELIVERY_RETENTION],
+    ];
+    for (const [table, windowMs] of windows) {
+      try {
+        const pruned = await this.pruneTable(table, new Date(now - windowMs));
+        if (pruned > 0)
+          this.logger.log(`retention: pruned ${pruned} ${table} rows older than ${windowMs / 3_600_000}h`);
+      } catch (err) {
+        this.logger.warn(`retention: pruning ${table} failed, will retry next sweep: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  private async pruneTable(table: PrunedTable, before: Date): Promise<number> {
+    let total = 0;
+    for (let batch = 0; batch < MAX_BATCHES_PER_SWEEP && !this.stopped; batch++) {
+      const n = await this.retention.prune(table, before, this.config.RETENTION_BATCH_SIZE);
+      total += n;
+      this.metrics.pruned.inc({ table }, n);
+      if (n < this.config.RETENTION_BATCH_SIZE) break;
+      await new Promise((r) => setTimeout(r, PAUSE_BETWEEN_BATCHES_MS));
+    }
+    return total;
+  }
+}

@@ -1,0 +1,29 @@
+import { Pool } from 'pg';
+
+// Deletes a bounded batch of the oldest rows past their window, each statement short: SKIP LOCKED passes over
+// rows that ingest or a delivery holds, so pruning never waits on them and they never wait on it.
+
+const PRUNE_PROCESSED_EVENTS = `
+DELETE FROM processed_events WHERE event_id IN (
+  SELECT event_id FROM processed_events WHERE processed_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`;
+
+// Only finished deliveries: a pending one is work still to do, however old. Created and last changed before
+// the cut-off: a delivery retried or recovered recently is kept with its attempt log.
+const PRUNE_DELIVERIES = `
+DELETE FROM deliveries WHERE id IN (
+  SELECT id FROM deliveries
+  WHERE created_at < $1 AND updated_at < $1 AND status <> 'pending'
+  LIMIT $2 FOR UPDATE SKIP LOCKED)`;
+
+export type PrunedTable = 'processed_events' | 'deliveries';
+
+export class RetentionRepository {
+  constructor(private readonly pool: Pool) {}
+
+  /** Deletes up to `limit` rows of `table` older than `before`; returns how many went. */
+  async prune(table: PrunedTable, before: Date, limit: number): Promise<number> {
+    const sql = table === 'processed_events' ? PRUNE_PROCESSED_EVENTS : PRUNE_DELIVERIES;
+    const result = await this.pool.query(sql, [before, limit]);
+    return result.rowCount ?? 0;
+  }
+}
