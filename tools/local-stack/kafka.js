@@ -111,6 +111,7 @@ async function startKafka({ name, port, controllerPort, fresh = false, heapMb = 
   const service = new Supervised('kafka', {
     owner: name,
     restart,
+    group: true,
     logHint: path.relative(ROOT, logFile),
     stopGraceMs: 20000,
     spawn: () => {

@@ -128,6 +128,7 @@ async function startPostgres({ name, port, fresh = false, restart = false }) {
   const service = new Supervised('postgres', {
     owner: name,
     restart,
+    group: true,
     logHint: path.relative(ROOT, logFile),
     stopSignal: 'SIGINT', // "fast shutdown": ends sessions, checkpoints, exits
     stopGraceMs: 30000,

@@ -23,6 +23,7 @@ const HEALTHY_RUN_MS = 60000;
  * @property {boolean} [restart]
  * @property {string} [owner]  profile whose run folder records this process, so a later run finds it if orphaned
  * @property {string} [logHint]  where its own log is, for messages
+ * @property {boolean} [group]  spawned detached, leading a process group of its own (its children included)
  */
 
 /** Every process started and not yet stopped, in start order: what a failed or interrupted launcher stops. */
@@ -124,11 +125,14 @@ class Supervised extends EventEmitter {
   }
 
   /**
-   * Sends a signal to the running process (the fault suite's SIGKILL, SIGSTOP, SIGCONT).
+   * Sends a signal to the running process (the fault suite's SIGKILL, SIGSTOP, SIGCONT). `group`: to its whole
+   * process group (a server spawned detached with its children, like PostgreSQL and its backends).
    * @param {NodeJS.Signals} sig
    */
-  signal(sig) {
-    if (this.running) this.child.kill(sig);
+  signal(sig, { group = false } = {}) {
+    if (!this.running) return;
+    if (group && this.spec.group) process.kill(-this.child.pid, sig);
+    else this.child.kill(sig);
   }
 
   /** Resolves when the current process has exited (at once if none runs). */
@@ -161,9 +165,17 @@ class Supervised extends EventEmitter {
   async kill(child) {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const gone = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGCONT'); // a paused process cannot act on the stop signal
+    const toGroup = (sig) => {
+      try {
+        if (this.spec.group) process.kill(-child.pid, sig);
+        else child.kill(sig);
+      } catch {
+        /* gone meanwhile */
+      }
+    };
+    toGroup('SIGCONT'); // a paused process cannot act on the stop signal (nor can paused children)
     child.kill(/** @type {NodeJS.Signals} */ (this.spec.stopSignal));
-    const timer = setTimeout(() => child.kill('SIGKILL'), this.spec.stopGraceMs);
+    const timer = setTimeout(() => toGroup('SIGKILL'), this.spec.stopGraceMs);
     await gone;
     clearTimeout(timer);
   }

@@ -1,0 +1,36 @@
+import { PROFILES } from '../tools/chaos/scenarios';
+import { printResults, runChaos } from '../tools/chaos/run';
+
+// The fault suite's short profile (`npm run chaos -- --profile short`), on every `npm test`: its own broker,
+// database, two workers and two gateways; per scenario a stream of unique plants with one fault mid-load (the
+// broker, a worker and PostgreSQL killed and restarted, both gateways stopped, a poison burst). Nothing
+// acknowledged may be lost, stored twice or stored wrong. `npm run chaos` runs every scenario at full size.
+
+jest.setTimeout(10 * 60_000);
+
+describe('fault suite (short profile)', () => {
+  it('loses nothing acknowledged through each fault, and the faults really happened', async () => {
+    const profile = PROFILES.short;
+    const results = await runChaos(profile, { buildFirst: false }); // npm test has built the apps
+    printResults(results);
+
+    expect(results.map((r) => r.scenario)).toEqual(profile.scenarios);
+    for (const r of results) {
+      expect({ scenario: r.scenario, lost: r.lost, storedTwice: r.storedTwice, wrong: r.wrongLastEvent }).toEqual({
+        scenario: r.scenario,
+        lost: 0,
+        storedTwice: 0,
+        wrong: 0,
+      });
+      expect(r.acknowledged).toBe(profile.plants);
+      expect(r.stored).toBe(profile.plants);
+      expect(r.delivered).toBe(profile.plants);
+      expect(r.passed).toBe(true);
+    }
+    const by = (name: string) => results.find((r) => r.scenario.startsWith(name))!;
+    // A fault that nobody noticed proves nothing: the senders felt the broker and the gateways go.
+    expect(by('broker SIGKILL').sender503s + by('broker SIGKILL').senderConnectionErrors).toBeGreaterThan(0);
+    expect(by('gateway').sender503s + by('gateway').senderConnectionErrors).toBeGreaterThan(0);
+    expect(by('poison').deadLettered).toBeGreaterThanOrEqual(profile.poisonRecords);
+  });
+});

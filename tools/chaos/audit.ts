@@ -1,0 +1,123 @@
+// After a scenario's load: wait for the pipeline to settle, then count, from the sender's ledger, the database
+// and the receiver, what was acknowledged, stored, delivered and lost.
+import { Kafka, logLevel } from 'kafkajs';
+import { Pool } from 'pg';
+import { ChaosReceiver } from './receiver';
+import { LedgerEntry } from './sender';
+
+export interface ScenarioResult {
+  scenario: string;
+  sent: number;
+  acknowledged: number;
+  /** Senders that never got a 200 (gave up after 5 min, or a 4xx): must be 0. */
+  unacknowledged: number;
+  stored: number;
+  delivered: number;
+  /** Acknowledged but not stored, or stored but never delivered: must be 0. */
+  lost: number;
+  /** More than one applied event for a plant sent once: must be 0. */
+  storedTwice: number;
+  /** Stored with another event or other data than the one acknowledged: must be 0. */
+  wrongLastEvent: number;
+  /** Plants delivered more than once (at least once allows it around a crash: counted, not failed). */
+  deliveredTwice: number;
+  sender503s: number;
+  senderConnectionErrors: number;
+  /** Longest time without any 200 from the fault on, seconds. */
+  longestAckGapS: number;
+  /** Longest a sender waited from its first attempt to its 200, retries included, seconds. */
+  slowestAckS: number;
+  /** From the fault's end until every plant acknowledged before it was delivered, seconds. */
+  recoveredAfterS: number;
+  /** From the last 200 until the last delivery, seconds. */
+  settledAfterS: number;
+  deadLettered?: number;
+  passed: boolean;
+}
+
+/** Waits until every acknowledged plant has reached the receiver, or nothing has moved for `idleMs`. */
+export async function settle(ledger: LedgerEntry[], receiver: ChaosReceiver, idleMs = 90_000): Promise<void> {
+  const acked = ledger.filter((e) => e.ackedAt !== undefined);
+  let last = -1;
+  let lastMoved = Date.now();
+  for (;;) {
+    const delivered = acked.filter((e) => receiver.firstDelivered.has(e.plantId)).length;
+    if (delivered === acked.length) return;
+    if (delivered !== last) {
+      last = delivered;
+      lastMoved = Date.now();
+    }
+    if (Date.now() - lastMoved > idleMs) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** Sum of the high watermarks of a topic: how many records it has ever had. */
+export async function topicSize(brokers: string[], topic: string): Promise<number> {
+  const admin = new Kafka({ brokers, clientId: 'chaos-audit', logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    return (await admin.fetchTopicOffsets(topic)).reduce((n, p) => n + Number(p.high), 0);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+export async function audit(
+  scenario: string,
+  ledger: LedgerEntry[],
+  receiver: ChaosReceiver,
+  pool: Pool,
+  fault: { start: number; end: number },
+): Promise<ScenarioResult> {
+  const ids = ledger.map((e) => e.plantId);
+  const acked = ledger.filter((e) => e.ackedAt !== undefined);
+  const plants = await pool.query<{ id: string; name: string; last_event_id: string }>(
+    'SELECT id, name, last_event_id FROM plants WHERE id = ANY($1::bigint[])',
+    [ids],
+  );
+  const stored = new Map(plants.rows.map((r) => [Number(r.id), r]));
+  const twice = await pool.query<{ plant_id: string }>(
+    'SELECT plant_id FROM processed_events WHERE plant_id = ANY($1::bigint[]) GROUP BY plant_id HAVING count(*) > 1',
+    [ids],
+  );
+  const wrong = acked.filter((e) => {
+    const row = stored.get(e.plantId);
+    return row && (row.name !== `plant-${e.plantId}` || row.last_event_id !== e.eventId);
+  });
+  const lost = acked.filter((e) => !stored.has(e.plantId) || !receiver.firstDelivered.has(e.plantId));
+  // From the fault to each following 200: how long senders went without one (the fault's end is not a 200).
+  const ackTimes = [fault.start, ...acked.map((e) => e.ackedAt!).filter((t) => t >= fault.start)].sort((a, b) => a - b);
+  const gap = ackTimes.slice(1).reduce((max, t, i) => Math.max(max, t - ackTimes[i]), 0);
+  const before = acked.filter((e) => e.ackedAt! <= fault.end);
+  const recovered = before.reduce(
+    (max, e) => Math.max(max, (receiver.firstDelivered.get(e.plantId) ?? Infinity) - fault.end),
+    0,
+  );
+  const lastAck = Math.max(...acked.map((e) => e.ackedAt!));
+  const lastDelivery = Math.max(...acked.map((e) => receiver.firstDelivered.get(e.plantId) ?? 0));
+  const result: ScenarioResult = {
+    scenario,
+    sent: ledger.length,
+    acknowledged: acked.length,
+    unacknowledged: ledger.length - acked.length,
+    stored: ids.filter((id) => stored.has(id)).length,
+    delivered: ids.filter((id) => receiver.firstDelivered.has(id)).length,
+    lost: lost.length,
+    storedTwice: twice.rowCount ?? 0,
+    wrongLastEvent: wrong.length,
+    deliveredTwice: acked.filter((e) => (receiver.acknowledged.get(e.eventId!) ?? 0) > 1).length,
+    sender503s: ledger.reduce((n, e) => n + e.unavailable, 0),
+    senderConnectionErrors: ledger.reduce((n, e) => n + e.connectionErrors, 0),
+    longestAckGapS: round(gap / 1000),
+    slowestAckS: round(acked.reduce((max, e) => Math.max(max, e.ackedAt! - e.firstSentAt), 0) / 1000),
+    recoveredAfterS: round(Math.max(0, recovered) / 1000),
+    settledAfterS: round(Math.max(0, lastDelivery - lastAck) / 1000),
+    passed: false,
+  };
+  result.passed =
+    result.lost === 0 && result.unacknowledged === 0 && result.storedTwice === 0 && result.wrongLastEvent === 0;
+  return result;
+}
+
+const round = (s: number) => (Number.isFinite(s) ? Math.round(s * 10) / 10 : s);

@@ -1,0 +1,162 @@
+// `npm run chaos`: the fault suite. Brings up its own broker, database, two workers and two gateways, subscribes
+// a local receiver, and for each scenario sends a paced stream of unique plants, injects one fault mid-load,
+// waits for the pipeline to settle and audits the ledger against the database and the receiver. Prints a table
+// and exits non-zero if any plant acknowledged with a 200 was lost (or stored twice, or wrongly).
+//   npm run chaos                         every scenario, 20,000 plants at 300/s each
+//   npm run chaos -- --profile short      what `npm test` runs (test/chaos.e2e-spec.ts)
+//   npm run chaos -- --plants 5000 --rate 200 --only "broker SIGKILL, restart,PostgreSQL paused"
+import fs from 'node:fs';
+import path from 'node:path';
+import { Pool } from 'pg';
+import { audit, ScenarioResult, settle, topicSize } from './audit';
+import { ChaosReceiver } from './receiver';
+import { FaultContext, Profile, PROFILES, SCENARIOS } from './scenarios';
+import { sendPlants } from './sender';
+import { ADMIN_TOKEN, ChaosStack, info, LOG_DIR, startChaosStack, step, WEBHOOK_TOKEN } from './stack';
+
+/* eslint-disable @typescript-eslint/no-require-imports -- the launchers are JavaScript that runs before npm ci */
+const { ensureDependencies, build } = require('../local-stack/deps') as { ensureDependencies(): void; build(): void };
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+/** Settings for the apps: a retry schedule that outlasts the subscriber outage within the run, a short publish timeout. */
+const APP_ENV = {
+  PUBLISH_TIMEOUT_MS: '3000',
+  DELIVERY_RETRY_SCHEDULE: '0s,1s,2s,4s,8s,15s,30s,30s,30s,30s,30s',
+  DELIVERY_POLL_MS: '500',
+};
+
+export async function runChaos(profile: Profile, { buildFirst = true } = {}): Promise<ScenarioResult[]> {
+  ensureDependencies();
+  if (buildFirst) build();
+  const stack = await startChaosStack(APP_ENV);
+  const receiver = new ChaosReceiver();
+  const pool = new Pool({ connectionString: stack.databaseUrl, max: 2 });
+  pool.on('error', () => undefined); // PostgreSQL is killed on purpose; the audit's queries come after
+  const results: ScenarioResult[] = [];
+  try {
+    await subscribe(stack, await receiver.listen());
+    const scenarios = SCENARIOS.filter((s) => profile.scenarios.includes(s.name));
+    for (const [i, scenario] of scenarios.entries()) {
+      await ensureRunning(stack);
+      const ctx: FaultContext = { stack, receiver, profile, poisoned: 0 };
+      const dlqBefore = await topicSize(stack.brokers, 'plant.created.dlq');
+      const s = step(
+        `Scenario ${i + 1}/${scenarios.length}: ${scenario.name} (${profile.plants} plants at ${profile.rate}/s)`,
+      );
+      const firstId = (i + 1) * 10_000_000;
+      let sent = 0;
+      const load = sendPlants(
+        firstId,
+        profile.plants,
+        profile.rate,
+        stack.gatewayUrls,
+        WEBHOOK_TOKEN,
+        `${i}`,
+        (n) => (sent = n),
+      );
+      await until(() => sent >= profile.plants * 0.3);
+      const fault = { start: Date.now(), end: 0 };
+      info(`  fault injected after ${sent} plants`);
+      await scenario.inject(ctx);
+      fault.end = Date.now();
+      info(`  healed after ${((fault.end - fault.start) / 1000).toFixed(1)}s`);
+      const ledger = await load;
+      await settle(ledger, receiver);
+      await ensureRunning(stack);
+      const result = await audit(scenario.name, ledger, receiver, pool, fault);
+      if (ctx.poisoned > 0) {
+        await until(
+          async () => (await topicSize(stack.brokers, 'plant.created.dlq')) - dlqBefore >= ctx.poisoned,
+          120_000,
+        );
+        result.deadLettered = (await topicSize(stack.brokers, 'plant.created.dlq')) - dlqBefore;
+        result.passed &&= result.deadLettered >= ctx.poisoned;
+      }
+      results.push(result);
+      s.done(`${result.passed ? 'passed' : 'FAILED'}: ${result.acknowledged} acknowledged, ${result.lost} lost`);
+    }
+  } finally {
+    await pool.end().catch(() => undefined);
+    await receiver.close();
+    await stack.stop();
+  }
+  fs.writeFileSync(path.join(LOG_DIR, 'results.json'), JSON.stringify(results, null, 2));
+  return results;
+}
+
+async function subscribe(stack: ChaosStack, url: string) {
+  const res = await fetch(`${stack.gatewayUrls[0]}/subscriptions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ url, description: 'chaos receiver' }),
+  });
+  if (res.status !== 201) throw new Error(`subscribing the receiver failed: ${res.status} ${await res.text()}`);
+}
+
+/** A scenario starts with every part up, whatever the previous one left. */
+async function ensureRunning(stack: ChaosStack) {
+  for (const service of [stack.kafka, stack.postgres, ...stack.workers, ...stack.gateways])
+    if (!service.running) await stack.restart(service);
+}
+
+async function until(check: () => boolean | Promise<boolean>, timeoutMs = 600_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export function printResults(results: ScenarioResult[]) {
+  console.table(
+    results.map((r) => ({
+      scenario: r.scenario,
+      acked: `${r.acknowledged}/${r.sent}`,
+      stored: r.stored,
+      delivered: r.delivered,
+      LOST: r.lost,
+      'stored twice/wrong': `${r.storedTwice}/${r.wrongLastEvent}`,
+      'delivered 2x': r.deliveredTwice,
+      '503s': r.sender503s,
+      'conn errors': r.senderConnectionErrors,
+      'ack gap s': r.longestAckGapS,
+      'slowest ack s': r.slowestAckS,
+      'recovered s': r.recoveredAfterS,
+      'dead-lettered': r.deadLettered ?? '',
+      result: r.passed ? 'pass' : 'FAIL',
+    })),
+  );
+}
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+async function main() {
+  const base = PROFILES[arg('profile') ?? 'full'];
+  if (!base) throw new Error(`--profile must be one of: ${Object.keys(PROFILES).join(', ')}`);
+  const only = arg('only');
+  const profile: Profile = {
+    ...base,
+    plants: Number(arg('plants') ?? base.plants),
+    rate: Number(arg('rate') ?? base.rate),
+    scenarios: only
+      ? base.scenarios.filter((s) => only.split(',').some((o) => s.startsWith(o.trim())))
+      : base.scenarios,
+  };
+  const results = await runChaos(profile, { buildFirst: !process.argv.includes('--no-build') });
+  printResults(results);
+  console.log(`Per-process logs and results.json: ${path.relative(process.cwd(), LOG_DIR)}/`);
+  const failed = results.filter((r) => !r.passed);
+  if (failed.length > 0) {
+    console.error(`${failed.length} scenario(s) failed: ${failed.map((r) => r.scenario).join('; ')}`);
+    process.exit(1);
+  }
+}
+
+if (require.main === module)
+  main().catch((err) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  });

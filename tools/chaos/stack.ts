@@ -1,0 +1,122 @@
+// The stack the fault suite breaks: its own Kafka broker and PostgreSQL (the `chaos` profile's ports and fresh
+// data, never the ones `npm start` or `npm test` run), two workers and two gateways, each a supervised process
+// that the scenarios kill, pause and restart themselves (no automatic restart: the suite decides when).
+import fs from 'node:fs';
+import path from 'node:path';
+
+/* eslint-disable @typescript-eslint/no-require-imports -- the launchers are JavaScript that runs before npm ci */
+interface Service {
+  name: string;
+  pid: number | undefined;
+  running: boolean;
+  start(): Promise<unknown>;
+  stop(): Promise<void>;
+  signal(sig: NodeJS.Signals, options?: { group?: boolean }): void;
+  whenExited(): Promise<void>;
+}
+const { bringUp } = require('../local-stack') as {
+  bringUp(
+    profile: string,
+    env: NodeJS.ProcessEnv,
+  ): Promise<{ env: Record<string, string>; services: { kafka: Service; postgres: Service }; stop(): Promise<void> }>;
+};
+const { appService } = require('../local-stack/apps') as {
+  appService(
+    app: string,
+    env: Record<string, string>,
+    o: { readyUrl: string; label: string; logFile: string },
+  ): Service;
+};
+const { stopEverything } = require('../local-stack/supervisor') as { stopEverything(): Promise<void> };
+const { LOCAL } = require('../local-stack/paths') as { LOCAL: string };
+export const { step, info } = require('../local-stack/progress') as {
+  step(message: string): { done(extra?: string): void };
+  info(message: string): void;
+};
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+export const WEBHOOK_TOKEN = 'chaos-webhook-token-0123456789';
+export const ADMIN_TOKEN = 'chaos-admin-token-0123456789';
+export const LOG_DIR = path.join(LOCAL, 'chaos');
+
+export interface ChaosStack {
+  kafka: Service;
+  postgres: Service;
+  gateways: Service[];
+  workers: Service[];
+  gatewayUrls: string[];
+  databaseUrl: string;
+  brokers: string[];
+  env: Record<string, string>;
+  /** Starts a stopped service again, retrying a start that fails while the rest recovers. */
+  restart(service: Service): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const GATEWAY_PORTS = [3401, 3402];
+const WORKER_PORTS = [9471, 9472];
+
+export async function startChaosStack(appEnv: Record<string, string>): Promise<ChaosStack> {
+  fs.rmSync(LOG_DIR, { recursive: true, force: true });
+  fs.mkdirSync(LOG_DIR, { recursive: true });
+  // Its own broker and database whatever the caller's environment says: this suite kills them.
+  const callerEnv = { ...process.env };
+  delete callerEnv.KAFKA_BROKERS;
+  delete callerEnv.DATABASE_URL;
+  const infra = await bringUp('chaos', callerEnv);
+  const env = {
+    ...infra.env,
+    WEBHOOK_TOKENS: WEBHOOK_TOKEN,
+    ADMIN_TOKENS: ADMIN_TOKEN,
+    LOG_LEVEL: 'warn',
+    DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
+    WORKER_GROUP_ID: 'chaos',
+    PLANT_CREATED_PARTITIONS: '6',
+    KAFKAJS_NO_PARTITIONER_WARNING: '1',
+    ...appEnv,
+  };
+  const app = (kind: 'gateway' | 'worker', i: number) => {
+    const port = String((kind === 'gateway' ? GATEWAY_PORTS : WORKER_PORTS)[i]);
+    const ports: Record<string, string> =
+      kind === 'gateway' ? { PORT: port, METRICS_PORT: String(9481 + i) } : { WORKER_METRICS_PORT: port };
+    const label = `${kind}-${i + 1}`;
+    return appService(
+      kind,
+      { ...env, ...ports },
+      {
+        label,
+        readyUrl: `http://127.0.0.1:${port}/readyz`,
+        logFile: path.join(LOG_DIR, `${label}.log`),
+      },
+    );
+  };
+  const workers = [app('worker', 0), app('worker', 1)];
+  const gateways = [app('gateway', 0), app('gateway', 1)];
+  const s = step('Starting two workers, then two gateways');
+  await workers[0].start(); // the first one migrates and creates the topics
+  await Promise.all([workers[1].start(), ...gateways.map((g) => g.start())]);
+  s.done();
+  return {
+    kafka: infra.services.kafka,
+    postgres: infra.services.postgres,
+    gateways,
+    workers,
+    gatewayUrls: GATEWAY_PORTS.map((p) => `http://127.0.0.1:${p}`),
+    databaseUrl: infra.env.DATABASE_URL,
+    brokers: infra.env.KAFKA_BROKERS.split(','),
+    env,
+    async restart(service) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await service.start();
+          return;
+        } catch (err) {
+          if (attempt >= 5) throw err;
+          info(`${service.name} did not start (${(err as Error).message}); trying again`);
+          await new Promise((r) => setTimeout(r, 2000));
+        }
+      }
+    },
+    stop: () => stopEverything(),
+  };
+}
