@@ -149,6 +149,33 @@ describe('the ingest statement and the claim', () => {
       expect((await outbox.claimDue(10, [], 30_000)).claimed.map((d) => d.id)).toEqual([first.claimed[0].id]);
     });
 
+    it('leases each delivery to one claimer when replicas claim at the same moment', async () => {
+      // Found by the fault suite: two workers sent the same delivery within milliseconds. A claim whose snapshot
+      // predates another's committed lease must not lease the row again once it gets the row lock.
+      await subscribe();
+      const events = Array.from({ length: 3000 }, (_, i) => event({ plantId: plantId + i }));
+      plantId += 10_000; // past these plants: later tests store new ones
+      await ingest.applyEvents(events, NO_LEASE, MAX_HOPS);
+      const claimers = Array.from({ length: 4 }, () => new Pool({ connectionString: db.url, max: 2 }));
+      const claimed: string[] = [];
+      await Promise.all(
+        claimers.flatMap((p) => {
+          const o = new OutboxRepository(p);
+          return [0, 1].map(async () => {
+            for (;;) {
+              const r = await o.claimDue(25, [], 60_000);
+              claimed.push(...r.claimed.map((d) => d.id));
+              if (r.claimed.length === 0 && !r.more) return;
+            }
+          });
+        }),
+      );
+      await Promise.all(claimers.map((p) => p.end()));
+      const twice = claimed.filter((id, i) => claimed.indexOf(id) !== i);
+      expect(new Set(claimed).size).toBe(3000);
+      expect(twice).toEqual([]);
+    });
+
     it('keeps per-plant order: the next delivery of a plant is claimable only once the earlier one is done', async () => {
       await subscribe();
       await ingest.applyEvents([event({ name: 'v1' })], NO_LEASE, MAX_HOPS);

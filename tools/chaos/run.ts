@@ -63,7 +63,7 @@ export async function runChaos(profile: Profile, { buildFirst = true } = {}): Pr
       const ledger = await load;
       await settle(ledger, receiver);
       await ensureRunning(stack);
-      const result = await audit(scenario.name, ledger, receiver, pool, fault);
+      const result = await audit(scenario.name, ledger, receiver, pool, fault, scenario.duplicatesAllowed);
       if (ctx.poisoned > 0) {
         await until(
           async () => (await topicSize(stack.brokers, 'plant.created.dlq')) - dlqBefore >= ctx.poisoned,

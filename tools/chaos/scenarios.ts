@@ -15,6 +15,11 @@ export interface FaultContext {
 
 export interface Scenario {
   name: string;
+  /**
+   * At least once allows a second delivery only where a sender of it may have died or lost its record: a worker
+   * killed, the database killed or frozen past a delivery's lease. Anywhere else a duplicate fails the scenario.
+   */
+  duplicatesAllowed?: boolean;
   inject(ctx: FaultContext): Promise<void>;
 }
 
@@ -52,6 +57,7 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     name: 'one worker SIGKILL, restart',
+    duplicatesAllowed: true,
     inject: ({ stack }) => killAndRestart(stack, stack.workers[0], 'SIGKILL'),
   },
   {
@@ -62,6 +68,7 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     name: 'PostgreSQL paused',
+    duplicatesAllowed: true,
     async inject({ stack, profile }) {
       stack.postgres.signal('SIGSTOP', { group: true }); // the server and every backend
       await sleep(profile.postgresPauseMs);
@@ -70,6 +77,7 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     name: 'PostgreSQL SIGKILL, restart',
+    duplicatesAllowed: true,
     inject: ({ stack }) => killAndRestart(stack, stack.postgres, 'SIGKILL'),
   },
   {

@@ -28,7 +28,11 @@ WITH candidates AS MATERIALIZED (
   -- then sorted (claim order is a preference; per-plant order is kept by noEarlierPending, not by this order).
   SELECT d.id FROM candidates c
   JOIN deliveries d ON d.id = c.id
-  WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = c.subscription_id AND s.enabled)
+  -- Again on the locked row: the candidates come from this statement's snapshot, and a replica may have leased
+  -- (or finished) one since. FOR UPDATE re-evaluates these conditions on the row's newest version; without
+  -- them two replicas claimed and sent the same delivery within milliseconds (found by the fault suite).
+  WHERE d.status = 'pending' AND (d.leased_until IS NULL OR d.leased_until < now())
+    AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = c.subscription_id AND s.enabled)
     AND ${noEarlierPending('c.subscription_id', 'c.plant_id', 'c.seq')}
   LIMIT $1
   FOR UPDATE OF d SKIP LOCKED
