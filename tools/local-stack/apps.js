@@ -57,7 +57,11 @@ async function waitReady(url, child, what, timeoutMs = 60000) {
  * The app as a supervised process (supervisor.js), ready when `readyUrl` answers 2xx. With `restart`, it is
  * started again with back-off when it exits on its own (npm start); the fault suite restarts it by hand.
  */
-function appService(app, env, { readyUrl, label = app, quiet = false, restart = false, owner = undefined, logFile = undefined }) {
+function appService(
+  app,
+  env,
+  { readyUrl, label = app, quiet = false, restart = false, owner = undefined, logFile = undefined },
+) {
   return new Supervised(label, {
     owner,
     restart,
