@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
@@ -8,9 +9,19 @@ import { gatewayEnvSchema, loadConfig, workerEnvSchema } from '@app/config';
 const root = path.resolve(__dirname, '..');
 const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true });
 
-/** ${VAR:-default} as compose expands it with VAR unset. */
+/** A SECRETS_KEY as an operator would export it: compose requires one (`${SECRETS_KEY:?…}`). */
+const OPERATOR_KEY = randomBytes(32).toString('base64');
+
+/** ${VAR:-default} as compose expands it with VAR unset; ${VAR:?message} (required) with the operator's value. */
 const expand = (env: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v).replace(/\$\{\w+:-([^}]*)\}/g, '$1')]));
+  Object.fromEntries(
+    Object.entries(env).map(([k, v]) => [
+      k,
+      String(v)
+        .replace(/\$\{\w+:-([^}]*)\}/g, '$1')
+        .replace(/^\$\{SECRETS_KEY:\?[^}]*\}$/, OPERATOR_KEY),
+    ]),
+  );
 
 describe('docker-compose.yml', () => {
   it('runs apache/kafka:3.9.2, postgres, and both apps from the Dockerfile', () => {
@@ -32,6 +43,11 @@ describe('docker-compose.yml', () => {
     const known = Object.keys(schema.shape);
     expect(Object.keys(env).filter((k) => !known.includes(k))).toEqual([]);
     expect(() => loadConfig(schema, env)).not.toThrow();
+  });
+
+  it('requires SECRETS_KEY from whoever runs it, with no default, for both apps', () => {
+    for (const name of ['gateway', 'worker'])
+      expect(compose.services[name].environment.SECRETS_KEY).toMatch(/^\$\{SECRETS_KEY:\?.*openssl rand -base64 32/);
   });
 
   it('points the apps at the kafka and postgres services on their in-network listeners', () => {

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { IngestEvent, NO_LEASE, OutboxLease } from '@app/delivery';
-import { IngestRepository, OutboxRepository, runMigrations } from '@app/persistence';
+import { IngestRepository, OutboxRepository, runMigrations, SecretBox, subscriptionContext } from '@app/persistence';
 import * as e2e from './support/stack';
 
 // The two hardest statements, against the real PostgreSQL, in a database of their own (a claim sees every
@@ -9,6 +9,7 @@ import * as e2e from './support/stack';
 // outbox in one) and the claim.
 const MAX_HOPS = 10;
 const LEASE: OutboxLease = { limit: 100, skipSubscriptions: [], leaseMs: 30_000 };
+const box = new SecretBox(randomBytes(32));
 
 describe('the ingest statement and the claim', () => {
   let db: e2e.ScratchDatabase;
@@ -34,13 +35,15 @@ describe('the ingest statement and the claim', () => {
       ...over,
     };
   };
-  const subscribe = async (enabled = true): Promise<string> =>
-    (
-      await pool.query<{ id: string }>(
-        "INSERT INTO subscriptions (url, secret, enabled) VALUES ('http://receiver.test/hook', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', $1) RETURNING id",
-        [enabled],
-      )
-    ).rows[0].id;
+  const subscribe = async (enabled = true): Promise<string> => {
+    const id = randomUUID();
+    const secret = box.seal('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', subscriptionContext(id));
+    await pool.query(
+      "INSERT INTO subscriptions (id, url, secret, enabled) VALUES ($1, 'http://receiver.test/hook', $2, $3)",
+      [id, secret, enabled],
+    );
+    return id;
+  };
   const deliveriesOf = async (plant: number) =>
     (
       await pool.query(
@@ -61,8 +64,8 @@ describe('the ingest statement and the claim', () => {
     db = await e2e.scratchDatabase('outbox');
     pool = db.pool;
     await runMigrations(pool);
-    ingest = new IngestRepository(pool);
-    outbox = new OutboxRepository(pool);
+    ingest = new IngestRepository(pool, box);
+    outbox = new OutboxRepository(pool, box);
   });
 
   afterAll(() => db?.drop());
@@ -160,7 +163,7 @@ describe('the ingest statement and the claim', () => {
       const claimed: string[] = [];
       await Promise.all(
         claimers.flatMap((p) => {
-          const o = new OutboxRepository(p);
+          const o = new OutboxRepository(p, box);
           return [0, 1].map(async () => {
             for (;;) {
               const r = await o.claimDue(25, [], 60_000);
@@ -212,8 +215,8 @@ describe('the ingest statement and the claim', () => {
     it('signs with a rotated-out secret only until its overlap ends', async () => {
       const a = await subscribe();
       await pool.query(
-        "UPDATE subscriptions SET previous_secret = secret, secret = 'whsec_new', previous_secret_expires_at = now() + interval '1 hour' WHERE id = $1",
-        [a],
+        "UPDATE subscriptions SET previous_secret = secret, secret = $2, previous_secret_expires_at = now() + interval '1 hour' WHERE id = $1",
+        [a, box.seal('whsec_new', subscriptionContext(a))],
       );
       await ingest.applyEvents([event({ plantId }), event({ plantId: plantId + 1 })], NO_LEASE, MAX_HOPS);
       const [d] = (await outbox.claimDue(1, [], 30_000)).claimed;

@@ -94,10 +94,14 @@ describe('retention', () => {
 
   it('refuses a delivery retention shorter than the retry schedule, naming both', () => {
     expect(() =>
-      loadConfig(workerEnvSchema, { DELIVERY_RETRY_SCHEDULE: '0s,5s,5m,30m,2h,5h,10h,10h', DELIVERY_RETENTION: '1d' }),
+      loadConfig(workerEnvSchema, {
+        SECRETS_KEY: e2e.TEST_SECRETS_KEY,
+        DELIVERY_RETRY_SCHEDULE: '0s,5s,5m,30m,2h,5h,10h,10h',
+        DELIVERY_RETENTION: '1d',
+      }),
     ).toThrow(/DELIVERY_RETENTION: must be at least the whole DELIVERY_RETRY_SCHEDULE \(28h\)/);
-    expect(() => loadConfig(workerEnvSchema, { PROCESSED_EVENTS_RETENTION: 'a week' })).toThrow(
-      /PROCESSED_EVENTS_RETENTION: a duration like 7d/,
-    );
+    expect(() =>
+      loadConfig(workerEnvSchema, { SECRETS_KEY: e2e.TEST_SECRETS_KEY, PROCESSED_EVENTS_RETENTION: 'a week' }),
+    ).toThrow(/PROCESSED_EVENTS_RETENTION: a duration like 7d/);
   });
 });

@@ -6,6 +6,22 @@
 const { randomBytes } = require('node:crypto');
 const { ensureDependencies, build } = require('./local-stack/deps');
 
+/**
+ * The key that seals subscriber secrets in the local database, made once and kept beside that database in the
+ * git-ignored .local/ (the data outlives a run, so must the key). Production sets SECRETS_KEY itself.
+ */
+function localSecretsKey() {
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const { LOCAL } = require('./local-stack/paths');
+  const file = path.join(LOCAL, 'secrets.key');
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(LOCAL, { recursive: true });
+    fs.writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600 });
+  }
+  return fs.readFileSync(file, 'utf8').trim();
+}
+
 async function main() {
   ensureDependencies();
   const { bringUp } = require('./local-stack');
@@ -21,6 +37,7 @@ async function main() {
     WEBHOOK_TOKENS: generated(process.env.WEBHOOK_TOKENS),
     ADMIN_TOKENS: generated(process.env.ADMIN_TOKENS),
     DELIVERY_ALLOW_PRIVATE_NETWORKS: process.env.DELIVERY_ALLOW_PRIVATE_NETWORKS || 'true',
+    SECRETS_KEY: process.env.SECRETS_KEY || localSecretsKey(),
   };
 
   // Installed before anything starts: Ctrl-C while the broker is still starting stops it too.

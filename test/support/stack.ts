@@ -17,9 +17,9 @@ const required = (name: string) => {
   return v;
 };
 
-import { ADMIN_TOKEN, WEBHOOK_TOKEN } from './tokens';
+import { ADMIN_TOKEN, TEST_SECRETS_KEY, WEBHOOK_TOKEN } from './tokens';
 
-export { ADMIN_TOKEN, WEBHOOK_TOKEN };
+export { ADMIN_TOKEN, TEST_SECRETS_KEY, WEBHOOK_TOKEN };
 
 export function baseEnv(overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
@@ -27,6 +27,7 @@ export function baseEnv(overrides: Record<string, string> = {}): NodeJS.ProcessE
     DATABASE_URL: required('DATABASE_URL'),
     WEBHOOK_TOKENS: WEBHOOK_TOKEN,
     ADMIN_TOKENS: ADMIN_TOKEN,
+    SECRETS_KEY: TEST_SECRETS_KEY,
     LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'warn',
     PLANT_CREATED_PARTITIONS: '6',
     PORT: '0',

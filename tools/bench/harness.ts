@@ -55,6 +55,7 @@ export async function startStack({
     WORKER_METRICS_PORT: '9560',
     WEBHOOK_TOKENS: TOKEN,
     ADMIN_TOKENS: ADMIN,
+    SECRETS_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'warn',
     DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
     WORKER_GROUP_ID: `bench-${randomBytes(3).toString('hex')}`,

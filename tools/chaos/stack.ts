@@ -1,6 +1,7 @@
 // The stack the fault suite breaks: its own Kafka broker and PostgreSQL (the `chaos` profile's ports and fresh
 // data, never the ones `npm start` or `npm test` run), two workers and two gateways, each a supervised process
 // that the scenarios kill, pause and restart themselves (no automatic restart: the suite decides when).
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -68,6 +69,7 @@ export async function startChaosStack(appEnv: Record<string, string>): Promise<C
     ...infra.env,
     WEBHOOK_TOKENS: WEBHOOK_TOKEN,
     ADMIN_TOKENS: ADMIN_TOKEN,
+    SECRETS_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'warn',
     DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
     WORKER_GROUP_ID: 'chaos',

@@ -9,6 +9,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { PlantWebhookModule } from './plant-webhook/plant-webhook.module';
 import { PlantsModule } from './plants/plants.module';
 import { SubscriptionsModule } from './subscriptions/subscriptions.module';
+import { AuditModule } from './audit/audit.module';
 
 /** Webhook in (plant-webhook), read API (plants), admin API (subscriptions, deliveries), health and metrics. */
 @Module({})
@@ -25,6 +26,7 @@ export class GatewayModule {
         HealthModule,
         PlantsModule,
         SubscriptionsModule,
+        AuditModule,
         DeliveriesModule,
       ],
     };

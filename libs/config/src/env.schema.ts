@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { parseDuration } from './duration';
 
@@ -20,6 +21,37 @@ const duration = (example: string) =>
     return ms ?? 0;
   });
 
+/** A 32-byte key in base64, as `openssl rand -base64 32` prints it. */
+const KEY_HINT = '32 random bytes in base64 (for example from `openssl rand -base64 32`)';
+const isKey = (v: string) => /^[A-Za-z0-9+/]{43}=$/.test(v) && Buffer.from(v, 'base64').length === 32;
+const key = z.string().refine(isKey, `must be ${KEY_HINT}`);
+
+export type AdminScope = 'read' | 'write';
+export interface AdminToken {
+  /** Who it is in the audit trail: the name given, else `token-` and 8 hex digits of its SHA-256. */
+  name: string;
+  scope: AdminScope;
+  token: string;
+}
+
+/**
+ * ADMIN_TOKENS entries: `token` (scope write), `scope:token`, or `name:scope:token`. `read` lists and inspects;
+ * `write` also changes (it includes read).
+ */
+const adminTokens = csv.transform((entries, ctx): AdminToken[] =>
+  entries.map((entry) => {
+    const parts = entry.split(':');
+    const token = parts[parts.length - 1];
+    const scope = parts.length >= 2 ? parts[parts.length - 2] : 'write';
+    const name = parts.length >= 3 ? parts.slice(0, -2).join(':') : `token-${hash8(token)}`;
+    if (scope !== 'read' && scope !== 'write')
+      ctx.addIssue({ code: 'custom', message: `scope "${scope}" is neither read nor write (name:scope:token)` });
+    if (token.length < 16) ctx.addIssue({ code: 'custom', message: 'each token needs at least 16 characters' });
+    return { name, scope: scope as AdminScope, token };
+  }),
+);
+const hash8 = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 8);
+
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 
@@ -31,6 +63,10 @@ export const sharedEnv = {
   KAFKA_REPLICATION_FACTOR: positiveInt.default(1),
   KAFKA_MIN_INSYNC_REPLICAS: positiveInt.default(1),
   DATABASE_POOL_SIZE: positiveInt.default(10),
+  // Seals subscriber secrets and tokens at rest (libs/persistence/src/secrets). Required: without it nothing
+  // stored could be opened, and a made-up default would be a key everyone knows.
+  SECRETS_KEY: z.string({ error: `is required: ${KEY_HINT}; \`npm start\` makes one in .local/` }).pipe(key),
+  SECRETS_PREVIOUS_KEYS: csv.default([]).pipe(z.array(key)),
 };
 
 export const gatewayEnvSchema = z.object({
@@ -38,7 +74,7 @@ export const gatewayEnvSchema = z.object({
   PORT: port.default(3000),
   HOST: z.string().default('0.0.0.0'),
   WEBHOOK_TOKENS: csv.pipe(z.array(z.string().min(16, 'each token needs at least 16 characters')).min(1)),
-  ADMIN_TOKENS: csv.default([]).pipe(z.array(z.string().min(16, 'each token needs at least 16 characters'))),
+  ADMIN_TOKENS: adminTokens.default([]),
   WEBHOOK_MAX_BYTES: positiveInt.default(65536),
   PUBLISH_TIMEOUT_MS: positiveInt.default(5000),
   EVENT_SOURCE: z.string().min(1).default('/plant-store/gateway'),

@@ -3,9 +3,10 @@ import { ConfigError, loadConfig } from './load-config';
 
 describe(loadConfig.name, () => {
   const token = 'a'.repeat(32);
+  const SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 
   it('applies the documented defaults', () => {
-    const config = loadConfig(gatewayEnvSchema, { WEBHOOK_TOKENS: token });
+    const config = loadConfig(gatewayEnvSchema, { WEBHOOK_TOKENS: token, SECRETS_KEY });
     expect(config.PORT).toBe(3000);
     expect(config.KAFKA_BROKERS).toEqual(['127.0.0.1:9092']);
     expect(config.WEBHOOK_MAX_BYTES).toBe(65536);
@@ -14,8 +15,29 @@ describe(loadConfig.name, () => {
   });
 
   it('splits comma-separated lists, so tokens can be rotated', () => {
-    const config = loadConfig(gatewayEnvSchema, { WEBHOOK_TOKENS: `${token}, ${'b'.repeat(20)}` });
+    const config = loadConfig(gatewayEnvSchema, { WEBHOOK_TOKENS: `${token}, ${'b'.repeat(20)}`, SECRETS_KEY });
     expect(config.WEBHOOK_TOKENS).toEqual([token, 'b'.repeat(20)]);
+  });
+
+  it('reads admin tokens as name:scope:token, a bare token being a write token named by its fingerprint', () => {
+    const config = loadConfig(gatewayEnvSchema, {
+      WEBHOOK_TOKENS: token,
+      SECRETS_KEY,
+      ADMIN_TOKENS: `ops:write:${'o'.repeat(20)}, read:${'r'.repeat(20)}, ${'w'.repeat(20)}`,
+    });
+    expect(config.ADMIN_TOKENS).toEqual([
+      { name: 'ops', scope: 'write', token: 'o'.repeat(20) },
+      { name: expect.stringMatching(/^token-[0-9a-f]{8}$/), scope: 'read', token: 'r'.repeat(20) },
+      { name: expect.stringMatching(/^token-[0-9a-f]{8}$/), scope: 'write', token: 'w'.repeat(20) },
+    ]);
+    expect(() =>
+      loadConfig(gatewayEnvSchema, { WEBHOOK_TOKENS: token, SECRETS_KEY, ADMIN_TOKENS: `ops:admin:${token}` }),
+    ).toThrow(/ADMIN_TOKENS: scope "admin" is neither read nor write/);
+  });
+
+  it('requires SECRETS_KEY, 32 bytes in base64, and says how to make one', () => {
+    expect(() => loadConfig(workerEnvSchema, {})).toThrow(/SECRETS_KEY: is required: 32 random bytes in base64/);
+    expect(() => loadConfig(workerEnvSchema, { SECRETS_KEY: 'c2hvcnQ=' })).toThrow(/openssl rand -base64 32/);
   });
 
   it('names the bad variable', () => {

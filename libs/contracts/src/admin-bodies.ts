@@ -10,6 +10,7 @@ export interface SubscriptionCreateBody {
   url: string;
   token?: string;
   secret?: string;
+  signature?: 'symmetric' | 'asymmetric';
   description?: string;
 }
 

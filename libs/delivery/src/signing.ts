@@ -1,5 +1,7 @@
-import { randomBytes } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, KeyObject, randomBytes, sign } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
+
+export type SignatureScheme = 'symmetric' | 'asymmetric';
 
 /** A Standard Webhooks symmetric secret: `whsec_` + base64 of 32 random bytes. */
 export function generateSecret(): string {
@@ -12,6 +14,38 @@ export function isValidSecret(secret: string): boolean {
   return bytes >= 24 && bytes <= 64;
 }
 
+/**
+ * A Standard Webhooks asymmetric key pair (Ed25519): the secret key `whsk_` + base64 of its 32-byte seed, kept
+ * by us (sealed at rest); the public key `whpk_` + base64 of its 32 bytes, given to the subscriber to verify
+ * `v1a,` signatures without any shared secret.
+ */
+export function generateKeyPair(): { secretKey: string; publicKey: string } {
+  const jwk = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
+  const b64 = (v: string | undefined) => Buffer.from(v!, 'base64url').toString('base64');
+  return { secretKey: `whsk_${b64(jwk.d)}`, publicKey: `whpk_${b64(jwk.x)}` };
+}
+
+/** The public key of a `whsk_` secret key. */
+export function publicKeyOf(secretKey: string): string {
+  const jwk = ed25519Key(secretKey).export({ format: 'jwk' });
+  return `whpk_${Buffer.from(jwk.x!, 'base64url').toString('base64')}`;
+}
+
+/** PKCS #8 for an Ed25519 seed (RFC 8410): this fixed prefix, then the 32 bytes. */
+const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+function ed25519Key(secretKey: string): KeyObject {
+  const seed = Buffer.from(secretKey.slice('whsk_'.length), 'base64');
+  return createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+}
+
+/** One Standard Webhooks signature: `v1,` HMAC-SHA256 for a `whsec_` secret, `v1a,` Ed25519 for a `whsk_` key. */
+function signOne(secret: string, messageId: string, at: Date, body: string): string {
+  if (!secret.startsWith('whsk_')) return new Webhook(secret).sign(messageId, at, body);
+  const content = Buffer.from(`${messageId}.${Math.floor(at.getTime() / 1000)}.${body}`);
+  return `v1a,${sign(null, content, ed25519Key(secret)).toString('base64')}`;
+}
+
 export interface SignedHeaders {
   'webhook-id': string;
   'webhook-timestamp': string;
@@ -19,11 +53,11 @@ export interface SignedHeaders {
 }
 
 /**
- * Standard Webhooks headers for one attempt. During a secret rotation both secrets sign and both
- * signatures are sent, space-separated, so receivers can switch secrets at their own pace.
+ * Standard Webhooks headers for one attempt. During a secret rotation both secrets (or key pairs) sign and
+ * both signatures are sent, space-separated, so receivers can switch at their own pace.
  */
 export function signDelivery(secrets: string[], messageId: string, body: string, at: Date): SignedHeaders {
-  const signatures = secrets.map((s) => new Webhook(s).sign(messageId, at, body));
+  const signatures = secrets.map((s) => signOne(s, messageId, at, body));
   return {
     'webhook-id': messageId,
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),

@@ -11,4 +11,7 @@ export * from './deliveries/delivery.repository';
 export * from './deliveries/outbox.repository';
 export * from './ingest/ingest.repository';
 export * from './retention/retention.repository';
+export * from './secrets/secret-box';
+export * from './secrets/seal-credentials';
+export * from './audit/audit.repository';
 export * from './write-coalescer';

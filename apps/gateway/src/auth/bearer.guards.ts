@@ -1,7 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
 import { AuthGuard } from '@nestjs/passport';
+import { AdminScope } from '@app/config';
 import { ProblemException } from '@app/observability';
-import { REALM } from './bearer.strategies';
+import { Principal, REALM } from './bearer.strategies';
 
 /**
  * RFC 6750 failures: 401 with a WWW-Authenticate challenge. passport-http-bearer hands us its challenge
@@ -19,12 +20,23 @@ function unauthorized(info: unknown): ProblemException {
   return ProblemException.of('unauthorized', detail, {}, { 'www-authenticate': challenge });
 }
 
-function bearerGuard(strategy: string) {
+/** `read` is enough to list and inspect; `write` (which includes read) to change anything. */
+const allows = (has: AdminScope | null, needs: AdminScope | null) => needs === null || has === 'write' || has === needs;
+
+function bearerGuard(strategy: string, needs: AdminScope | null = null) {
   @Injectable()
   class BearerGuard extends AuthGuard(strategy) {
     handleRequest<T>(err: unknown, user: T, info: unknown): T {
       if (err) throw err;
       if (!user) throw unauthorized(info);
+      const principal = user as unknown as Principal;
+      if (!allows(principal.scope, needs))
+        throw ProblemException.of(
+          'forbidden',
+          `This operation needs an admin token with the "${needs}" scope; "${principal.name}" has "${principal.scope}". ` +
+            'Use a write token (ADMIN_TOKENS entries are name:scope:token).',
+          { missingScope: needs } as never,
+        );
       return user;
     }
   }
@@ -32,4 +44,12 @@ function bearerGuard(strategy: string) {
 }
 
 export const WebhookAuthGuard = bearerGuard('webhook-bearer');
-export const AdminAuthGuard = bearerGuard('admin-bearer');
+/** Admin routes that list and inspect. */
+export const AdminReadGuard = bearerGuard('admin-bearer', 'read');
+/** Admin routes that change something: create, change, delete, rotate, retry, recover. */
+export const AdminWriteGuard = bearerGuard('admin-bearer', 'write');
+
+/** The authenticated admin's name, for the audit trail (never the token). */
+export const Actor = createParamDecorator(
+  (_: unknown, ctx: ExecutionContext): string => ctx.switchToHttp().getRequest<{ user: Principal }>().user.name,
+);

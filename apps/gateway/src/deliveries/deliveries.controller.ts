@@ -1,14 +1,14 @@
 import { Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { DeliveryStatus } from '@app/delivery';
-import { AdminAuthGuard } from '../auth/bearer.guards';
+import { Actor, AdminReadGuard, AdminWriteGuard } from '../auth/bearer.guards';
 import { parseCursor } from '../http/pagination';
 import { validatedParameters } from '../http/validated-parameter.pipe';
 import { DeliveriesService } from './deliveries.service';
 
 /** Admin API: what was sent, each attempt, and replay (one delivery, or every failure since a time). */
 @ApiExcludeController()
-@UseGuards(AdminAuthGuard)
+@UseGuards(AdminReadGuard)
 @Controller()
 export class DeliveriesController {
   constructor(private readonly deliveries: DeliveriesService) {}
@@ -31,16 +31,19 @@ export class DeliveriesController {
 
   @Post('deliveries/:id/retry')
   @HttpCode(202)
-  retry(@Param('id', validatedParameters('retryDelivery')) id: string) {
-    return this.deliveries.retry(id);
+  @UseGuards(AdminWriteGuard)
+  retry(@Param('id', validatedParameters('retryDelivery')) id: string, @Actor() actor: string) {
+    return this.deliveries.retry(id, actor);
   }
 
   @Post('subscriptions/:id/recover')
   @HttpCode(202)
+  @UseGuards(AdminWriteGuard)
   recover(
     @Param('id', validatedParameters('recoverSubscription')) id: string,
     @Query('since', validatedParameters('recoverSubscription')) since: string,
+    @Actor() actor: string,
   ) {
-    return this.deliveries.recover(id, new Date(since));
+    return this.deliveries.recover(id, new Date(since), actor);
   }
 }

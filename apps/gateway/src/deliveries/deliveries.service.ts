@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ProblemException } from '@app/observability';
-import { DeliveryFilter, DeliveryRepository, SubscriptionRepository } from '@app/persistence';
+import { AuditRepository, DeliveryFilter, DeliveryRepository, SubscriptionRepository } from '@app/persistence';
 import { Page, toPage } from '../http/pagination';
 import { subscriptionNotFound } from '../subscriptions/subscriptions.service';
 import { DeliveryDto, DeliveryWithAttemptsDto, mapDelivery, mapDeliveryWithAttempts } from './delivery.dto';
@@ -11,6 +11,7 @@ export class DeliveriesService {
   constructor(
     private readonly deliveries: DeliveryRepository,
     private readonly subscriptions: SubscriptionRepository,
+    private readonly audit: AuditRepository,
   ) {}
 
   async list(filter: DeliveryFilter, limit: number, beforeSeq: number | null): Promise<Page<DeliveryDto>> {
@@ -24,17 +25,32 @@ export class DeliveriesService {
   }
 
   /** Only a failed delivery is sent again: a pending one is already going, a succeeded one arrived. */
-  async retry(id: string): Promise<DeliveryDto> {
+  async retry(id: string, actor: string): Promise<DeliveryDto> {
     const queued = await this.deliveries.retryFailed(id);
-    if (queued) return mapDelivery(queued);
+    if (queued) {
+      await this.audit.record({
+        actor,
+        action: 'delivery.retried',
+        subscription_id: queued.subscription_id,
+        delivery_id: id,
+      });
+      return mapDelivery(queued);
+    }
     const current = await this.deliveries.findById(id);
     if (!current) throw deliveryNotFound(id);
     throw ProblemException.of('conflict', `Only a failed delivery can be retried; this one is ${current.status}`);
   }
 
-  async recover(subscriptionId: string, since: Date): Promise<{ requeued: number }> {
+  async recover(subscriptionId: string, since: Date, actor: string): Promise<{ requeued: number }> {
     if (!(await this.subscriptions.findById(subscriptionId))) throw subscriptionNotFound(subscriptionId);
-    return { requeued: await this.deliveries.retryFailedSince(subscriptionId, since) };
+    const requeued = await this.deliveries.retryFailedSince(subscriptionId, since);
+    await this.audit.record({
+      actor,
+      action: 'subscription.recovered',
+      subscription_id: subscriptionId,
+      details: { since: since.toISOString(), requeued },
+    });
+    return { requeued };
   }
 }
 

@@ -1,6 +1,10 @@
-import { SubscriptionRow } from '@app/persistence';
+import { SubscriptionUpdateBody } from '@app/contracts';
+import { Issued, NewAuditEvent, SubscriptionRow } from '@app/persistence';
 
-/** A subscription as the admin API returns it (Subscription in /openapi.json): never the secret or the token. */
+/**
+ * A subscription as the admin API returns it (Subscription in /openapi.json): never a secret, a private key or
+ * the token (all sealed in the database); the public key of an asymmetric one, which is meant to be shared.
+ */
 export interface SubscriptionDto {
   id: string;
   url: string;
@@ -8,12 +12,15 @@ export interface SubscriptionDto {
   enabled: boolean;
   disabledReason: string | null;
   hasToken: boolean;
+  signature: 'symmetric' | 'asymmetric';
+  publicKey: string | null;
+  previousPublicKey: string | null;
   createdAt: string;
   updatedAt: string;
 }
 
-/** Only when it is created or rotated: the signing secret, shown once. */
-export type SubscriptionWithSecretDto = SubscriptionDto & { secret: string };
+/** Only when it is created or rotated: a symmetric subscription's signing secret, shown once. */
+export type SubscriptionWithSecretDto = SubscriptionDto & { secret?: string };
 
 export const mapSubscription = (r: SubscriptionRow): SubscriptionDto => ({
   id: r.id,
@@ -22,11 +29,32 @@ export const mapSubscription = (r: SubscriptionRow): SubscriptionDto => ({
   enabled: r.enabled,
   disabledReason: r.disabled_reason,
   hasToken: r.token !== null,
+  signature: r.signature,
+  publicKey: r.public_key,
+  // Only while the rotated-out key still signs beside the new one.
+  previousPublicKey:
+    r.previous_public_key && r.previous_secret_expires_at && r.previous_secret_expires_at > new Date()
+      ? r.previous_public_key
+      : null,
   createdAt: r.created_at.toISOString(),
   updatedAt: r.updated_at.toISOString(),
 });
 
-export const mapSubscriptionWithSecret = (r: SubscriptionRow): SubscriptionWithSecretDto => ({
-  ...mapSubscription(r),
-  secret: r.secret,
-});
+/** The private key of an asymmetric subscription never leaves: its public key is in the mapping already. */
+export const mapIssued = ({ row, secret }: Issued): SubscriptionWithSecretDto =>
+  row.signature === 'symmetric' ? { ...mapSubscription(row), secret } : mapSubscription(row);
+
+/** What a change did, for the audit trail: the fields changed, never a token's value. */
+export function updateAudit(body: SubscriptionUpdateBody): Pick<NewAuditEvent, 'action' | 'details'> {
+  const action =
+    body.enabled === false
+      ? 'subscription.disabled'
+      : body.enabled === true
+        ? 'subscription.enabled'
+        : 'subscription.changed';
+  const details: Record<string, unknown> = { changed: Object.keys(body).sort() };
+  if (body.url !== undefined) details.url = body.url;
+  if (body.description !== undefined) details.description = body.description;
+  if ('token' in body) details.token = body.token === null ? 'removed' : 'replaced';
+  return { action, details };
+}

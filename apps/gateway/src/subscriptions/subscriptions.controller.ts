@@ -1,21 +1,25 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { validateSubscriptionCreate, validateSubscriptionUpdate } from '@app/contracts';
-import { AdminAuthGuard } from '../auth/bearer.guards';
+import { Actor, AdminReadGuard, AdminWriteGuard } from '../auth/bearer.guards';
 import { validatedBody } from '../http/validated-body.pipe';
 import { validatedParameters } from '../http/validated-parameter.pipe';
 import { SubscriptionsService } from './subscriptions.service';
 
 /** Admin API: who receives the New Plant webhook. Documented in /openapi.json (the `adminAuth` scheme). */
 @ApiExcludeController()
-@UseGuards(AdminAuthGuard)
+@UseGuards(AdminReadGuard)
 @Controller('subscriptions')
 export class SubscriptionsController {
   constructor(private readonly subscriptions: SubscriptionsService) {}
 
   @Post()
-  create(@Body(validatedBody(validateSubscriptionCreate)) body: Parameters<SubscriptionsService['create']>[0]) {
-    return this.subscriptions.create(body);
+  @UseGuards(AdminWriteGuard)
+  create(
+    @Body(validatedBody(validateSubscriptionCreate)) body: Parameters<SubscriptionsService['create']>[0],
+    @Actor() actor: string,
+  ) {
+    return this.subscriptions.create(body, actor);
   }
 
   @Get()
@@ -29,22 +33,26 @@ export class SubscriptionsController {
   }
 
   @Patch(':id')
+  @UseGuards(AdminWriteGuard)
   update(
     @Param('id', validatedParameters('updateSubscription')) id: string,
     @Body(validatedBody(validateSubscriptionUpdate)) body: Parameters<SubscriptionsService['update']>[1],
+    @Actor() actor: string,
   ) {
-    return this.subscriptions.update(id, body);
+    return this.subscriptions.update(id, body, actor);
   }
 
   @Delete(':id')
   @HttpCode(204)
-  delete(@Param('id', validatedParameters('deleteSubscription')) id: string) {
-    return this.subscriptions.delete(id);
+  @UseGuards(AdminWriteGuard)
+  delete(@Param('id', validatedParameters('deleteSubscription')) id: string, @Actor() actor: string) {
+    return this.subscriptions.delete(id, actor);
   }
 
   @Post(':id/rotate-secret')
   @HttpCode(200)
-  rotateSecret(@Param('id', validatedParameters('rotateSubscriptionSecret')) id: string) {
-    return this.subscriptions.rotateSecret(id);
+  @UseGuards(AdminWriteGuard)
+  rotateSecret(@Param('id', validatedParameters('rotateSubscriptionSecret')) id: string, @Actor() actor: string) {
+    return this.subscriptions.rotateSecret(id, actor);
   }
 }

@@ -1,38 +1,58 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, GatewayConfig } from '@app/config';
 import { SubscriptionCreateBody, SubscriptionUpdateBody } from '@app/contracts';
-import { checkSubscriberUrl, generateSecret, isValidSecret } from '@app/delivery';
+import { checkSubscriberUrl, generateKeyPair, generateSecret, isValidSecret, SignatureScheme } from '@app/delivery';
 import { invalidField, ProblemException } from '@app/observability';
-import { SubscriptionRepository, SubscriptionRow } from '@app/persistence';
+import { AuditRepository, SubscriptionRepository, SubscriptionRow } from '@app/persistence';
 import {
+  mapIssued,
   mapSubscription,
-  mapSubscriptionWithSecret,
   SubscriptionDto,
   SubscriptionWithSecretDto,
+  updateAudit,
 } from './subscription.dto';
 
-/** How long a rotated-out secret keeps signing next to the new one. */
+/** How long a rotated-out secret (or key pair) keeps signing next to the new one. */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000;
+
+/** A new signing credential: a `whsec_` secret, or an Ed25519 key pair whose public half is published. */
+function newCredential(scheme: SignatureScheme, given?: string): { secret: string; publicKey: string | null } {
+  if (scheme === 'symmetric') return { secret: given ?? generateSecret(), publicKey: null };
+  const pair = generateKeyPair();
+  return { secret: pair.secretKey, publicKey: pair.publicKey };
+}
 
 @Injectable()
 export class SubscriptionsService {
   constructor(
     private readonly subscriptions: SubscriptionRepository,
+    private readonly audit: AuditRepository,
     @Inject(APP_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
-  async create(body: SubscriptionCreateBody): Promise<SubscriptionWithSecretDto> {
+  async create(body: SubscriptionCreateBody, actor: string): Promise<SubscriptionWithSecretDto> {
     await this.assertUrlAllowed(body.url);
-    if (body.secret !== undefined && !isValidSecret(body.secret)) {
+    const signature = body.signature ?? 'symmetric';
+    if (body.secret !== undefined && signature === 'asymmetric')
+      throw invalidField('secret', 'is for symmetric signatures only: an asymmetric key pair is generated for you');
+    if (body.secret !== undefined && !isValidSecret(body.secret))
       throw invalidField('secret', 'must be whsec_ followed by 24 to 64 base64-encoded bytes');
-    }
-    const created = await this.subscriptions.create({
+    const credential = newCredential(signature, body.secret);
+    const issued = await this.subscriptions.create({
       url: body.url,
       token: body.token ?? null,
-      secret: body.secret ?? generateSecret(),
+      secret: credential.secret,
+      signature,
+      publicKey: credential.publicKey,
       description: body.description ?? null,
     });
-    return mapSubscriptionWithSecret(created);
+    await this.audit.record({
+      actor,
+      action: 'subscription.created',
+      subscription_id: issued.row.id,
+      details: { url: body.url, signature, token: body.token !== undefined ? 'set' : 'none' },
+    });
+    return mapIssued(issued);
   }
 
   async list(): Promise<SubscriptionDto[]> {
@@ -43,19 +63,41 @@ export class SubscriptionsService {
     return mapSubscription(found(await this.subscriptions.findById(id), id));
   }
 
-  async update(id: string, body: SubscriptionUpdateBody): Promise<SubscriptionDto> {
+  async update(id: string, body: SubscriptionUpdateBody, actor: string): Promise<SubscriptionDto> {
     if (body.url !== undefined) await this.assertUrlAllowed(body.url);
-    return mapSubscription(found(await this.subscriptions.update(id, body), id));
+    const updated = found(await this.subscriptions.update(id, body), id);
+    await this.audit.record({ actor, subscription_id: id, ...updateAudit(body) });
+    return mapSubscription(updated);
   }
 
-  async delete(id: string): Promise<void> {
+  async delete(id: string, actor: string): Promise<void> {
+    const existing = found(await this.subscriptions.findById(id), id);
     if (!(await this.subscriptions.delete(id))) throw subscriptionNotFound(id);
+    await this.audit.record({
+      actor,
+      action: 'subscription.deleted',
+      subscription_id: id,
+      details: { url: existing.url },
+    });
   }
 
-  async rotateSecret(id: string): Promise<SubscriptionWithSecretDto> {
-    return mapSubscriptionWithSecret(
-      found(await this.subscriptions.rotateSecret(id, generateSecret(), SECRET_OVERLAP_MS), id),
+  async rotateSecret(id: string, actor: string): Promise<SubscriptionWithSecretDto> {
+    const current = found(await this.subscriptions.findById(id), id);
+    const credential = newCredential(current.signature);
+    const issued = await this.subscriptions.rotateSecret(
+      id,
+      credential.secret,
+      credential.publicKey,
+      SECRET_OVERLAP_MS,
     );
+    if (!issued) throw subscriptionNotFound(id);
+    await this.audit.record({
+      actor,
+      action: 'subscription.secret_rotated',
+      subscription_id: id,
+      details: { signature: current.signature, overlapHours: SECRET_OVERLAP_MS / 3_600_000 },
+    });
+    return mapIssued(issued);
   }
 
   private async assertUrlAllowed(url: string) {

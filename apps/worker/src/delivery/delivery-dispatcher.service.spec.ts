@@ -45,7 +45,12 @@ function fakeRepository() {
 }
 
 function setup(env: Record<string, string> = {}) {
-  const config = loadConfig(workerEnvSchema, { DELIVERY_CONCURRENCY: '2', DELIVERY_POLL_MS: '60000', ...env });
+  const config = loadConfig(workerEnvSchema, {
+    DELIVERY_CONCURRENCY: '2',
+    DELIVERY_POLL_MS: '60000',
+    SECRETS_KEY: Buffer.alloc(32, 1).toString('base64'),
+    ...env,
+  });
   const { repo, recorded, released, claimDue } = fakeRepository();
   const sent: string[] = [];
   let answer: () => Promise<SendResult> = async () => ok;

@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
 import { WorkerConfig } from '@app/config';
 import { ensureTopicsOn, topicSettingsFrom } from '@app/kafka';
-import { createPool, runMigrations } from '@app/persistence';
+import { createPool, runMigrations, sealCredentials, secretBoxFrom } from '@app/persistence';
 
 /**
- * The worker owns the shared infrastructure: it migrates the database and creates the Kafka topics (with
+ * The worker owns the shared infrastructure: it migrates the database, seals subscriber credentials under the
+ * current SECRETS_KEY (re-sealing those of a previous key), and creates the Kafka topics (with
  * their partition count, replication factor and min.insync.replicas) before it consumes. Both steps are
  * idempotent and safe to run from several replicas at once. The gateway only checks (see its
  * infrastructure-check.ts); the Kubernetes Job runs the same function through setup/main.ts.
@@ -14,6 +15,10 @@ export async function prepareInfrastructure(config: WorkerConfig, logger: Logger
   try {
     const applied = await runMigrations(pool, (m) => logger.info(`applying ${m}`));
     logger.info(applied.length ? `applied migrations ${applied.join(', ')}` : 'database schema is up to date');
+    const box = secretBoxFrom(config);
+    const { sealed, resealed } = await sealCredentials(pool, box);
+    if (sealed + resealed > 0)
+      logger.info(`subscriber credentials: ${sealed} sealed, ${resealed} re-sealed under key ${box.currentKeyId}`);
   } finally {
     await pool.end();
   }

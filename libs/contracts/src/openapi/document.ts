@@ -15,7 +15,9 @@ export function buildOpenApiDocument(): OpenApiDocument {
   doc.components.securitySchemes.adminAuth = {
     type: 'http',
     scheme: 'bearer',
-    description: 'A token from ADMIN_TOKENS; webhook tokens are not accepted here',
+    description:
+      'A token from ADMIN_TOKENS; webhook tokens are not accepted here. Each token has a scope: `read` lists and ' +
+      'inspects, `write` also changes. An operation lists the scope it needs; a token without it gets 403.',
   };
   return doc;
 }

@@ -20,8 +20,11 @@ const cursorParams = [
   { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 } },
   { name: 'cursor', in: 'query', description: 'The `nextCursor` of the previous page', schema: { type: 'string' } },
 ];
-const adminSecurity = [{ adminAuth: [] as string[] }];
+// OpenAPI 3.1 lets a bearer scheme list the roles an operation needs: `read` or `write` (ADMIN_TOKENS scopes).
+const adminRead = [{ adminAuth: ['read'] }];
+const adminWrite = [{ adminAuth: ['write'] }];
 const unauthorized = problem('Missing or wrong bearer token');
+const forbidden = problem('An admin token without the scope this operation needs (named in `detail`)');
 const notFound = problem('No such resource');
 const plantIdSchema = { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_PLANT_ID };
 const badParameter = problem('A path or query parameter does not match its schema (each named in `errors`)');
@@ -57,19 +60,24 @@ export const operations: Record<string, unknown> = {
       operationId: 'listSubscriptions',
       summary: 'List subscriptions to the New Plant webhook',
       tags: ['Subscriptions'],
-      security: adminSecurity,
-      responses: { '200': ok('Subscriptions', { type: 'array', items: ref('Subscription') }), '401': unauthorized },
+      security: adminRead,
+      responses: {
+        '200': ok('Subscriptions', { type: 'array', items: ref('Subscription') }),
+        '401': unauthorized,
+        '403': forbidden,
+      },
     },
     post: {
       operationId: 'createSubscription',
       summary: 'Subscribe a URL to the New Plant webhook',
       description: 'The signing secret is returned once, in this response only.',
       tags: ['Subscriptions'],
-      security: adminSecurity,
+      security: adminWrite,
       requestBody: { required: true, ...json(ref('SubscriptionCreate')) },
       responses: {
         '201': ok('Created; `secret` is shown only now', ref('SubscriptionWithSecret')),
         '401': unauthorized,
+        '403': forbidden,
         '422': problem('Invalid body, or a URL that resolves to a private address'),
       },
     },
@@ -77,12 +85,14 @@ export const operations: Record<string, unknown> = {
   '/subscriptions/{id}': {
     get: {
       operationId: 'getSubscription',
+      summary: 'Get a subscription (with its public key when it signs asymmetrically)',
       tags: ['Subscriptions'],
-      security: adminSecurity,
+      security: adminRead,
       parameters: [subscriptionId],
       responses: {
         '200': ok('The subscription', ref('Subscription')),
         '401': unauthorized,
+        '403': forbidden,
         '404': notFound,
         '422': badParameter,
       },
@@ -91,22 +101,30 @@ export const operations: Record<string, unknown> = {
       operationId: 'updateSubscription',
       summary: 'Enable or disable, or change the url or token',
       tags: ['Subscriptions'],
-      security: adminSecurity,
+      security: adminWrite,
       parameters: [subscriptionId],
       requestBody: { required: true, ...json(ref('SubscriptionUpdate')) },
       responses: {
         '200': ok('Updated', ref('Subscription')),
         '401': unauthorized,
+        '403': forbidden,
         '404': notFound,
         '422': problem('Invalid body or id'),
       },
     },
     delete: {
       operationId: 'deleteSubscription',
+      summary: 'Delete a subscription (its audit events stay)',
       tags: ['Subscriptions'],
-      security: adminSecurity,
+      security: adminWrite,
       parameters: [subscriptionId],
-      responses: { '204': { description: 'Deleted' }, '401': unauthorized, '404': notFound, '422': badParameter },
+      responses: {
+        '204': { description: 'Deleted' },
+        '401': unauthorized,
+        '403': forbidden,
+        '404': notFound,
+        '422': badParameter,
+      },
     },
   },
   '/subscriptions/{id}/rotate-secret': {
@@ -114,11 +132,12 @@ export const operations: Record<string, unknown> = {
       operationId: 'rotateSubscriptionSecret',
       summary: 'Replace the signing secret; the old one keeps signing for 24 h',
       tags: ['Subscriptions'],
-      security: adminSecurity,
+      security: adminWrite,
       parameters: [subscriptionId],
       responses: {
         '200': ok('The new secret, shown once', ref('SubscriptionWithSecret')),
         '401': unauthorized,
+        '403': forbidden,
         '404': notFound,
         '422': badParameter,
       },
@@ -129,7 +148,7 @@ export const operations: Record<string, unknown> = {
       operationId: 'recoverSubscription',
       summary: 'Re-queue every failed delivery since a time',
       tags: ['Deliveries'],
-      security: adminSecurity,
+      security: adminWrite,
       parameters: [
         subscriptionId,
         { name: 'since', in: 'query', required: true, schema: { type: 'string', format: 'date-time' } },
@@ -137,6 +156,7 @@ export const operations: Record<string, unknown> = {
       responses: {
         '202': ok('Re-queued', { type: 'object', properties: { requeued: { type: 'integer' } } }),
         '401': unauthorized,
+        '403': forbidden,
         '404': notFound,
         '422': badParameter,
       },
@@ -147,25 +167,32 @@ export const operations: Record<string, unknown> = {
       operationId: 'listDeliveries',
       summary: 'List deliveries, newest first',
       tags: ['Deliveries'],
-      security: adminSecurity,
+      security: adminRead,
       parameters: [
         { name: 'subscriptionId', in: 'query', schema: { type: 'string', format: 'uuid' } },
         { name: 'status', in: 'query', schema: { type: 'string', enum: ['pending', 'succeeded', 'failed'] } },
         { name: 'plantId', in: 'query', schema: plantIdSchema },
         ...cursorParams,
       ],
-      responses: { '200': ok('A page of deliveries', ref('DeliveryPage')), '401': unauthorized, '422': badParameter },
+      responses: {
+        '200': ok('A page of deliveries', ref('DeliveryPage')),
+        '401': unauthorized,
+        '403': forbidden,
+        '422': badParameter,
+      },
     },
   },
   '/deliveries/{id}': {
     get: {
       operationId: 'getDelivery',
+      summary: 'Get a delivery with every attempt',
       tags: ['Deliveries'],
-      security: adminSecurity,
+      security: adminRead,
       parameters: [deliveryId],
       responses: {
         '200': ok('The delivery with its attempts', ref('DeliveryWithAttempts')),
         '401': unauthorized,
+        '403': forbidden,
         '404': notFound,
         '422': badParameter,
       },
@@ -176,13 +203,35 @@ export const operations: Record<string, unknown> = {
       operationId: 'retryDelivery',
       summary: 'Send a failed delivery again now',
       tags: ['Deliveries'],
-      security: adminSecurity,
+      security: adminWrite,
       parameters: [deliveryId],
       responses: {
         '202': ok('Queued', ref('Delivery')),
         '401': unauthorized,
+        '403': forbidden,
         '404': notFound,
         '409': problem('Not failed'),
+        '422': badParameter,
+      },
+    },
+  },
+  '/audit': {
+    get: {
+      operationId: 'listAudit',
+      summary: 'Changes made through the admin API, newest first',
+      description: 'Who (the token name, never the token), when, what (never a secret). Kept after a delete.',
+      tags: ['Audit'],
+      security: adminRead,
+      parameters: [
+        { name: 'subscriptionId', in: 'query', schema: { type: 'string', format: 'uuid' } },
+        { name: 'since', in: 'query', description: 'At or after', schema: { type: 'string', format: 'date-time' } },
+        { name: 'until', in: 'query', description: 'Before', schema: { type: 'string', format: 'date-time' } },
+        ...cursorParams,
+      ],
+      responses: {
+        '200': ok('A page of audit events', ref('AuditPage')),
+        '401': unauthorized,
+        '403': forbidden,
         '422': badParameter,
       },
     },

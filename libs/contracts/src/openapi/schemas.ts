@@ -51,7 +51,19 @@ export const addedSchemas: Record<string, unknown> = {
     properties: {
       url: { type: 'string', format: 'uri', pattern: '^https?://' },
       token: { type: 'string', minLength: 1, description: 'Sent as `Authorization: Bearer <token>`' },
-      secret: { type: 'string', pattern: '^whsec_[A-Za-z0-9+/=]{32,}$', description: 'Standard Webhooks secret' },
+      secret: {
+        type: 'string',
+        pattern: '^whsec_[A-Za-z0-9+/=]{32,}$',
+        description: 'Standard Webhooks secret (symmetric only); one is generated when absent',
+      },
+      signature: {
+        type: 'string',
+        enum: ['symmetric', 'asymmetric'],
+        default: 'symmetric',
+        description:
+          'symmetric: HMAC-SHA256 (`v1,`) with a `whsec_` secret shared with the subscriber. asymmetric: Ed25519 ' +
+          '(`v1a,`); the subscriber verifies with the `whpk_` public key and no secret is shared.',
+      },
       description: { type: 'string', maxLength: 500 },
     },
   },
@@ -76,12 +88,26 @@ export const addedSchemas: Record<string, unknown> = {
       enabled: { type: 'boolean' },
       disabledReason: { type: ['string', 'null'] },
       hasToken: { type: 'boolean' },
+      signature: { type: 'string', enum: ['symmetric', 'asymmetric'] },
+      publicKey: { type: ['string', 'null'], description: 'asymmetric: the `whpk_` key that verifies `v1a,`' },
+      previousPublicKey: {
+        type: ['string', 'null'],
+        description: 'asymmetric, after a rotation: the key that verifies the old signature still sent beside the new',
+      },
       createdAt: dateTime,
       updatedAt: dateTime,
     },
   },
   SubscriptionWithSecret: {
-    allOf: [ref('Subscription'), { type: 'object', required: ['secret'], properties: { secret: { type: 'string' } } }],
+    allOf: [
+      ref('Subscription'),
+      {
+        type: 'object',
+        properties: {
+          secret: { type: 'string', description: 'symmetric only: the `whsec_` secret, shown in this response only' },
+        },
+      },
+    ],
   },
   Delivery: {
     type: 'object',
@@ -114,4 +140,18 @@ export const addedSchemas: Record<string, unknown> = {
     ],
   },
   DeliveryPage: page('Delivery'),
+  AuditEvent: {
+    type: 'object',
+    required: ['id', 'at', 'actor', 'action'],
+    properties: {
+      id: { type: 'string' },
+      at: dateTime,
+      actor: { type: 'string', description: "The admin token's name from ADMIN_TOKENS, or its fingerprint" },
+      action: { type: 'string', examples: ['subscription.created', 'subscription.secret_rotated', 'delivery.retried'] },
+      subscriptionId: { type: ['string', 'null'], format: 'uuid' },
+      deliveryId: { type: ['string', 'null'], format: 'uuid' },
+      details: { type: 'object', description: 'What changed; never a secret or a token' },
+    },
+  },
+  AuditPage: page('AuditEvent'),
 };

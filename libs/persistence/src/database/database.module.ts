@@ -7,12 +7,19 @@ import { IngestRepository } from '../ingest/ingest.repository';
 import { PlantRepository } from '../plants/plant.repository';
 import { RetentionRepository } from '../retention/retention.repository';
 import { SubscriptionRepository } from '../subscriptions/subscription.repository';
+import { SecretBox, secretBoxFrom } from '../secrets/secret-box';
+import { AuditRepository } from '../audit/audit.repository';
 import { createPool, PG_POOL } from './pool';
 
 interface DbConfig {
   DATABASE_URL: string;
   DATABASE_POOL_SIZE: number;
+  SECRETS_KEY: string;
+  SECRETS_PREVIOUS_KEYS: string[];
 }
+
+/** The SecretBox sealing subscriber credentials (SECRETS_KEY), for the repositories that store or send them. */
+export const SECRET_BOX = Symbol('SECRET_BOX');
 
 const repositories = [
   PlantRepository,
@@ -21,6 +28,7 @@ const repositories = [
   OutboxRepository,
   IngestRepository,
   RetentionRepository,
+  AuditRepository,
 ];
 
 /**
@@ -35,13 +43,14 @@ const repositories = [
       inject: [APP_CONFIG, APP_NAME],
       useFactory: (c: DbConfig, app: string) => createPool(c.DATABASE_URL, c.DATABASE_POOL_SIZE, `plant-store-${app}`),
     },
+    { provide: SECRET_BOX, inject: [APP_CONFIG], useFactory: (c: DbConfig) => secretBoxFrom(c) },
     ...repositories.map((Repository) => ({
       provide: Repository,
-      inject: [PG_POOL],
-      useFactory: (pool: Pool) => new Repository(pool),
+      inject: [PG_POOL, SECRET_BOX],
+      useFactory: (pool: Pool, box: SecretBox) => new Repository(pool, box),
     })),
   ],
-  exports: [PG_POOL, ...repositories],
+  exports: [PG_POOL, SECRET_BOX, ...repositories],
 })
 export class DatabaseModule implements OnApplicationShutdown {
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}

@@ -7,6 +7,7 @@ import {
   SUBSCRIPTION_SEND_COLUMNS,
   toClaimedDelivery,
 } from './outbox.sql';
+import { SecretBox } from '../secrets/secret-box';
 
 // Claims due deliveries for this dispatcher with a lease (not a held lock), so a crashed worker's claims
 // come back when the lease runs out. SKIP LOCKED lets replicas claim side by side. Per-plant order comes from
@@ -66,13 +67,16 @@ FROM updated u WHERE s.id = u.subscription_id AND u.disable_reason IS NOT NULL`;
 
 /** The outbox as the worker's dispatcher uses it: claim, record, release. */
 export class OutboxRepository implements Outbox {
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly box: SecretBox,
+  ) {}
 
   async claimDue(limit: number, excludeSubscriptions: string[], leaseMs: number): Promise<ClaimResult> {
     if (limit <= 0) return { claimed: [], more: true };
     // Planned on every call, with the real limit: a generic plan could sort the whole backlog.
     const { rows } = await this.pool.query<SendRow & { due: number }>(CLAIM, [limit, excludeSubscriptions, leaseMs]);
-    const claimed = rows.filter((r) => r.id !== null).map(toClaimedDelivery);
+    const claimed = rows.filter((r) => r.id !== null).map((r) => toClaimedDelivery(r, this.box));
     return { claimed, more: rows[0].due > claimed.length };
   }
 

@@ -1,6 +1,7 @@
 // The SQL rules every statement that touches the outbox shares, each written once: per-plant order, and the
 // columns a delivery is sent with.
 import { ClaimedDelivery } from '@app/delivery';
+import { SecretBox, subscriptionContext } from '../secrets/secret-box';
 
 /**
  * Per-plant order, per subscriber: a delivery waits while an earlier one for the same subscriber and plant is
@@ -41,7 +42,8 @@ export interface SendRow {
   origin_event_id: string | null;
 }
 
-export const toClaimedDelivery = (r: SendRow): ClaimedDelivery => ({
+/** The row as the dispatcher sends it: credentials opened (they are stored sealed, see secrets/). */
+export const toClaimedDelivery = (r: SendRow, box: SecretBox): ClaimedDelivery => ({
   id: r.id,
   subscriptionId: r.subscription_id,
   eventId: r.event_id,
@@ -50,8 +52,10 @@ export const toClaimedDelivery = (r: SendRow): ClaimedDelivery => ({
   eventTime: new Date(r.event_time),
   attempts: r.attempts,
   url: r.url,
-  token: r.token,
-  secrets: [r.secret, r.previous_secret].filter((x): x is string => Boolean(x)),
+  token: box.openOptional(r.token, subscriptionContext(r.subscription_id)),
+  secrets: [r.secret, r.previous_secret]
+    .filter((x): x is string => Boolean(x))
+    .map((s) => box.open(s, subscriptionContext(r.subscription_id))),
   hops: r.hops ?? 0,
   originEventId: r.origin_event_id ?? r.event_id,
 });

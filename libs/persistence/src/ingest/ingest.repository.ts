@@ -8,11 +8,15 @@ import {
   SuppressedEvent,
 } from '@app/delivery';
 import { SendRow, toClaimedDelivery } from '../deliveries/outbox.sql';
+import { SecretBox } from '../secrets/secret-box';
 import { APPLY_EVENTS } from './apply-events.sql';
 
 /** Stores plant.created events with the deliveries they owe (see APPLY_EVENTS). */
 export class IngestRepository implements PlantEventStore {
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly box: SecretBox,
+  ) {}
 
   async applyEvents(events: IngestEvent[], lease: OutboxLease, maxHops: number): Promise<ApplyResult> {
     if (events.length === 0) return emptyApplyResult();
@@ -52,7 +56,7 @@ export class IngestRepository implements PlantEventStore {
       unchanged: new Set(r.unchanged),
       suppressed: r.suppressed,
       deliveries: r.deliveries,
-      leased: r.leased.map(toClaimedDelivery),
+      leased: r.leased.map((row) => toClaimedDelivery(row, this.box)),
     };
   }
 }

@@ -1,6 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
+import { SecretBox, subscriptionContext } from '../secrets/secret-box';
 
-/** A row of `subscriptions`, secrets included: the gateway's mapping decides what leaves the process. */
+/**
+ * A row of `subscriptions`. `token`, `secret` and `previous_secret` are sealed (secrets/): this repository seals
+ * what it writes and opens nothing; only the credential just made is handed back in the clear (`Issued`).
+ */
 export interface SubscriptionRow {
   id: string;
   url: string;
@@ -8,6 +13,9 @@ export interface SubscriptionRow {
   secret: string;
   previous_secret: string | null;
   previous_secret_expires_at: Date | null;
+  signature: 'symmetric' | 'asymmetric';
+  public_key: string | null;
+  previous_public_key: string | null;
   description: string | null;
   enabled: boolean;
   disabled_reason: string | null;
@@ -18,8 +26,17 @@ export interface SubscriptionRow {
 export interface NewSubscription {
   url: string;
   token: string | null;
+  /** A `whsec_` secret, or a `whsk_` key whose `publicKey` goes beside it. */
   secret: string;
+  signature: 'symmetric' | 'asymmetric';
+  publicKey: string | null;
   description: string | null;
+}
+
+/** A row, and the signing secret just created or rotated, in the clear: shown once to the operator. */
+export interface Issued {
+  row: SubscriptionRow;
+  secret: string;
 }
 
 /** A partial change; `token: null` removes the token, an absent key leaves the column as it is. */
@@ -34,14 +51,31 @@ export interface SubscriptionChange {
 const DISABLED_BY_ADMIN = 'disabled by an admin';
 
 export class SubscriptionRepository {
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly box: SecretBox,
+  ) {}
 
-  async create(s: NewSubscription): Promise<SubscriptionRow> {
+  private seal(value: string, id: string): string {
+    return this.box.seal(value, subscriptionContext(id));
+  }
+
+  async create(s: NewSubscription): Promise<Issued> {
+    const id = randomUUID(); // chosen here: the sealed values are bound to it
     const { rows } = await this.pool.query<SubscriptionRow>(
-      'INSERT INTO subscriptions (url, token, secret, description) VALUES ($1, $2, $3, $4) RETURNING *',
-      [s.url, s.token, s.secret, s.description],
+      `INSERT INTO subscriptions (id, url, token, secret, signature, public_key, description)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+      [
+        id,
+        s.url,
+        s.token === null ? null : this.seal(s.token, id),
+        this.seal(s.secret, id),
+        s.signature,
+        s.publicKey,
+        s.description,
+      ],
     );
-    return rows[0];
+    return { row: rows[0], secret: s.secret };
   }
 
   async list(): Promise<SubscriptionRow[]> {
@@ -68,7 +102,7 @@ export class SubscriptionRepository {
         id,
         change.url ?? null,
         'token' in change,
-        change.token ?? null,
+        change.token ? this.seal(change.token, id) : null,
         change.enabled ?? null,
         change.description ?? null,
         DISABLED_BY_ADMIN,
@@ -81,14 +115,20 @@ export class SubscriptionRepository {
     return ((await this.pool.query('DELETE FROM subscriptions WHERE id = $1', [id])).rowCount ?? 0) > 0;
   }
 
-  /** The old secret keeps signing next to the new one until `overlapMs` from now. */
-  async rotateSecret(id: string, newSecret: string, overlapMs: number): Promise<SubscriptionRow | null> {
+  /** The old secret (or key pair) keeps signing next to the new one until `overlapMs` from now. */
+  async rotateSecret(
+    id: string,
+    newSecret: string,
+    publicKey: string | null,
+    overlapMs: number,
+  ): Promise<Issued | null> {
     const { rows } = await this.pool.query<SubscriptionRow>(
       `UPDATE subscriptions SET previous_secret = secret, secret = $2,
+         previous_public_key = public_key, public_key = $4,
          previous_secret_expires_at = now() + $3 * interval '1 millisecond', updated_at = now()
        WHERE id = $1 RETURNING *`,
-      [id, newSecret, overlapMs],
+      [id, this.seal(newSecret, id), overlapMs, publicKey],
     );
-    return rows[0] ?? null;
+    return rows[0] ? { row: rows[0], secret: newSecret } : null;
   }
 }

@@ -1,0 +1,26 @@
+import { Controller, Get, Query, UseGuards } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { AdminReadGuard } from '../auth/bearer.guards';
+import { parseCursor } from '../http/pagination';
+import { validatedParameters } from '../http/validated-parameter.pipe';
+import { AuditService } from './audit.service';
+
+/** Admin API: who changed what, when. Documented in /openapi.json (`listAudit`). */
+@ApiExcludeController()
+@UseGuards(AdminReadGuard)
+@Controller('audit')
+export class AuditController {
+  constructor(private readonly audit: AuditService) {}
+
+  @Get()
+  list(
+    @Query('subscriptionId', validatedParameters('listAudit')) subscriptionId: string | undefined,
+    @Query('since', validatedParameters('listAudit')) since: string | undefined,
+    @Query('until', validatedParameters('listAudit')) until: string | undefined,
+    @Query('limit', validatedParameters('listAudit')) limit: number,
+    @Query('cursor', validatedParameters('listAudit')) cursor: string | undefined,
+  ) {
+    const at = (v: string | undefined) => (v === undefined ? undefined : new Date(v));
+    return this.audit.list({ subscriptionId, since: at(since), until: at(until) }, limit, parseCursor(cursor));
+  }
+}

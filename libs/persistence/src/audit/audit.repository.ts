@@ -1,0 +1,46 @@
+import { Pool } from 'pg';
+
+/** A row of `audit_events`: one change made through the admin API. */
+export interface AuditRow {
+  id: number;
+  /** The same as `id`, under the name the admin API's paging uses. */
+  seq: number;
+  at: Date;
+  actor: string;
+  action: string;
+  subscription_id: string | null;
+  delivery_id: string | null;
+  details: Record<string, unknown>;
+}
+
+export type NewAuditEvent = Pick<AuditRow, 'actor' | 'action'> &
+  Partial<Pick<AuditRow, 'subscription_id' | 'delivery_id' | 'details'>>;
+
+export interface AuditFilter {
+  subscriptionId?: string;
+  since?: Date;
+  until?: Date;
+}
+
+export class AuditRepository {
+  constructor(private readonly pool: Pool) {}
+
+  async record(e: NewAuditEvent): Promise<void> {
+    await this.pool.query(
+      'INSERT INTO audit_events (actor, action, subscription_id, delivery_id, details) VALUES ($1, $2, $3, $4, $5)',
+      [e.actor, e.action, e.subscription_id ?? null, e.delivery_id ?? null, JSON.stringify(e.details ?? {})],
+    );
+  }
+
+  /** Newest first, `limit` rows older than `beforeId` (the page cursor). */
+  async list(filter: AuditFilter, limit: number, beforeId: number | null): Promise<AuditRow[]> {
+    const { rows } = await this.pool.query<AuditRow>(
+      `SELECT *, id AS seq FROM audit_events
+       WHERE ($1::uuid IS NULL OR subscription_id = $1) AND ($2::timestamptz IS NULL OR at >= $2)
+         AND ($3::timestamptz IS NULL OR at < $3) AND ($4::bigint IS NULL OR id < $4)
+       ORDER BY id DESC LIMIT $5`,
+      [filter.subscriptionId ?? null, filter.since ?? null, filter.until ?? null, beforeId, limit],
+    );
+    return rows;
+  }
+}
