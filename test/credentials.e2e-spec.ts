@@ -150,6 +150,28 @@ describe('credentials', () => {
     expect(verifiesV1a(asymmetric.publicKey, await deliveredTo('/asymmetric', after))).toBe(true);
   });
 
+  it('seals, once, credentials stored in the clear before sealing existed, and keeps delivering with them', async () => {
+    const legacySecret = `whsec_${randomBytes(32).toString('base64')}`;
+    const { rows } = await db.pool.query(
+      "INSERT INTO subscriptions (url, secret, token) VALUES ($1, $2, 'legacy-token-0123456789') RETURNING id",
+      [`${receiver.url}/legacy`, legacySecret],
+    );
+    await restart({ SECRETS_KEY: KEY_2 }); // the set-up seals it
+    const sealedOnce = (await db.pool.query('SELECT secret, token FROM subscriptions WHERE id = $1', [rows[0].id]))
+      .rows[0];
+    expect(sealedOnce.secret).toMatch(/^sealed:v1:/);
+    expect(JSON.stringify(sealedOnce)).not.toContain(legacySecret.slice(6));
+    await restart({ SECRETS_KEY: KEY_2 }); // again: nothing to do, the same sealed values
+    const sealedTwice = (await db.pool.query('SELECT secret, token FROM subscriptions WHERE id = $1', [rows[0].id]))
+      .rows[0];
+    expect(sealedTwice).toEqual(sealedOnce);
+    const plant = await sendPlant();
+    const delivered = await deliveredTo('/legacy', plant);
+    expect(verifiesV1(legacySecret, delivered)).toBe(true);
+    expect(delivered.headers.authorization).toBe('Bearer legacy-token-0123456789');
+    await db.pool.query('DELETE FROM subscriptions WHERE id = $1', [rows[0].id]);
+  });
+
   it('refuses to start with a key that does not open what is stored, naming both keys', async () => {
     const wrong = randomBytes(32).toString('base64');
     await expect(e2e.startWorker(env({ SECRETS_KEY: wrong }))).rejects.toThrow(
