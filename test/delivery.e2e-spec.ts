@@ -93,6 +93,10 @@ describe('delivery: subscribers get the New Plant webhook', () => {
     });
     expect(s.disabledReason).toMatch(/410/);
     expect(receiver.on('/gone', id)).toHaveLength(1);
+    // Not an admin's change, but one an operator looks for: in the audit trail, by the worker.
+    const trail = (await admin.call('GET', `/audit?subscriptionId=${sub.id}`)).body.items;
+    expect(trail[0]).toMatchObject({ actor: 'worker', action: 'subscription.disabled' });
+    expect(trail[0].details.reason).toMatch(/410/);
   });
 
   it('marks a delivery failed after the last attempt, lists it, and a manual retry delivers it', async () => {

@@ -61,9 +61,14 @@ WITH r AS (
            'error', r.error, 'responseBody', r.response_body))
   FROM r WHERE d.id = r.delivery_id -- a delivery deleted meanwhile (subscription gone) is skipped
   RETURNING d.subscription_id, r.disable_reason
+), disabled AS (
+  UPDATE subscriptions s SET enabled = false, disabled_reason = u.disable_reason, updated_at = now()
+  FROM updated u WHERE s.id = u.subscription_id AND u.disable_reason IS NOT NULL AND s.enabled
+  RETURNING s.id, s.disabled_reason
 )
-UPDATE subscriptions s SET enabled = false, disabled_reason = u.disable_reason, updated_at = now()
-FROM updated u WHERE s.id = u.subscription_id AND u.disable_reason IS NOT NULL`;
+-- A subscriber that said 410 Gone is disabled by the worker: the audit trail shows it beside the admins' changes.
+INSERT INTO audit_events (actor, action, subscription_id, details)
+SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled`;
 
 /** The outbox as the worker's dispatcher uses it: claim, record, release. */
 export class OutboxRepository implements Outbox {
