@@ -5,7 +5,7 @@
 // down what it started, also when interrupted (Ctrl-C, SIGTERM).
 // Extra arguments go to jest, e.g. `npm test -- --selectProjects unit` or `npm test -- test/webhook`.
 const { spawn } = require('node:child_process');
-const { ensureDependencies, build, typecheck, lint } = require('./local-stack/deps');
+const { ensureDependencies, build, typecheck, lint, ensureChromium } = require('./local-stack/deps');
 const { ROOT } = require('./local-stack/paths');
 
 async function main() {
@@ -14,6 +14,7 @@ async function main() {
   build();
   typecheck();
   lint();
+  const chromium = ensureChromium();
   const { bringUp } = require('./local-stack');
   const { step } = require('./local-stack/progress');
   const stack = await bringUp('test');
@@ -33,7 +34,7 @@ async function main() {
     jest = spawn('npx', ['jest', '--runInBand', ...process.argv.slice(2)], {
       cwd: ROOT,
       stdio: 'inherit',
-      env: { ...process.env, ...stack.env, KAFKAJS_NO_PARTITIONER_WARNING: '1' },
+      env: { ...process.env, ...stack.env, KAFKAJS_NO_PARTITIONER_WARNING: '1', CHROMIUM_PATH: chromium },
     });
     status = await new Promise((resolve) => jest.once('exit', (code) => resolve(code ?? 1)));
     s.done(interrupted ? 'interrupted' : status === 0 ? 'passed' : `failed with exit code ${status}`);

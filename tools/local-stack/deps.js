@@ -43,4 +43,24 @@ function lint() {
   s.done();
 }
 
-module.exports = { ensureDependencies, build, typecheck, lint };
+/** Where the browser tests find Chromium (Debian's package: Playwright cannot download browsers here). */
+const CHROMIUM = '/usr/bin/chromium';
+
+/** The browser tests drive a real Chromium: installed from Debian's packages when missing (as root). */
+function ensureChromium() {
+  if (fs.existsSync(CHROMIUM)) return CHROMIUM;
+  if (process.getuid?.() !== 0)
+    throw new Error(`the browser tests need Chromium at ${CHROMIUM}: install it (sudo apt-get install -y chromium)`);
+  const s = step('Installing Chromium for the browser tests (apt-get, first run only)');
+  const install = () => spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], { stdio: 'ignore' });
+  let r = install();
+  if (r.status !== 0) {
+    spawnSync('apt-get', ['update'], { stdio: 'ignore' });
+    r = install();
+  }
+  if (r.status !== 0 || !fs.existsSync(CHROMIUM)) throw new Error('apt-get could not install chromium');
+  s.done();
+  return CHROMIUM;
+}
+
+module.exports = { ensureDependencies, build, typecheck, lint, ensureChromium };

@@ -2,3 +2,4 @@ export * from './env.schema';
 export * from './load-config';
 export * from './config.module';
 export * from './duration';
+export * from './describe';

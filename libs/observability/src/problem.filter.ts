@@ -3,9 +3,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { Problem, PROBLEM_CONTENT_TYPE, ProblemException, problemForStatus, problemOf } from './problem';
 
+const SEND_JSON = 'Send a JSON body with the header "Content-Type: application/json"';
+
 /** Maps errors Fastify raises before Nest sees the request (body parsing) to problem kinds. */
 const FASTIFY_CODES: Record<string, () => Problem> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => problemOf('unsupportedMediaType', 'Send the body as application/json'),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => problemOf('unsupportedMediaType', SEND_JSON),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => problemOf('badRequest', 'Content-Length does not match the body'),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => problemOf('malformedJson', 'The body is empty'),
   FST_ERR_CTP_INVALID_JSON_BODY: () => problemOf('malformedJson', 'The body is not valid JSON'),

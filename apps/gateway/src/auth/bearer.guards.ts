@@ -9,11 +9,13 @@ import { Principal, REALM } from './bearer.strategies';
  * (`error="invalid_token"` when a token was given but is wrong); a malformed header gives none, and we answer
  * `invalid_request`.
  */
-function unauthorized(info: unknown): ProblemException {
+function unauthorized(info: unknown, strategy: string): ProblemException {
   const challenge =
     typeof info === 'string' && info.startsWith('Bearer') ? info : `Bearer realm="${REALM}", error="invalid_request"`;
   const detail = /invalid_token/.test(challenge)
-    ? 'The bearer token is not valid'
+    ? strategy === 'admin-bearer'
+      ? 'The bearer token is not an admin token: this route needs one from ADMIN_TOKENS (webhook tokens are refused here)'
+      : 'The bearer token is not a webhook token: this route needs one from WEBHOOK_TOKENS (admin tokens are refused here)'
     : /invalid_request/.test(challenge)
       ? 'The Authorization header is malformed; send "Authorization: Bearer <token>"'
       : 'Send "Authorization: Bearer <token>"';
@@ -28,7 +30,7 @@ function bearerGuard(strategy: string, needs: AdminScope | null = null) {
   class BearerGuard extends AuthGuard(strategy) {
     handleRequest<T>(err: unknown, user: T, info: unknown): T {
       if (err) throw err;
-      if (!user) throw unauthorized(info);
+      if (!user) throw unauthorized(info, strategy);
       const principal = user as unknown as Principal;
       if (!allows(principal.scope, needs))
         throw ProblemException.of(

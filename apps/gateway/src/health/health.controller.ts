@@ -3,6 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { ProblemException } from '@app/observability';
 import { EVENT_PUBLISHER, EventPublisher } from '../plant-webhook/event-publisher';
 import { ShutdownState } from '../lifecycle/shutdown-state';
+import { INDEX } from '../openapi/docs';
 
 @ApiExcludeController()
 @Controller()
@@ -11,6 +12,12 @@ export class HealthController {
     @Inject(EVENT_PUBLISHER) private readonly publisher: EventPublisher,
     private readonly shutdown: ShutdownState,
   ) {}
+
+  /** A person at the gateway's address: where the docs and the document are. */
+  @Get()
+  index() {
+    return INDEX;
+  }
 
   /** The process is alive. */
   @Get('healthz')

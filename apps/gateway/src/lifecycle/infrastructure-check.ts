@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { GatewayConfig } from '@app/config';
+import { GatewayConfig, redactUrl } from '@app/config';
 import { missingTopicsOn, topicSettingsFrom } from '@app/kafka';
 import { createPool, SCHEMA_VERSION, schemaVersion } from '@app/persistence';
 
@@ -27,7 +27,8 @@ export async function awaitInfrastructure(
       const what = missing.join('; ');
       if (Date.now() >= deadline) {
         throw new Error(
-          `${what} after ${timeoutMs / 1000} s: start the worker (or run its setup job) against the same database and Kafka`,
+          `${what} after ${timeoutMs / 1000} s: check DATABASE_URL and KAFKA_BROKERS, and start the worker ` +
+            '(or run its setup job) against the same database and Kafka',
         );
       }
       if (what !== reported) logger.info(`waiting for the worker to prepare: ${what}`);
@@ -46,13 +47,13 @@ async function whatIsMissing(config: GatewayConfig, pool: ReturnType<typeof crea
     if (version < SCHEMA_VERSION)
       missing.push(`database schema at version ${version}, this gateway needs ${SCHEMA_VERSION}`);
   } catch (err) {
-    missing.push(`database unreachable (${(err as Error).message})`);
+    missing.push(`PostgreSQL unreachable at DATABASE_URL=${redactUrl(config.DATABASE_URL)} (${(err as Error).message})`);
   }
   try {
     const topics = await missingTopicsOn(config.KAFKA_BROKERS, topicSettingsFrom(config));
     if (topics.length > 0) missing.push(`Kafka topics ${topics.join(', ')} do not exist`);
   } catch (err) {
-    missing.push(`Kafka unreachable (${(err as Error).message})`);
+    missing.push(`Kafka unreachable at KAFKA_BROKERS=${config.KAFKA_BROKERS.join(',')} (${(err as Error).message})`);
   }
   return missing;
 }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { WorkerConfig } from '@app/config';
+import { redactUrl, unreachable, WorkerConfig } from '@app/config';
 import { ensureTopicsOn, topicSettingsFrom } from '@app/kafka';
 import { createPool, runMigrations, sealCredentials, secretBoxFrom } from '@app/persistence';
 
@@ -13,7 +13,9 @@ import { createPool, runMigrations, sealCredentials, secretBoxFrom } from '@app/
 export async function prepareInfrastructure(config: WorkerConfig, logger: Logger): Promise<void> {
   const pool = createPool(config.DATABASE_URL, 1, 'plant-store-setup');
   try {
-    const applied = await runMigrations(pool, (m) => logger.info(`applying ${m}`));
+    const applied = await runMigrations(pool, (m) => logger.info(`applying ${m}`)).catch((err) => {
+      throw unreachable('PostgreSQL', 'DATABASE_URL', redactUrl(config.DATABASE_URL), err);
+    });
     logger.info(applied.length ? `applied migrations ${applied.join(', ')}` : 'database schema is up to date');
     const box = secretBoxFrom(config);
     const { sealed, resealed } = await sealCredentials(pool, box);
@@ -22,6 +24,8 @@ export async function prepareInfrastructure(config: WorkerConfig, logger: Logger
   } finally {
     await pool.end();
   }
-  const created = await ensureTopicsOn(config.KAFKA_BROKERS, topicSettingsFrom(config));
+  const created = await ensureTopicsOn(config.KAFKA_BROKERS, topicSettingsFrom(config)).catch((err) => {
+    throw unreachable('Kafka', 'KAFKA_BROKERS', config.KAFKA_BROKERS.join(','), err);
+  });
   logger.info(created.length ? `created topics ${created.join(', ')}` : 'Kafka topics already exist');
 }
