@@ -38,6 +38,7 @@ async function main() {
     ADMIN_TOKENS: generated(process.env.ADMIN_TOKENS),
     DELIVERY_ALLOW_PRIVATE_NETWORKS: process.env.DELIVERY_ALLOW_PRIVATE_NETWORKS || 'true',
     SECRETS_KEY: process.env.SECRETS_KEY || localSecretsKey(),
+    LOG_FORMAT: process.env.LOG_FORMAT || 'pretty', // a person reads this terminal; LOG_FORMAT=json for machines
   };
 
   // Installed before anything starts: Ctrl-C while the broker is still starting stops it too.

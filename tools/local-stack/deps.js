@@ -52,7 +52,8 @@ function ensureChromium() {
   if (process.getuid?.() !== 0)
     throw new Error(`the browser tests need Chromium at ${CHROMIUM}: install it (sudo apt-get install -y chromium)`);
   const s = step('Installing Chromium for the browser tests (apt-get, first run only)');
-  const install = () => spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], { stdio: 'ignore' });
+  const install = () =>
+    spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], { stdio: 'ignore' });
   let r = install();
   if (r.status !== 0) {
     spawnSync('apt-get', ['update'], { stdio: 'ignore' });

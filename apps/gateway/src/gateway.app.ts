@@ -2,6 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { GatewayConfig, gatewayEnvSchema, loadConfig } from '@app/config';
 import type { Logger } from 'pino';
+import { routeKafkaLogsTo } from '@app/kafka';
 import { createLogger, PinoNestLogger, ProblemFilter } from '@app/observability';
 import { refuseMisplacedCredentials } from './auth/credential-placement';
 import { GatewayModule } from './gateway.module';
@@ -23,7 +24,8 @@ export interface GatewayApp {
 /** Builds the gateway (used by main.ts and by the end-to-end tests); the caller listens. */
 export async function createGatewayApp(env: NodeJS.ProcessEnv = process.env): Promise<GatewayApp> {
   const config = loadConfig(gatewayEnvSchema, env); // fails fast, naming the bad variable
-  const logger = createLogger('gateway', config.LOG_LEVEL);
+  const logger = createLogger('gateway', config.LOG_LEVEL, config.LOG_FORMAT);
+  routeKafkaLogsTo(logger);
   await awaitInfrastructure(config, logger); // the worker's migrations and topics
   const metrics = new GatewayMetrics();
   const app = await NestFactory.create<NestFastifyApplication>(

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
-import { createLogger, exitOnSignals } from '@app/observability';
+import { createLogger, exitOnSignals, startFlowSummary } from '@app/observability';
+import { WorkerMetrics } from './metrics/worker-metrics';
 import { createWorkerApp } from './worker.app';
 
 async function main() {
@@ -8,8 +9,19 @@ async function main() {
   await app.startAllMicroservices();
   await app.listen(config.WORKER_METRICS_PORT, '0.0.0.0');
   logger.info(`consuming; health and metrics on :${config.WORKER_METRICS_PORT}`);
+  const m = app.get(WorkerMetrics);
+  const outcome = (o: string) => (l: Partial<Record<string, string | number>>) => l.outcome === o;
+  const stopSummary = startFlowSummary(logger, config.LOG_SUMMARY_MS, [
+    { label: 'stored', counter: m.events, where: outcome('stored') },
+    { label: 'delivered', counter: m.deliveries, where: outcome('succeeded') },
+    { label: 'retrying', counter: m.deliveries, where: outcome('retried') },
+    { label: 'failed', counter: m.deliveries, where: outcome('failed') },
+    { label: 'dead-lettered', counter: m.events, where: outcome('dead_lettered') },
+    { label: 'consumer lag', gauge: m.consumerLag },
+    { label: 'pending deliveries', gauge: m.deliveriesPending },
+  ]);
   // SIGTERM: the dispatcher stops claiming, the consumer finishes and commits its batch, then the pool closes.
-  exitOnSignals(app, logger, config.SHUTDOWN_TIMEOUT_MS);
+  exitOnSignals(app, logger, config.SHUTDOWN_TIMEOUT_MS, stopSummary);
 }
 
 main().catch((err) => {

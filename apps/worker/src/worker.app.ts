@@ -1,7 +1,7 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loadConfig, WorkerConfig, workerEnvSchema } from '@app/config';
-import { durableProducerConfig, kafkaClientConfig } from '@app/kafka';
+import { durableProducerConfig, kafkaClientConfig, routeKafkaLogsTo } from '@app/kafka';
 import { createLogger, PinoNestLogger, ProblemFilter } from '@app/observability';
 import { ConsumerState, PlantBatchServer } from './plant-consumer/plant-batch.server';
 import { prepareInfrastructure } from './setup/prepare';
@@ -13,7 +13,8 @@ import { WorkerModule } from './worker.module';
  */
 export async function createWorkerApp(env: NodeJS.ProcessEnv = process.env) {
   const config: WorkerConfig = loadConfig(workerEnvSchema, env);
-  const logger = createLogger('worker', config.LOG_LEVEL);
+  const logger = createLogger('worker', config.LOG_LEVEL, config.LOG_FORMAT);
+  routeKafkaLogsTo(logger);
   await prepareInfrastructure(config, logger); // migrations and topics, before the consumer takes a batch
 
   const consumerState = new ConsumerState();

@@ -59,6 +59,10 @@ export const sharedEnv = {
   KAFKA_BROKERS: csv.default(['127.0.0.1:9092']).pipe(z.array(z.string().regex(/^[^:\s]+:\d+$/, 'host:port')).min(1)),
   DATABASE_URL: z.string().url().default('postgresql://plantstore:plantstore@127.0.0.1:5432/plantstore'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // json for log collectors; pretty (coloured, one line each) for a terminal: `npm start` sets it.
+  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
+  // How often each app logs a one-line summary of what flowed through it (only when something did); 0: never.
+  LOG_SUMMARY_MS: z.coerce.number().int().min(0).default(10000),
   PLANT_CREATED_PARTITIONS: positiveInt.default(6),
   KAFKA_REPLICATION_FACTOR: positiveInt.default(1),
   KAFKA_MIN_INSYNC_REPLICAS: positiveInt.default(1),

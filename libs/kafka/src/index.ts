@@ -2,3 +2,4 @@ export * from './kafka-options';
 export * from './topics';
 export * from './batching-publisher';
 export * from './ensure-topics';
+export * from './kafka-logs';

@@ -1,12 +1,15 @@
 import { KafkaConfig, logLevel, Partitioners, ProducerConfig } from 'kafkajs';
+import { kafkaLogCreator } from './kafka-logs';
 
 /** kafkajs client settings shared by both apps. Brokers always come from KAFKA_BROKERS (never `localhost`). */
 export function kafkaClientConfig(brokers: string[], clientId: string): KafkaConfig {
+  const logCreator = kafkaLogCreator();
   return {
     clientId,
     brokers,
     logLevel: logLevel.WARN,
     retry: { initialRetryTime: 200, retries: 8, maxRetryTime: 5000 },
+    ...(logCreator ? { logCreator } : {}), // absent, not undefined: Nest's transport would lose its own
   };
 }
 

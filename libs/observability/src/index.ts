@@ -4,3 +4,5 @@ export * from './problem';
 export * from './problem.filter';
 export * from './metrics';
 export * from './shutdown';
+export * from './flow-summary';
+export * from './rate-limited-log';

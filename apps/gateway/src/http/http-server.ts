@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { GatewayConfig } from '@app/config';
 import type { Logger } from 'pino';
-import { ProblemException, sendProblem } from '@app/observability';
+import { pinoSink, ProblemException, RateLimitedLog, sendProblem } from '@app/observability';
 import { ShutdownState } from '../lifecycle/shutdown-state';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { clientErrorHandler, serverLimits } from './http-limits';
@@ -39,6 +39,7 @@ export function instrumentHttp(
   shutdown: ShutdownState,
 ) {
   const fastify = app.getHttpAdapter().getInstance();
+  const repeated = new RateLimitedLog(pinoSink(logger));
   fastify.removeContentTypeParser(['text/plain', 'application/json']);
   // Fastify's own JSON parser (prototype-poisoning safe), with its errors turned into our problem kind.
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
@@ -84,8 +85,11 @@ export function instrumentHttp(
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime),
     };
-    if (reply.statusCode >= 500) logger.error(line, 'request failed');
-    else if (reply.statusCode >= 400) logger.info(line, 'request refused');
+    // Every request is counted (the flow summary reports them); a line for each would flood the log under a
+    // hostile sender or an outage, so refusals and 503s are rate-limited per kind.
+    if (reply.statusCode === 503) repeated.log('warn', '503', line, 'request answered 503: see the warning before it');
+    else if (reply.statusCode >= 500) logger.error(line, 'request failed');
+    else if (reply.statusCode >= 400) repeated.log('info', `${reply.statusCode} ${route}`, line, 'request refused');
     else logger.debug(line, 'request');
   });
 }

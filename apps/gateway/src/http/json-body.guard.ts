@@ -11,7 +11,10 @@ export class JsonBodyGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const contentType = context.switchToHttp().getRequest<FastifyRequest>().headers['content-type'];
     if (!contentType || !/^application\/json\s*(;|$)/i.test(contentType)) {
-      throw ProblemException.of('unsupportedMediaType', 'Send a JSON body with the header "Content-Type: application/json"');
+      throw ProblemException.of(
+        'unsupportedMediaType',
+        'Send a JSON body with the header "Content-Type: application/json"',
+      );
     }
     return true;
   }

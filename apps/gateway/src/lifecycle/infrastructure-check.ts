@@ -47,7 +47,9 @@ async function whatIsMissing(config: GatewayConfig, pool: ReturnType<typeof crea
     if (version < SCHEMA_VERSION)
       missing.push(`database schema at version ${version}, this gateway needs ${SCHEMA_VERSION}`);
   } catch (err) {
-    missing.push(`PostgreSQL unreachable at DATABASE_URL=${redactUrl(config.DATABASE_URL)} (${(err as Error).message})`);
+    missing.push(
+      `PostgreSQL unreachable at DATABASE_URL=${redactUrl(config.DATABASE_URL)} (${(err as Error).message})`,
+    );
   }
   try {
     const topics = await missingTopicsOn(config.KAFKA_BROKERS, topicSettingsFrom(config));

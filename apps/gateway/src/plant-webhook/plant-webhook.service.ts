@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, GatewayConfig } from '@app/config';
 import { EventHeaders, NewPlant, newPlantCreatedEvent, PLANT_CREATED_TOPIC, PlantCreatedEvent } from '@app/contracts';
 import { PublishTimeoutError } from '@app/kafka';
-import { continueTrace, ProblemException } from '@app/observability';
+import { continueTrace, nestSink, ProblemException, RateLimitedLog } from '@app/observability';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { EVENT_PUBLISHER, EventPublisher } from './event-publisher';
 
@@ -29,6 +29,8 @@ export type PublishOutcome = 'acked' | 'not_accepted' | 'unknown';
 @Injectable()
 export class PlantWebhookService {
   private readonly logger = new Logger(PlantWebhookService.name);
+  /** During a broker outage every webhook fails alike: one line per outcome every 10 s says so. */
+  private readonly unacknowledged = new RateLimitedLog(nestSink(this.logger));
   private inFlight = 0;
 
   constructor(
@@ -77,7 +79,10 @@ export class PlantWebhookService {
     } catch (err) {
       const outcome: PublishOutcome = err instanceof PublishTimeoutError && !err.sent ? 'not_accepted' : 'unknown';
       this.observe(started, outcome);
-      this.logger.warn(
+      this.unacknowledged.log(
+        'warn',
+        outcome,
+        {},
         `event ${event.id} not acknowledged by Kafka (${outcome}): ${(err as Error).message} (request ${meta.requestId})`,
       );
       throw unavailable(

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { AttemptRecord, ClaimedDelivery, decideOutcome, NO_LEASE, OutboxLease, parseSchedule } from '@app/delivery';
+import { nestSink, RateLimitedLog } from '@app/observability';
 import { OutboxRepository, WriteCoalescer } from '@app/persistence';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { DeliveryInbox } from './delivery-inbox';
@@ -21,6 +22,8 @@ const CLAIM_COALESCE_MS = 5;
 @Injectable()
 export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestroy, DeliveryInbox {
   private readonly logger = new Logger(DeliveryDispatcher.name);
+  /** One line per failing subscriber every 10 s, however many deliveries fail: a dead one cannot flood the log. */
+  private readonly failures = new RateLimitedLog(nestSink(this.logger));
   private readonly schedule: number[];
   private readonly leaseMs: number;
   /** Deliveries this worker takes on ahead: on the wire plus queued for a slot. */
@@ -189,12 +192,36 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       this.metrics.deliveryLatency.observe(Math.max(0, Date.now() - d.eventTime.getTime()) / 1000);
     } else if (outcome.kind === 'retry') {
       this.metrics.deliveries.inc({ ...labels, outcome: 'retried' });
+      this.failures.log(
+        'warn',
+        d.subscriptionId,
+        {},
+        `delivery to subscription ${d.subscriptionId} (${origin(d.url)}) failed: ${what(result)}; ` +
+          `attempt ${d.attempts + 1}, next in ${Math.round(outcome.delayMs / 1000)}s`,
+      );
     } else {
       this.metrics.deliveries.inc({ ...labels, outcome: 'failed' });
-      this.logger.warn(
-        `delivery ${d.id} to ${d.url} failed for good after ${d.attempts + 1} attempts` +
+      this.failures.log(
+        'warn',
+        `${d.subscriptionId} for good`,
+        {},
+        `delivery ${d.id} to subscription ${d.subscriptionId} (${origin(d.url)}) failed for good after ` +
+          `${d.attempts + 1} attempts: ${what(result)}` +
           (outcome.disableSubscription ? `; subscription disabled: ${outcome.disableSubscription}` : ''),
       );
     }
   }
 }
+
+/** Where a delivery went, without a path or query that may carry a subscriber's own secret. */
+function origin(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '(invalid URL)';
+  }
+}
+
+/** What the subscriber answered, or why there was no answer. */
+const what = (r: { status: number | null; error: string | null }) =>
+  r.status !== null ? `HTTP ${r.status}` : (r.error ?? 'no answer');

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { loadConfig, workerEnvSchema } from '@app/config';
+import { routeKafkaLogsTo } from '@app/kafka';
 import { createLogger } from '@app/observability';
 import { prepareInfrastructure } from './prepare';
 
@@ -9,7 +10,9 @@ import { prepareInfrastructure } from './prepare';
  */
 async function setup() {
   const config = loadConfig(workerEnvSchema);
-  await prepareInfrastructure(config, createLogger('setup', config.LOG_LEVEL));
+  const logger = createLogger('setup', config.LOG_LEVEL, config.LOG_FORMAT);
+  routeKafkaLogsTo(logger);
+  await prepareInfrastructure(config, logger);
 }
 
 setup().catch((err) => {
