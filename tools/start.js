@@ -98,12 +98,20 @@ Plant Store is up.
   webhook token  ${webhookToken}${process.env.WEBHOOK_TOKENS ? '' : '   (generated: set WEBHOOK_TOKENS to choose your own)'}
   admin token    ${adminToken}${process.env.ADMIN_TOKENS ? '' : '   (generated: set ADMIN_TOKENS to choose your own)'}
 ${env.DELIVERY_ALLOW_PRIVATE_NETWORKS === 'true' ? '  WARNING        DELIVERY_ALLOW_PRIVATE_NETWORKS=true: subscribers on private/loopback addresses are allowed (local development only)\n' : ''}
-Send a New Plant:
+Send a New Plant (a new webhook-id for each new webhook; a retry reuses its own):
   curl -i -X POST ${url}/plant/webhook \\
     -H 'Authorization: Bearer ${webhookToken}' -H 'Content-Type: application/json' \\
-    -H 'webhook-id: msg_1' -d '{"id": 1, "name": "Monstera", "tag": "indoor"}'
-Then read it back from the store:
+    -H "webhook-id: msg_$(date +%s%N)" -d '{"id": 1, "name": "Monstera", "tag": "indoor"}'
+Read it back from the store:
   curl -H 'Authorization: Bearer ${webhookToken}' ${url}/plants/1
+Subscribe a receiver (its whsec_ secret is in the answer, shown once):
+  curl -s -X POST ${url}/subscriptions -H 'Authorization: Bearer ${adminToken}' \\
+    -H 'Content-Type: application/json' -d '{"url": "http://127.0.0.1:4000/hook"}'
+Run a receiver that verifies each delivery's signature, then send another plant:
+  WEBHOOK_SECRET=whsec_... node tools/examples/receiver.js 4000
+List the deliveries:
+  curl -H 'Authorization: Bearer ${adminToken}' '${url}/deliveries?limit=5'
+Browse the API (Try it out works): ${url}/docs
 
 Ctrl-C stops everything.
 `);
