@@ -200,6 +200,26 @@ describe('delivery: subscribers get the New Plant webhook', () => {
     subscriptions.push(allowed.body.id);
   });
 
+  it('keeps the delivery history of a deleted subscription: listed, inspectable, not sent again', async () => {
+    const id = nextId();
+    const sub = await subscribe('/deleted');
+    await accept({ id, name: 'Evidence' });
+    await waitFor('the delivery', () => receiver.on('/deleted', id)[0]);
+    const [delivered] = await waitFor('it succeeded', async () => {
+      const items = await admin.deliveriesOf(sub.id);
+      return items.length === 1 && items[0].status === 'succeeded' ? items : null;
+    });
+    expect((await admin.call('DELETE', `/subscriptions/${sub.id}`)).status).toBe(204);
+    expect((await admin.call('GET', `/subscriptions/${sub.id}`)).status).toBe(404);
+    expect((await admin.call('DELETE', `/subscriptions/${sub.id}`)).status).toBe(404);
+    expect((await admin.deliveriesOf(sub.id)).map((d) => d.id)).toEqual([delivered.id]);
+    const detail = (await admin.call('GET', `/deliveries/${delivered.id}`)).body;
+    expect(detail.attemptLog).toHaveLength(1);
+    await accept({ id: nextId(), name: 'After' });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(receiver.on('/deleted')).toHaveLength(1); // nothing more goes to it
+  });
+
   it('accepts bodiless admin calls that still send Content-Type: application/json', async () => {
     const sub = await subscribe('/bodiless');
     const headers = { authorization: `Bearer ${e2e.ADMIN_TOKEN}`, 'content-type': 'application/json' };

@@ -66,6 +66,11 @@ describe('retention', () => {
       ...(await Promise.all(Array.from({ length: 10 }, () => delivery('succeeded', 3 * HOUR, 3 * HOUR)))),
       ...(await Promise.all(Array.from({ length: 10 }, () => delivery('failed', 3 * HOUR, 3 * HOUR)))),
     ];
+    const goneSub = await db.pool.query(
+      `INSERT INTO subscriptions (url, secret, enabled, deleted_at) VALUES ('http://127.0.0.1:9/', 'whsec_x', false, $1)
+       RETURNING id`,
+      [ago(3 * HOUR)],
+    );
     const kept = [
       await delivery('pending', 30 * HOUR, 30 * HOUR), // old but still to do
       await delivery('failed', 3 * HOUR, HOUR), // old, but retried recently: its attempts stay visible
@@ -82,6 +87,11 @@ describe('retention', () => {
     expect(events.rows.map((r) => r.event_id).sort()).toEqual([...recentEvents].sort());
     const deliveries = await db.pool.query(`SELECT id FROM deliveries`);
     expect(deliveries.rows.map((r) => r.id).sort()).toEqual([...kept].sort());
+    // A subscription deleted long ago goes once no delivery is left; the one still holding history stays.
+    const subs = await db.pool.query('SELECT id FROM subscriptions WHERE id = ANY($1)', [
+      [goneSub.rows[0].id, subscription],
+    ]);
+    expect(subs.rows.map((r) => r.id)).toEqual([subscription]);
     expect(oldDone.length).toBe(20);
 
     await waitFor(

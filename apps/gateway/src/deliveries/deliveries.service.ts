@@ -38,6 +38,8 @@ export class DeliveriesService {
     }
     const current = await this.deliveries.findById(id);
     if (!current) throw deliveryNotFound(id);
+    if (current.status === 'failed')
+      throw ProblemException.of('conflict', 'Its subscription was deleted: there is nowhere to send it again');
     throw ProblemException.of('conflict', `Only a failed delivery can be retried; this one is ${current.status}`);
   }
 

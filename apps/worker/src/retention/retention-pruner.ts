@@ -48,6 +48,7 @@ export class RetentionPruner implements OnApplicationBootstrap, OnApplicationShu
     const windows: [PrunedTable, number][] = [
       ['processed_events', this.config.PROCESSED_EVENTS_RETENTION],
       ['deliveries', this.config.DELIVERY_RETENTION],
+      ['subscriptions', this.config.DELIVERY_RETENTION], // deleted ones, once their deliveries are gone
     ];
     for (const [table, windowMs] of windows) {
       try {

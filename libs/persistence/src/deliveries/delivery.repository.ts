@@ -57,7 +57,9 @@ export class DeliveryRepository {
   async retryFailed(id: string): Promise<DeliveryRow | null> {
     const { rows } = await this.pool.query<DeliveryRow>(
       `UPDATE deliveries SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now()
-       WHERE id = $1 AND status = 'failed' RETURNING ${LISTED_COLUMNS}`,
+       WHERE id = $1 AND status = 'failed'
+         AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = subscription_id AND s.deleted_at IS NOT NULL)
+       RETURNING ${LISTED_COLUMNS}`,
       [id],
     );
     return rows[0] ?? null;

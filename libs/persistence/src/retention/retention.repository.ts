@@ -15,15 +15,27 @@ DELETE FROM deliveries WHERE id IN (
   WHERE created_at < $1 AND updated_at < $1 AND status <> 'pending'
   LIMIT $2 FOR UPDATE SKIP LOCKED)`;
 
-export type PrunedTable = 'processed_events' | 'deliveries';
+// A deleted subscription goes once its last delivery has aged out (its audit events stay: they name it by id).
+const PRUNE_SUBSCRIPTIONS = `
+DELETE FROM subscriptions WHERE id IN (
+  SELECT s.id FROM subscriptions s
+  WHERE s.deleted_at < $1 AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = s.id)
+  LIMIT $2 FOR UPDATE SKIP LOCKED)`;
+
+export type PrunedTable = 'processed_events' | 'deliveries' | 'subscriptions';
+
+const PRUNE: Record<PrunedTable, string> = {
+  processed_events: PRUNE_PROCESSED_EVENTS,
+  deliveries: PRUNE_DELIVERIES,
+  subscriptions: PRUNE_SUBSCRIPTIONS,
+};
 
 export class RetentionRepository {
   constructor(private readonly pool: Pool) {}
 
   /** Deletes up to `limit` rows of `table` older than `before`; returns how many went. */
   async prune(table: PrunedTable, before: Date, limit: number): Promise<number> {
-    const sql = table === 'processed_events' ? PRUNE_PROCESSED_EVENTS : PRUNE_DELIVERIES;
-    const result = await this.pool.query(sql, [before, limit]);
+    const result = await this.pool.query(PRUNE[table], [before, limit]);
     return result.rowCount ?? 0;
   }
 }

@@ -144,4 +144,14 @@ export const migrations: { id: number; name: string; sql: string }[] = [
       CREATE INDEX audit_events_by_subscription ON audit_events (subscription_id, id);
     `,
   },
+  {
+    id: 7,
+    name: 'a deleted subscription keeps its delivery history',
+    // Deleting a subscription used to cascade to its deliveries, and an operator investigating a complaint lost
+    // the evidence. Now it is marked deleted (credentials dropped, pending deliveries closed as failed) and its
+    // deliveries age out with DELIVERY_RETENTION; the row goes once none is left (retention/).
+    sql: `
+      ALTER TABLE subscriptions ADD COLUMN deleted_at timestamptz;
+    `,
+  },
 ];

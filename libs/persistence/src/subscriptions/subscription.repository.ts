@@ -79,12 +79,17 @@ export class SubscriptionRepository {
   }
 
   async list(): Promise<SubscriptionRow[]> {
-    const { rows } = await this.pool.query<SubscriptionRow>('SELECT * FROM subscriptions ORDER BY created_at, id');
+    const { rows } = await this.pool.query<SubscriptionRow>(
+      'SELECT * FROM subscriptions WHERE deleted_at IS NULL ORDER BY created_at, id',
+    );
     return rows;
   }
 
   async findById(id: string): Promise<SubscriptionRow | null> {
-    const { rows } = await this.pool.query<SubscriptionRow>('SELECT * FROM subscriptions WHERE id = $1', [id]);
+    const { rows } = await this.pool.query<SubscriptionRow>(
+      'SELECT * FROM subscriptions WHERE id = $1 AND deleted_at IS NULL',
+      [id],
+    );
     return rows[0] ?? null;
   }
 
@@ -97,7 +102,7 @@ export class SubscriptionRepository {
          disabled_reason = CASE WHEN COALESCE($5, enabled) THEN NULL ELSE COALESCE(disabled_reason, $7) END,
          description = COALESCE($6, description),
          updated_at = now()
-       WHERE id = $1 RETURNING *`,
+       WHERE id = $1 AND deleted_at IS NULL RETURNING *`,
       [
         id,
         change.url ?? null,
@@ -111,8 +116,24 @@ export class SubscriptionRepository {
     return rows[0] ?? null;
   }
 
+  /**
+   * Marks it deleted and keeps its deliveries as evidence (retention removes them, then the row). It stops
+   * receiving at once: disabled, its token and old secret dropped, its pending deliveries closed as failed.
+   */
   async delete(id: string): Promise<boolean> {
-    return ((await this.pool.query('DELETE FROM subscriptions WHERE id = $1', [id])).rowCount ?? 0) > 0;
+    const { rows } = await this.pool.query(
+      `WITH deleted AS (
+         UPDATE subscriptions SET deleted_at = now(), enabled = false, disabled_reason = 'deleted', token = NULL,
+                previous_secret = NULL, updated_at = now()
+         WHERE id = $1 AND deleted_at IS NULL RETURNING id
+       ), closed AS (
+         UPDATE deliveries d SET status = 'failed', leased_until = NULL, updated_at = now()
+         FROM deleted WHERE d.subscription_id = deleted.id AND d.status = 'pending'
+       )
+       SELECT id FROM deleted`,
+      [id],
+    );
+    return rows.length > 0;
   }
 
   /** The old secret (or key pair) keeps signing next to the new one until `overlapMs` from now. */
@@ -126,7 +147,7 @@ export class SubscriptionRepository {
       `UPDATE subscriptions SET previous_secret = secret, secret = $2,
          previous_public_key = public_key, public_key = $4,
          previous_secret_expires_at = now() + $3 * interval '1 millisecond', updated_at = now()
-       WHERE id = $1 RETURNING *`,
+       WHERE id = $1 AND deleted_at IS NULL RETURNING *`,
       [id, this.seal(newSecret, id), overlapMs, publicKey],
     );
     return rows[0] ? { row: rows[0], secret: newSecret } : null;
