@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Consumer, KafkaMessage, Producer } from 'kafkajs';
 import { Pool } from 'pg';
 import { newPlantCreatedEvent, PLANT_CREATED_DLQ_TOPIC, PLANT_CREATED_TOPIC } from '@app/contracts';
@@ -67,7 +68,7 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
     expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
   });
 
-  it.each(['abc', '0', '1.5', '9007199254740992'])(
+  it.each(['abc', '1.5', '9007199254740992', '-9007199254740992'])(
     'refuses plant id %p with 422 naming id, as the document declares it',
     async (raw) => {
       const res = await fetch(`${gw.url}/plants/${raw}`, { headers: { authorization: `Bearer ${e2e.WEBHOOK_TOKEN}` } });
@@ -77,6 +78,17 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
       ]);
     },
   );
+
+  it("accepts what the published NewPlant accepts: id 0, as Swagger UI's own example sends, and negative ids", async () => {
+    for (const id of [0, -nextId()]) {
+      const name = `Example ${randomUUID()}`; // id 0 may already be stored by an earlier run: a new name changes it
+      expect((await e2e.postPlant(gw.url, { id, name })).status).toBe(200);
+      await waitFor(`plant ${id} stored`, async () => {
+        const res = await getPlant(id);
+        return res.status === 200 && ((await res.json()) as { name: string }).name === name;
+      });
+    }
+  });
 
   it('pages through plants newest first with a cursor', async () => {
     const ids = [nextId(), nextId(), nextId()];

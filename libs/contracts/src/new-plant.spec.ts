@@ -26,7 +26,11 @@ describe('validateNewPlant', () => {
     expect(result.errors.map((e) => e.field).sort()).toEqual(['id', 'name', 'tag']);
   });
 
-  it.each([0, -5, 2 ** 53, 2 ** 53 + 2])('refuses id %p (not a positive safe integer)', (id) => {
+  it.each([0, -5, 2 ** 53 - 1, -(2 ** 53 - 1)])('accepts id %p, as the published NewPlant does (any int64)', (id) => {
+    expect(validateNewPlant({ id, name: 'x' }).ok).toBe(true);
+  });
+
+  it.each([2 ** 53, 2 ** 53 + 2, -(2 ** 53)])('refuses id %p (beyond what a JSON number carries exactly)', (id) => {
     expect(validateNewPlant({ id, name: 'x' })).toMatchObject({ ok: false, errors: [{ field: 'id' }] });
   });
 

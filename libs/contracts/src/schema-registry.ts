@@ -12,9 +12,9 @@ import { MAX_PLANT_ID } from './plant-id';
 export { MAX_PLANT_ID };
 
 /**
- * NewPlant as Plant Store accepts it: the seed's schema, plus our policy that an id is a positive integer no
- * larger than 2^53 - 1 (so int64 ids never lose precision on their way through JSON), and that the stored
- * strings are text PostgreSQL can hold exactly (see storableText).
+ * NewPlant as Plant Store accepts it: the seed's schema (an int64 id, any sign: 0 included, as Swagger UI's own
+ * example sends), plus what the service must refuse beyond it: an id outside ±(2^53 - 1), which a JSON number
+ * cannot carry exactly, and text PostgreSQL cannot hold exactly (see storableText). The served document says so.
  */
 export const acceptedNewPlantSchema = {
   $id: 'https://plant.store/schemas/accepted-new-plant.json',
@@ -23,7 +23,7 @@ export const acceptedNewPlantSchema = {
     {
       type: 'object',
       properties: {
-        id: { type: 'integer', minimum: 1, maximum: MAX_PLANT_ID },
+        id: { type: 'integer', minimum: -MAX_PLANT_ID, maximum: MAX_PLANT_ID },
         name: { storableText: true },
         tag: { storableText: true },
       },

@@ -18,7 +18,7 @@ describe(planBatch.name, () => {
     const plan = planBatch('plant.created', 2, [
       message(10, JSON.stringify(event)),
       message(11, 'not json'),
-      message(12, JSON.stringify({ ...event, data: { id: -1, name: 'x' } })),
+      message(12, JSON.stringify({ ...event, data: { id: 2 ** 53, name: 'x' } })),
       message(13, null),
     ]);
     expect(plan.events).toEqual([

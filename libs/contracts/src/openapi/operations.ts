@@ -26,7 +26,15 @@ const adminWrite = [{ adminAuth: ['write'] }];
 const unauthorized = problem('Missing or wrong bearer token');
 const forbidden = problem('An admin token without the scope this operation needs (named in `detail`)');
 const notFound = problem('No such resource');
-const plantIdSchema = { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_PLANT_ID };
+const plantIdSchema = {
+  type: 'integer',
+  format: 'int64',
+  minimum: -MAX_PLANT_ID,
+  maximum: MAX_PLANT_ID,
+  description:
+    'Any int64 the New Plant webhook accepts, within ±(2^53 - 1): a JSON number beyond that cannot be carried ' +
+    'exactly, so the webhook refuses such ids with 422 rather than store a rounded one',
+};
 const badParameter = problem('A path or query parameter does not match its schema (each named in `errors`)');
 const subscriptionId = idParam('id', { type: 'string', format: 'uuid' }, 'Subscription id');
 const deliveryId = idParam('id', { type: 'string', format: 'uuid' }, 'Delivery id');

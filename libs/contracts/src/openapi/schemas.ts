@@ -34,6 +34,9 @@ export const addedSchemas: Record<string, unknown> = {
     properties: { eventId: { type: 'string', format: 'uuid', description: 'Id of the plant.created event' } },
   },
   StoredPlant: {
+    description:
+      'A NewPlant as stored. Ids are any int64 within ±(2^53 - 1): the New Plant webhook refuses larger ones with ' +
+      '422, since a JSON number beyond that cannot be carried exactly.',
     allOf: [
       ref('NewPlant'),
       {
