@@ -28,11 +28,6 @@ export const addedSchemas: Record<string, unknown> = {
       },
     },
   },
-  WebhookAccepted: {
-    type: 'object',
-    required: ['eventId'],
-    properties: { eventId: { type: 'string', format: 'uuid', description: 'Id of the plant.created event' } },
-  },
   StoredPlant: {
     description:
       'A NewPlant as stored. Ids are any int64 within ±(2^53 - 1): the New Plant webhook refuses larger ones with ' +
