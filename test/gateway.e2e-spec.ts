@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { Consumer, KafkaMessage } from 'kafkajs';
 import { fc } from '@fast-check/jest';
@@ -66,6 +67,24 @@ describe('gateway: POST /plant/webhook', () => {
     expect(new Set(ids).size).toBe(1);
     const other = await e2e.postPlant(gw.url, body, { 'webhook-id': 'msg_e2e_2' });
     expect(((await other.json()) as { eventId: string }).eventId).not.toBe(ids[0]);
+  });
+
+  it('refuses a webhook-id reused for a different plant with a 409 naming the key, never a silent 200', async () => {
+    const key = `msg_${randomUUID()}`;
+    const id = nextId();
+    expect((await e2e.postPlant(gw.url, { id, name: 'Fern' }, { 'webhook-id': key })).status).toBe(200);
+    for (const changed of [
+      { id, name: 'Fern, renamed' },
+      { id: nextId(), name: 'Fern' },
+    ]) {
+      const res = await e2e.postPlant(gw.url, changed, { 'webhook-id': key });
+      expect(res.status).toBe(409);
+      expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+      const problem = (await res.json()) as { detail: string; idempotencyKey: string };
+      expect(problem.idempotencyKey).toBe(key);
+      expect(problem.detail).toMatch(/already used for a different plant.*new webhook needs a new webhook-id/);
+    }
+    expect((await e2e.postPlant(gw.url, { id, name: 'Fern' }, { 'webhook-id': key })).status).toBe(200); // a retry
   });
 
   it.each([

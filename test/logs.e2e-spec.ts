@@ -17,6 +17,7 @@ describe('logs', () => {
   let gateway: ReturnType<typeof spawnBuiltApp>;
   let worker: ReturnType<typeof spawnBuiltApp>;
   let url: string;
+  let subscriptionId: string | null = null;
 
   beforeAll(async () => {
     await e2e.prepareTestInfrastructure();
@@ -38,6 +39,8 @@ describe('logs', () => {
   });
 
   afterAll(async () => {
+    // Subscriptions are shared by every suite: one left behind would get every later suite's plants.
+    if (subscriptionId) await adminClient(url).call('DELETE', `/subscriptions/${subscriptionId}`);
     gateway?.child.kill('SIGTERM');
     worker?.child.kill('SIGTERM');
     await receiver?.stop();
@@ -46,6 +49,7 @@ describe('logs', () => {
   it('tells a person what flows, in one format, and never shows a credential', async () => {
     const admin = adminClient(url);
     const sub = await admin.subscribe({ url: `${receiver.url}/once`, token: subscriberToken, secret });
+    subscriptionId = sub.id;
     const id = e2e.plantIds()();
     expect((await e2e.postPlant(url, { id, name: 'Logged' })).status).toBe(200);
     await waitFor('the delivery, after one failure', () => receiver.on('/once', id).length >= 2, 30_000);

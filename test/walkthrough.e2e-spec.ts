@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import * as e2e from './support/stack';
+import { adminClient } from './support/admin';
 import { freePort } from './support/processes';
 import { waitFor } from './support/wait';
 
@@ -24,6 +25,7 @@ describe('the README walk-through', () => {
   let receiver: ChildProcess | null = null;
   let printed = '';
   let receiverPort: number;
+  let subscriptionId: string | null = null;
 
   beforeAll(async () => {
     worker = await e2e.startWorker(e2e.baseEnv());
@@ -32,6 +34,8 @@ describe('the README walk-through', () => {
   });
 
   afterAll(async () => {
+    // Subscriptions are shared by every suite: one left behind would get every later suite's plants.
+    if (subscriptionId) await adminClient(gateway.url).call('DELETE', `/subscriptions/${subscriptionId}`);
     receiver?.kill();
     await gateway?.close();
     await worker?.close();
@@ -67,6 +71,7 @@ describe('the README walk-through', () => {
 
     const subscription = JSON.parse(await run(subscribe));
     expect(subscription.secret).toMatch(/^whsec_/);
+    subscriptionId = subscription.id;
     receiver = spawn(process.execPath, [path.join(ROOT, 'tools/examples/receiver.js'), String(receiverPort)], {
       env: { ...process.env, WEBHOOK_SECRET: subscription.secret },
     });

@@ -6,6 +6,7 @@ import { PublishTimeoutError } from '@app/kafka';
 import { continueTrace, nestSink, ProblemException, RateLimitedLog } from '@app/observability';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { EVENT_PUBLISHER, EventPublisher } from './event-publisher';
+import { IdempotencyKeys } from './idempotency-keys';
 
 export interface WebhookMeta {
   /** `webhook-id` (Standard Webhooks) or `Idempotency-Key`: a retry with the same key keeps its event id. */
@@ -32,6 +33,7 @@ export class PlantWebhookService {
   /** During a broker outage every webhook fails alike: one line per outcome every 10 s says so. */
   private readonly unacknowledged = new RateLimitedLog(nestSink(this.logger));
   private inFlight = 0;
+  private readonly keys = new IdempotencyKeys();
 
   constructor(
     @Inject(EVENT_PUBLISHER) private readonly publisher: EventPublisher,
@@ -43,6 +45,13 @@ export class PlantWebhookService {
     // Without a key of the sender's, one is made here: a 503 hands it back, so even that sender's retry is
     // recognised as the same event.
     const idempotencyKey = meta.idempotencyKey ?? `ps_${randomUUID()}`;
+    if (meta.idempotencyKey !== undefined && this.keys.check(meta.idempotencyKey, plant) === 'different')
+      throw ProblemException.of(
+        'conflict',
+        `The idempotency key "${meta.idempotencyKey}" (webhook-id) was already used for a different plant. ` +
+          'A retry must resend the same body; a new webhook needs a new webhook-id.',
+        { idempotencyKey: meta.idempotencyKey } as never,
+      );
     if (this.inFlight >= this.config.MAX_PUBLISHES_IN_FLIGHT) {
       this.metrics.publishesShed.inc();
       throw unavailable(
