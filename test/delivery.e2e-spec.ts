@@ -246,7 +246,7 @@ describe('delivery: subscribers get the New Plant webhook', () => {
     ['PATCH', '/subscriptions/urn:uuid:00000000-0000-0000-0000-000000000000', 'id'],
     ['POST', '/deliveries/42/retry', 'id'],
     ['GET', '/deliveries?plantId=1e3', 'plantId'],
-    ['GET', '/deliveries?plantId=0', 'plantId'],
+    ['GET', '/deliveries?plantId=9007199254740992', 'plantId'],
     ['GET', '/deliveries?subscriptionId=x', 'subscriptionId'],
     ['GET', '/deliveries?limit=0', 'limit'],
     ['GET', '/deliveries?cursor=forged', 'cursor'],

@@ -166,10 +166,15 @@ describe('local launcher', () => {
       const pool = e2e.testPool();
       await expect(pool.query('SELECT 1')).resolves.toBeTruthy();
       await pool.end();
+    } catch (err) {
+      // What the launcher printed is what a person would look at: keep it with the failure.
+      throw new Error(
+        `${(err as Error).message}\n--- launcher output (last 4000 characters) ---\n${run.out().slice(-4000)}`,
+      );
     } finally {
       run.child.kill('SIGKILL');
     }
-  });
+  }, 240_000); // two app starts, a crash and a restart, on a loaded 2-core machine
 
   const asRoot = process.getuid?.() === 0 ? it : it.skip;
   asRoot('as root, stops at once with what to do when the postgres user cannot reach the data folder', () => {

@@ -56,7 +56,7 @@ describe('logs', () => {
     const text = () => gateway.output.join('') + worker.output.join('');
     await waitFor(
       'a flow line from each app',
-      () => /accepted 1\b/.test(text()) && /delivered 1\b/.test(text()),
+      () => /accepted 1\b/.test(text()) && /delivered \d/.test(text()),
       15_000,
     );
 
@@ -66,7 +66,8 @@ describe('logs', () => {
     const entries = lines.map((l) => JSON.parse(l) as { level: string; msg: string; context?: string });
     expect(new Set(entries.map((e) => typeof e.level))).toEqual(new Set(['string']));
     expect(entries.find((e) => /^flow \ds: accepted 1 /.test(e.msg))?.level).toBe('info');
-    expect(entries.find((e) => /^flow \ds: stored 1 /.test(e.msg))?.level).toBe('info');
+    // "stored" counts whatever earlier suites left on the shared topic too (this worker's group is new)
+    expect(entries.find((e) => /^flow \ds: stored [\d,]+ /.test(e.msg))?.level).toBe('info');
     const failure = entries.find((e) => e.msg.includes(`delivery to subscription ${sub.id}`));
     expect(failure).toMatchObject({ level: 'warn' });
     expect(failure!.msg).toMatch(/failed: HTTP 500; attempt 1, next in \ds/);
