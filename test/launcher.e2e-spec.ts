@@ -170,6 +170,7 @@ describe('local launcher', () => {
       // What the launcher printed is what a person would look at: keep it with the failure.
       throw new Error(
         `${(err as Error).message}\n--- launcher output (last 4000 characters) ---\n${run.out().slice(-4000)}`,
+        { cause: err },
       );
     } finally {
       run.child.kill('SIGKILL');
