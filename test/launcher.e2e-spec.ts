@@ -135,6 +135,7 @@ describe('local launcher', () => {
     const env = {
       KAFKA_BROKERS: process.env.KAFKA_BROKERS!, // the test stack's: the launcher must not stop it
       DATABASE_URL: process.env.DATABASE_URL!,
+      SECRETS_KEY: e2e.TEST_SECRETS_KEY, // the key the shared test database's credentials are sealed with
       PORT: String(await freePort()),
       METRICS_PORT: String(await freePort()),
       WORKER_METRICS_PORT: String(await freePort()),
@@ -144,7 +145,14 @@ describe('local launcher', () => {
     await e2e.prepareTestInfrastructure();
     const run = launch(['tools/start.js', '--no-build'], env);
     try {
-      await waitFor('Plant Store to be up', () => run.out().includes('Plant Store is up'), 120000);
+      await waitFor(
+        'Plant Store to be up',
+        () => {
+          if (run.child.exitCode !== null) throw new Error(`the launcher exited (${run.child.exitCode})`);
+          return run.out().includes('Plant Store is up');
+        },
+        120000,
+      );
       const gateway = runRecord('dev', 'gateway').pid;
       const worker = runRecord('dev', 'worker').pid;
       process.kill(gateway, 'SIGKILL');
