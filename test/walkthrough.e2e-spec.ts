@@ -52,7 +52,7 @@ describe('the README walk-through', () => {
           command
             .replaceAll('http://127.0.0.1:3000', gateway.url)
             .replaceAll('127.0.0.1:4000', `127.0.0.1:${receiverPort}`)
-            .replaceAll('"id": 1', `"id": ${id}`)
+            .replaceAll('"id": 1,', `"id": ${id},`)
             .replaceAll('/plants/1', `/plants/${id}`),
         ],
         {
@@ -80,7 +80,7 @@ describe('the README walk-through', () => {
 
     // Step 5: step 1 again for another plant, with a webhook-id of its own.
     const second = id + 1;
-    expect(await run(send.replaceAll(`"id": 1`, `"id": ${second}`))).toMatch(/^HTTP\/1.1 200/);
+    expect(await run(send.replaceAll('"id": 1,', `"id": ${second},`))).toMatch(/^HTTP\/1.1 200/);
     await waitFor('the verified delivery', () => printed.includes(`"id":${second}`), 20_000);
     const line = printed.split('\n').find((l) => l.includes(`"id":${second}`))!;
     expect(line).toMatch(/^verified [0-9a-f-]{36}: \{/);
