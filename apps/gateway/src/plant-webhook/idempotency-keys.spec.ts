@@ -13,11 +13,11 @@ describe(IdempotencyKeys.name, () => {
   });
 
   it('forgets keys past their window, and the oldest beyond its size', () => {
-    const keys = new IdempotencyKeys(2, 1000);
+    const keys = new IdempotencyKeys(4, 1000);
     keys.check('a', fern, 0);
     expect(keys.check('a', { ...fern, name: 'x' }, 2000)).toBe('new'); // past the window
-    keys.check('b', fern, 2000);
-    keys.check('c', fern, 2000);
-    expect(keys.check('a', fern, 2000)).toBe('new'); // 'a' was the oldest of three in a map of two
+    for (const k of ['b', 'c', 'd', 'e']) keys.check(k, fern, 2000);
+    expect(keys.check('a', { ...fern, name: 'y' }, 2000)).toBe('new'); // one of the oldest, dropped with its half
+    expect(keys.check('e', { ...fern, name: 'y' }, 2000)).toBe('different'); // a recent one is still known
   });
 });
