@@ -3,6 +3,7 @@
 // Kafka's acks=all), against a baseline measured in the same run: a bare Fastify route doing the same header
 // and body checks with no Kafka at all (the ceiling on this machine). Also reports how many webhooks each
 // produce request carried (the batching).
+// A second gateway run sends each webhook with its own webhook-id, so the cost of the idempotency-key check shows.
 // Options: --connections 64 --duration 10 --no-build
 import autocannon from 'autocannon';
 import { fork } from 'node:child_process';
@@ -20,7 +21,8 @@ function startBareFastify(): Promise<{ url: string; stop(): void }> {
   );
 }
 
-function run(url: string, connections: number, duration: number) {
+/** `withKeys`: each webhook with its own webhook-id, so the gateway's idempotency-key check runs on every one. */
+function run(url: string, connections: number, duration: number, withKeys = false) {
   let n = 0;
   return autocannon({
     url: `${url}/plant/webhook`,
@@ -29,7 +31,13 @@ function run(url: string, connections: number, duration: number) {
     duration,
     headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
     requests: [
-      { setupRequest: (req) => ({ ...req, body: JSON.stringify({ id: 5e12 + n++, name: 'Ficus', tag: 'indoor' }) }) },
+      {
+        setupRequest: (req) => {
+          const id = 5e12 + n++ + (withKeys ? 1e12 : 0);
+          const headers = withKeys ? { ...req.headers, 'webhook-id': `msg_bench_${id}` } : req.headers;
+          return { ...req, headers, body: JSON.stringify({ id, name: 'Ficus', tag: 'indoor' }) };
+        },
+      },
     ],
   });
 }
@@ -54,12 +62,19 @@ async function main() {
     s = step(`Gateway: ${connections} connections for ${duration} s (each 200 after Kafka acks=all)`);
     const gw = await run(stack.url, connections, duration);
     s.done();
+    s = step(`Gateway again, each webhook with its own webhook-id (the idempotency-key check on every one)`);
+    const keyed = await run(stack.url, connections, duration, true);
+    s.done();
     s = step(`Baseline: bare Fastify, same checks, no Kafka, ${connections} connections for ${duration} s`);
     const base = await run(bare.url, connections, duration);
     s.done();
     const sum = await metricSum(stack.gatewayMetricsUrl, 'plant_store_produce_batch_size_sum');
     const cnt = await metricSum(stack.gatewayMetricsUrl, 'plant_store_produce_batch_size_count');
-    table({ 'gateway (durable publish)': summary(gw), 'baseline: bare Fastify': summary(base) });
+    table({
+      'gateway (durable publish)': summary(gw),
+      'gateway, each with a webhook-id': summary(keyed),
+      'baseline: bare Fastify': summary(base),
+    });
     console.log(
       `Gateway at ${Math.round((100 * gw.requests.average) / base.requests.average)} % of the bare-Fastify ceiling.`,
     );
