@@ -235,6 +235,18 @@ describe('delivery: subscribers get the New Plant webhook', () => {
       headers: { authorization: `Bearer ${e2e.WEBHOOK_TOKEN}` },
     });
     expect(asWebhook.status).toBe(401);
+    expect(((await asWebhook.json()) as { detail: string }).detail).toMatch(
+      /not an admin token: this route needs one from ADMIN_TOKENS/,
+    );
+    const asAdmin = await e2e.postPlant(
+      gw.url,
+      { id: nextId(), name: 'x' },
+      { authorization: `Bearer ${e2e.ADMIN_TOKEN}` },
+    );
+    expect(asAdmin.status).toBe(401);
+    expect(((await asAdmin.json()) as { detail: string }).detail).toMatch(
+      /not a webhook token: this route needs one from WEBHOOK_TOKENS/,
+    );
     const bad = await admin.call('POST', '/subscriptions', { url: 'ftp://x', colour: 'red' });
     expect(bad.status).toBe(422);
     expect((await admin.call('GET', '/subscriptions/00000000-0000-0000-0000-000000000000')).status).toBe(404);

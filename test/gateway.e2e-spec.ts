@@ -126,7 +126,9 @@ describe('gateway: POST /plant/webhook', () => {
       if (type) headers['content-type'] = type;
       const res = await fetch(`${gw.url}/plant/webhook`, { method: 'POST', headers, body: '{"id":1,"name":"x"}' });
       expect(res.status).toBe(415);
-      expect((await problemOf(res)).type).toBe('https://plant.store/problems/unsupported-media-type');
+      const problem = await problemOf(res);
+      expect(problem.type).toBe('https://plant.store/problems/unsupported-media-type');
+      expect(problem.detail).toBe('Send a JSON body with the header "Content-Type: application/json"');
     },
   );
 

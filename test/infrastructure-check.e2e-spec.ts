@@ -3,6 +3,7 @@ import { gatewayEnvSchema, loadConfig } from '@app/config';
 import { createLogger } from '@app/observability';
 import { runMigrations, SCHEMA_VERSION, schemaVersion } from '@app/persistence';
 import { awaitInfrastructure } from '../apps/gateway/src/lifecycle/infrastructure-check';
+import { createWorkerApp } from '../apps/worker/src/worker.app';
 import * as e2e from './support/stack';
 
 // The worker owns the schema and the topics; the gateway only checks, waits a bounded time, and then says
@@ -28,6 +29,20 @@ describe('the gateway start-up check', () => {
       new RegExp(`schema at version 0, this gateway needs ${SCHEMA_VERSION}.*start the worker`),
     );
     expect(Date.now() - started).toBeLessThan(10000);
+  });
+
+  it('names the variable to check when PostgreSQL or Kafka refuses, the password hidden', async () => {
+    const wrong = new URL(e2e.baseEnv().DATABASE_URL!);
+    wrong.password = 'not-the-password';
+    const config = loadConfig(gatewayEnvSchema, e2e.baseEnv({ DATABASE_URL: wrong.toString() }));
+    const failure = awaitInfrastructure(config, createLogger('e2e', 'silent'), 500);
+    await expect(failure).rejects.toThrow(/PostgreSQL unreachable at DATABASE_URL=postgresql:\/\/postgres:\*\*\*@/);
+    await expect(failure).rejects.toThrow(/check DATABASE_URL and KAFKA_BROKERS/);
+    await expect(failure).rejects.not.toThrow(/not-the-password/);
+    // The worker, which migrates, says the same before anything starts.
+    await expect(createWorkerApp(e2e.baseEnv({ DATABASE_URL: wrong.toString() }))).rejects.toThrow(
+      /PostgreSQL at DATABASE_URL=postgresql:\/\/postgres:\*\*\*@.* failed: .*Check DATABASE_URL\./,
+    );
   });
 
   it('starts once the worker has migrated', async () => {

@@ -22,6 +22,9 @@ export function toProblem(error: unknown): { problem: Problem; headers: Record<s
   if (code && FASTIFY_CODES[code]) return { problem: FASTIFY_CODES[code](), headers: {} };
   if (error instanceof SyntaxError)
     return { problem: problemOf('malformedJson', 'The body is not valid JSON'), headers: {} };
+  // A 415 raised by the framework says only "Unsupported Media Type": say what to send instead.
+  const status415 = error instanceof HttpException ? error.getStatus() : (error as { statusCode?: number })?.statusCode;
+  if (status415 === 415) return { problem: problemOf('unsupportedMediaType', SEND_JSON), headers: {} };
   if (error instanceof HttpException) {
     const response = error.getResponse();
     const detail = typeof response === 'string' ? response : (response as { message?: string }).message;
