@@ -41,11 +41,26 @@ describe('delivery: subscribers get the New Plant webhook', () => {
     subscriptions.push(s.id);
     return s;
   };
-  const accept = async (plant: { id: number; name: string; tag?: string }) => {
+  const accept = async (plant: { id: number; name: string; tag?: string; [other: string]: unknown }) => {
     const res = await e2e.postPlant(gw.url, plant);
     expect(res.status).toBe(200);
     return ((await res.json()) as { eventId: string }).eventId;
   };
+
+  it('keeps properties beyond id, name and tag: stored, read back and delivered, and a change to them is a change', async () => {
+    const sub = await subscribe('/extra');
+    const id = nextId();
+    const plant = { id, name: 'Pilea', tag: 'indoor', colour: 'green', care: { water: 'weekly', light: ['bright'] } };
+    await accept(plant);
+    const delivered = await waitFor('the delivery', () => receiver.on('/extra', id)[0]);
+    expect(JSON.parse(delivered.body)).toEqual(plant);
+    const read = await fetch(`${gw.url}/plants/${id}`, { headers: { authorization: `Bearer ${e2e.WEBHOOK_TOKEN}` } });
+    expect(await read.json()).toMatchObject(plant);
+    await accept({ ...plant, care: { water: 'daily', light: ['bright'] } }); // only an extra property changed
+    await waitFor('the change delivered', () => receiver.on('/extra', id).length === 2);
+    expect(JSON.parse(receiver.on('/extra', id)[1].body).care.water).toBe('daily');
+    expect(sub.id).toBeDefined();
+  });
 
   it('sends the NewPlant body with the bearer token and a Standard Webhooks signature', async () => {
     const sub = await subscribe('/ok', { token: 'receiver-token-123' });

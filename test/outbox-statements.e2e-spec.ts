@@ -26,6 +26,7 @@ describe('the ingest statement and the claim', () => {
       plantId: over.plantId ?? plantId,
       name: 'Fern',
       tag: null,
+      extra: {},
       eventTime: new Date().toISOString(),
       topic: 'plant.created',
       partition: 0,

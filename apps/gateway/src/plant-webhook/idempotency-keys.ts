@@ -20,9 +20,7 @@ export class IdempotencyKeys {
 
   /** 'different' when the key came before with another plant; otherwise remembers it and says 'new' or 'same'. */
   check(key: string, plant: NewPlant, now = Date.now()): 'new' | 'same' | 'different' {
-    const digest = createHash('sha256')
-      .update(JSON.stringify([plant.id, plant.name, plant.tag ?? null]))
-      .digest('base64');
+    const digest = createHash('sha256').update(canonical(plant)).digest('base64');
     const known = this.current.get(key) ?? this.previous.get(key);
     if (known && now - known.at < this.ttlMs) return known.digest === digest ? 'same' : 'different';
     if (this.current.size >= this.maxKeys / 2) {
@@ -32,4 +30,15 @@ export class IdempotencyKeys {
     this.current.set(key, { digest, at: now });
     return 'new';
   }
+}
+
+/** The plant as JSON with its keys sorted at every level: the same plant gives the same text in any key order. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object')
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  return JSON.stringify(value ?? null);
 }

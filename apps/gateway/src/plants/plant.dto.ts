@@ -1,7 +1,8 @@
 import { PlantRow } from '@app/persistence';
 
-/** A stored plant as the read API returns it (StoredPlant in /openapi.json). */
+/** A stored plant as the read API returns it (StoredPlant in /openapi.json), with any other properties it came with. */
 export interface StoredPlantDto {
+  [property: string]: unknown;
   id: number;
   name: string;
   tag?: string;
@@ -11,6 +12,7 @@ export interface StoredPlantDto {
 }
 
 export const mapPlant = (r: PlantRow): StoredPlantDto => ({
+  ...r.extra, // first: the plant's own fields and ours below always win
   id: r.id,
   name: r.name,
   ...(r.tag === null ? {} : { tag: r.tag }),

@@ -27,6 +27,7 @@ describe(planBatch.name, () => {
         plantId: 7,
         name: 'Fern',
         tag: null,
+        extra: {},
         eventTime: event.time,
         topic: 'plant.created',
         partition: 2,

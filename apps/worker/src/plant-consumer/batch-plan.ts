@@ -22,11 +22,13 @@ export function planBatch(topic: string, partition: number, messages: KafkaMessa
       continue;
     }
     const { event } = parsed;
+    const { id, name, tag, ...extra } = event.data;
     plan.events.push({
       eventId: event.id,
-      plantId: event.data.id,
-      name: event.data.name,
-      tag: event.data.tag ?? null,
+      plantId: id,
+      name,
+      tag: tag ?? null,
+      extra,
       eventTime: event.time,
       topic,
       partition,

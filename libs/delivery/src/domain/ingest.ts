@@ -8,6 +8,8 @@ export interface IngestEvent {
   plantId: number;
   name: string;
   tag: string | null;
+  /** The plant's other properties, kept as sent (the published NewPlant allows them). */
+  extra: Record<string, unknown>;
   eventTime: string;
   topic: string;
   partition: number;

@@ -9,13 +9,14 @@ import { DELIVERY_SEND_COLUMNS, noEarlierPending, SUBSCRIPTION_SEND_COLUMNS } fr
  * MAX_WEBHOOK_HOPS deliveries (a loop that changes data). Deliveries free to go at once (nothing earlier
  * pending for their plant, their subscriber not saturated) are leased to the caller, up to its room.
  *
- * $1..$10 the events' columns; $11 lease limit, $12 subscriptions to skip, $13 lease ms, $14 max hops.
+ * $1..$10 the events' columns; $11 lease limit, $12 subscriptions to skip, $13 lease ms, $14 max hops; $15 the
+ * events' other plant properties (jsonb).
  */
 export const APPLY_EVENTS = `
 WITH input AS (
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::int[], $8::bigint[],
-                       $9::int[], $10::text[])
-    AS t(event_id, plant_id, name, tag, event_time, topic, kafka_partition, kafka_offset, hops, origin_event_id)
+                       $9::int[], $10::text[], $15::jsonb[])
+    AS t(event_id, plant_id, name, tag, event_time, topic, kafka_partition, kafka_offset, hops, origin_event_id, extra)
 ), fresh AS (
   INSERT INTO processed_events (event_id, plant_id, event_time, kafka_topic, kafka_partition, kafka_offset)
   SELECT event_id, plant_id, event_time, topic, kafka_partition, kafka_offset FROM input
@@ -27,22 +28,22 @@ WITH input AS (
 ), unchanged AS (
   -- Read from the snapshot before the upsert: newer than what is stored, but the same data.
   SELECT l.event_id FROM latest l JOIN plants p ON p.id = l.plant_id
-  WHERE p.last_event_time <= l.event_time AND p.name = l.name AND p.tag IS NOT DISTINCT FROM l.tag
+  WHERE p.last_event_time <= l.event_time AND p.name = l.name AND p.tag IS NOT DISTINCT FROM l.tag AND p.extra = l.extra
 ), upserted AS (
-  INSERT INTO plants AS p (id, name, tag, last_event_id, last_event_time)
-  SELECT plant_id, name, tag, event_id, event_time FROM latest
+  INSERT INTO plants AS p (id, name, tag, extra, last_event_id, last_event_time)
+  SELECT plant_id, name, tag, extra, event_id, event_time FROM latest
   ON CONFLICT (id) DO UPDATE
-    SET name = EXCLUDED.name, tag = EXCLUDED.tag, updated_at = now(),
+    SET name = EXCLUDED.name, tag = EXCLUDED.tag, extra = EXCLUDED.extra, updated_at = now(),
         last_event_id = EXCLUDED.last_event_id, last_event_time = EXCLUDED.last_event_time
     WHERE p.last_event_time <= EXCLUDED.last_event_time
-      AND (p.name, p.tag) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.tag)
-  RETURNING p.id, p.name, p.tag, p.last_event_id, p.last_event_time
+      AND (p.name, p.tag, p.extra) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.tag, EXCLUDED.extra)
+  RETURNING p.id, p.name, p.tag, p.extra, p.last_event_id, p.last_event_time
 ), changed AS (
   SELECT u.*, l.hops, l.origin_event_id FROM upserted u JOIN latest l ON l.event_id = u.last_event_id
 ), fanout AS (
   SELECT s.id AS subscription_id, u.last_event_id AS event_id, u.id AS plant_id, u.last_event_time AS event_time,
          u.hops, u.origin_event_id,
-         jsonb_strip_nulls(jsonb_build_object('id', u.id, 'name', u.name, 'tag', u.tag))::text AS body,
+         (u.extra || jsonb_strip_nulls(jsonb_build_object('id', u.id, 'name', u.name, 'tag', u.tag)))::text AS body,
          NOT (s.id = ANY($12::uuid[])) AND ${noEarlierPending('s.id', 'u.id')} AS free
   FROM changed u CROSS JOIN subscriptions s
   WHERE s.enabled AND u.hops < $14

@@ -47,6 +47,7 @@ export class IngestRepository implements PlantEventStore {
         lease.skipSubscriptions,
         lease.leaseMs,
         maxHops,
+        events.map((e) => JSON.stringify(e.extra)),
       ],
     });
     const r = rows[0];

@@ -6,6 +6,8 @@ export interface PlantRow {
   seq: number;
   name: string;
   tag: string | null;
+  /** The other properties the plant came with (the published NewPlant allows them). */
+  extra: Record<string, unknown>;
   created_at: Date;
   updated_at: Date;
   last_event_id: string;
