@@ -15,6 +15,8 @@ async function total(
 }
 
 const n = (v: number) => Math.round(v).toLocaleString('en-US');
+/** A rate: one decimal below 10/s, so 3 in 10 s reads 0.3/s rather than 0/s. */
+const rate = (v: number) => (v < 10 ? v.toFixed(1) : n(v));
 
 /**
  * Every `intervalMs`, one info line saying what flowed through the app since the last one, read from its own
@@ -34,7 +36,7 @@ export function startFlowSummary(logger: Logger, intervalMs: number, figures: Fl
     const seconds = intervalMs / 1000;
     const parts = figures.map((f, i) =>
       'counter' in f
-        ? `${f.label} ${n(grew[i])}${i === 0 || grew[i] >= seconds ? ` (${n(grew[i] / seconds)}/s)` : ''}`
+        ? `${f.label} ${n(grew[i])}${i === 0 || grew[i] >= seconds ? ` (${rate(grew[i] / seconds)}/s)` : ''}`
         : `${f.label} ${n(now[i])}`,
     );
     logger.info(`flow ${seconds}s: ${parts.join(', ')}`);
