@@ -23,6 +23,17 @@ describe(SecretBox.name, () => {
     expect(() => new SecretBox(a).open(tampered, 'subscription:1')).toThrow(/altered or moved/);
   });
 
+  it('answers a value it opened before from memory, and still refuses an altered one', () => {
+    const box = new SecretBox(a);
+    const sealed = box.seal(secret, 'subscription:1');
+    expect(box.open(sealed, 'subscription:1')).toBe(secret);
+    expect(box.open(sealed, 'subscription:1')).toBe(secret);
+    expect(() => box.open(sealed, 'subscription:2')).toThrow(SecretsKeyError);
+    expect(() => box.open(sealed.slice(0, -2) + (sealed.endsWith('AA') ? 'BB' : 'AA'), 'subscription:1')).toThrow(
+      SecretsKeyError,
+    );
+  });
+
   it('opens values of a previous key during a rotation, and seals only with the current one', () => {
     const old = new SecretBox(a).seal(secret, 'subscription:1');
     const rotating = new SecretBox(b, [a]);
