@@ -47,21 +47,11 @@ function launch(args: string[], env: Record<string, string>): Launched {
   return { child, out: () => text };
 }
 
-const portOpen = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const s = net.connect({ port, host: '127.0.0.1' });
-    s.once('connect', () => (s.destroy(), resolve(true)));
-    s.once('error', () => resolve(false));
-  });
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+// The launcher's own probes (JavaScript that runs before npm ci), asked rather than written again.
+/* eslint-disable @typescript-eslint/no-require-imports */
+const { portOpen } = require('../tools/local-stack/processes') as { portOpen(port: number): Promise<boolean> };
+const { alive } = require('../tools/local-stack/orphans') as { alive(pid: number): boolean };
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 async function ports() {
   return { kafkaPort: await freePort(), controllerPort: await freePort(), pgPort: await freePort() };

@@ -6,3 +6,4 @@ export * from './metrics';
 export * from './shutdown';
 export * from './flow-summary';
 export * from './rate-limited-log';
+export * from './bounded-map';

@@ -12,6 +12,8 @@ export const nestSink =
   (level, message) =>
     level === 'info' ? logger.log(message) : logger[level](message);
 
+import { BoundedMap } from './bounded-map';
+
 /** At most this many keys are remembered; the oldest are forgotten first (a flood of keys cannot grow memory). */
 const MAX_KEYS = 1000;
 
@@ -20,7 +22,7 @@ const MAX_KEYS = 1000;
  * at most one line per key per `windowMs`; the next line that gets through says how many were held back.
  */
 export class RateLimitedLog {
-  private readonly seen = new Map<string, { at: number; held: number }>();
+  private readonly seen = new BoundedMap<string, { at: number; held: number }>(MAX_KEYS);
 
   constructor(
     private readonly sink: LogSink,
@@ -34,9 +36,7 @@ export class RateLimitedLog {
       return false;
     }
     const held = entry?.held ?? 0;
-    this.seen.delete(key); // re-inserted last: the Map's order is the eviction order
     this.seen.set(key, { at: now, held: 0 });
-    if (this.seen.size > MAX_KEYS) this.seen.delete(this.seen.keys().next().value!);
     const suffix = held > 0 ? ` (and ${held} more like it in the last ${this.windowMs / 1000}s)` : '';
     this.sink(level, message + suffix, fields);
     return true;

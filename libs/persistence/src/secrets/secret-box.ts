@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { BoundedMap } from '@app/observability';
 
 // Subscriber credentials (signing secrets, private keys, bearer tokens) are stored sealed: AES-256-GCM from
 // Node's crypto (an AEAD: a changed byte fails to open rather than decrypting to garbage), under SECRETS_KEY,
@@ -22,8 +23,8 @@ export const keyId = (bytes: Buffer) => createHash('sha256').update(bytes).diges
 /** A key as the configuration holds it (checked there: 32 bytes in base64). */
 const parseKey = (base64: string) => Buffer.from(base64, 'base64');
 
-/** Opened values remembered, per generation (a whole generation is dropped at once: O(1), bounded). */
-const OPENED_PER_GENERATION = 5000;
+/** Opened values remembered at most (see BoundedMap). */
+const OPENED_MAX = 10_000;
 
 export class SecretBox {
   private readonly current: Key;
@@ -31,8 +32,7 @@ export class SecretBox {
   // Every delivery opens its subscription's secret: ~7 µs of AES-GCM each time, for the same few values. A value
   // that opened once is remembered by its exact sealed text and context; anything altered is a different text,
   // so it still goes through (and fails) the AEAD check.
-  private opened = new Map<string, string>();
-  private openedBefore = new Map<string, string>();
+  private readonly opened = new BoundedMap<string, string>(OPENED_MAX);
 
   /** `current` seals and opens; `previous` only open (during a key rotation). */
   constructor(current: Buffer, previous: Buffer[] = []) {
@@ -64,13 +64,9 @@ export class SecretBox {
   /** The plain value; throws, naming the key, when no configured key opens it. Never returns garbage. */
   open(sealed: string, context: string): string {
     const memo = `${context}\n${sealed}`;
-    const known = this.opened.get(memo) ?? this.openedBefore.get(memo);
+    const known = this.opened.get(memo);
     if (known !== undefined) return known;
     const plain = this.openOnce(sealed, context);
-    if (this.opened.size >= OPENED_PER_GENERATION) {
-      this.openedBefore = this.opened;
-      this.opened = new Map();
-    }
     this.opened.set(memo, plain);
     return plain;
   }
