@@ -33,6 +33,7 @@ describe('the ingest statement and the claim', () => {
       offset: String(offset++),
       hops: 0,
       originEventId: eventId,
+      traceparent: null,
       ...over,
     };
   };

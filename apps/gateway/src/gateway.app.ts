@@ -3,12 +3,13 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { GatewayConfig, gatewayEnvSchema, loadConfig } from '@app/config';
 import type { Logger } from 'pino';
 import { routeKafkaLogsTo } from '@app/kafka';
-import { createLogger, PinoNestLogger, ProblemFilter } from '@app/observability';
+import { createLogger, PinoNestLogger, ProblemFilter, Tracing } from '@app/observability';
 import { refuseMisplacedCredentials } from './auth/credential-placement';
 import { GatewayModule } from './gateway.module';
 import { decodeRequestBodies } from './http/content-encoding';
 import { ConnectionTracker } from './http/http-limits';
 import { createHttpAdapter, instrumentHttp } from './http/http-server';
+import { traceRequests } from './http/request-tracing';
 import { awaitInfrastructure } from './lifecycle/infrastructure-check';
 import { ShutdownState } from './lifecycle/shutdown-state';
 import { GatewayMetrics } from './metrics/gateway-metrics';
@@ -28,14 +29,16 @@ export async function createGatewayApp(env: NodeJS.ProcessEnv = process.env): Pr
   routeKafkaLogsTo(logger);
   await awaitInfrastructure(config, logger); // the worker's migrations and topics
   const metrics = new GatewayMetrics();
+  const tracing = Tracing.forApp('gateway', config);
   const app = await NestFactory.create<NestFastifyApplication>(
-    GatewayModule.forRoot(config, metrics),
+    GatewayModule.forRoot(config, metrics, tracing),
     createHttpAdapter(config, metrics),
     { bodyParser: false, logger: new PinoNestLogger(logger) },
   );
   app.useGlobalFilters(new ProblemFilter(logger));
   const fastify = app.getHttpAdapter().getInstance();
   const connections = new ConnectionTracker(fastify.server, config.HTTP_MAX_CONNECTIONS, metrics);
+  traceRequests(fastify, tracing);
   instrumentHttp(app, metrics, logger, app.get(ShutdownState));
   decodeRequestBodies(fastify, config.WEBHOOK_MAX_BYTES);
   refuseMisplacedCredentials(fastify);

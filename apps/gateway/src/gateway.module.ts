@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ConfigModule, GatewayConfig } from '@app/config';
+import { Tracing, TracingModule } from '@app/observability';
 import { AuthModule } from './auth/auth.module';
 import { DeliveriesModule } from './deliveries/deliveries.module';
 import { HealthModule } from './health/health.module';
@@ -14,12 +15,13 @@ import { AuditModule } from './audit/audit.module';
 /** Webhook in (plant-webhook), read API (plants), admin API (subscriptions, deliveries), health and metrics. */
 @Module({})
 export class GatewayModule {
-  static forRoot(config: GatewayConfig, metrics: GatewayMetrics): DynamicModule {
+  static forRoot(config: GatewayConfig, metrics: GatewayMetrics, tracing: Tracing): DynamicModule {
     return {
       module: GatewayModule,
       imports: [
         ConfigModule.withConfig(config, 'gateway'),
         MetricsModule.forRoot(metrics),
+        TracingModule.forRoot(tracing),
         LifecycleModule,
         AuthModule,
         PlantWebhookModule,

@@ -2,7 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loadConfig, WorkerConfig, workerEnvSchema } from '@app/config';
 import { durableProducerConfig, kafkaClientConfig, routeKafkaLogsTo } from '@app/kafka';
-import { createLogger, PinoNestLogger, ProblemFilter } from '@app/observability';
+import { createLogger, PinoNestLogger, ProblemFilter, Tracing } from '@app/observability';
 import { ConsumerState, PlantBatchServer } from './plant-consumer/plant-batch.server';
 import { prepareInfrastructure } from './setup/prepare';
 import { WorkerModule } from './worker.module';
@@ -19,7 +19,7 @@ export async function createWorkerApp(env: NodeJS.ProcessEnv = process.env) {
 
   const consumerState = new ConsumerState();
   const app = await NestFactory.create<NestFastifyApplication>(
-    WorkerModule.forRoot(config, consumerState),
+    WorkerModule.forRoot(config, consumerState, Tracing.forApp('worker', config)),
     new FastifyAdapter({ logger: false }),
     { logger: new PinoNestLogger(logger) },
   );

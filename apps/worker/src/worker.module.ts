@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ConfigModule, WorkerConfig } from '@app/config';
+import { Tracing, TracingModule } from '@app/observability';
 import { DatabaseModule } from '@app/persistence';
 import { DeliveryModule } from './delivery/delivery.module';
 import { WorkerHealthController } from './health/worker-health.controller';
@@ -15,11 +16,12 @@ import { ConsumerState } from './plant-consumer/plant-batch.server';
  */
 @Module({})
 export class WorkerModule {
-  static forRoot(config: WorkerConfig, consumerState: ConsumerState): DynamicModule {
+  static forRoot(config: WorkerConfig, consumerState: ConsumerState, tracing: Tracing): DynamicModule {
     return {
       module: WorkerModule,
       imports: [
         ConfigModule.withConfig(config, 'worker'),
+        TracingModule.forRoot(tracing),
         DatabaseModule,
         MetricsModule,
         PlantConsumerModule.forRoot(consumerState),

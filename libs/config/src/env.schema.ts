@@ -63,6 +63,9 @@ export const sharedEnv = {
   LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
   // How often each app logs a one-line summary of what flowed through it (only when something did); 0: never.
   LOG_SUMMARY_MS: z.coerce.number().int().min(0).default(10000),
+  // OpenTelemetry: spans go by OTLP/HTTP to <endpoint>/v1/traces when set; unset, tracing is off (no spans kept).
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
   PLANT_CREATED_PARTITIONS: positiveInt.default(6),
   KAFKA_REPLICATION_FACTOR: positiveInt.default(1),
   KAFKA_MIN_INSYNC_REPLICAS: positiveInt.default(1),

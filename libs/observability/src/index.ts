@@ -1,5 +1,4 @@
 export * from './logger';
-export * from './traceparent';
 export * from './problem';
 export * from './problem.filter';
 export * from './metrics';
@@ -7,3 +6,4 @@ export * from './shutdown';
 export * from './flow-summary';
 export * from './rate-limited-log';
 export * from './bounded-map';
+export * from './tracing';

@@ -6,6 +6,7 @@ import { ProblemException } from '@app/observability';
 import { WebhookAuthGuard } from '../auth/bearer.guards';
 import { JsonBodyGuard } from '../http/json-body.guard';
 import { NewPlantPipe } from './new-plant.pipe';
+import { requestSpan } from '../http/request-tracing';
 import { PlantWebhookService } from './plant-webhook.service';
 
 /** POST /plant/webhook: the New Plant webhook of the interface (documented under `webhooks`, not `paths`). */
@@ -24,7 +25,7 @@ export class PlantWebhookController {
     };
     return this.webhooks.accept(plant, {
       idempotencyKey: header('webhook-id') ?? header('idempotency-key'),
-      traceparent: header('traceparent'),
+      trace: requestSpan(req) ?? header('traceparent'),
       requestId: String(req.id),
       ...loopHeaders(header),
     });

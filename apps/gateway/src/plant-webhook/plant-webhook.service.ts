@@ -3,7 +3,21 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, GatewayConfig } from '@app/config';
 import { EventHeaders, NewPlant, newPlantCreatedEvent, PLANT_CREATED_TOPIC, PlantCreatedEvent } from '@app/contracts';
 import { PublishTimeoutError } from '@app/kafka';
-import { continueTrace, nestSink, ProblemException, RateLimitedLog } from '@app/observability';
+import {
+  ATTR_MESSAGING_DESTINATION_NAME,
+  ATTR_MESSAGING_KAFKA_MESSAGE_KEY,
+  ATTR_MESSAGING_MESSAGE_ID,
+  ATTR_MESSAGING_OPERATION_NAME,
+  ATTR_MESSAGING_OPERATION_TYPE,
+  ATTR_MESSAGING_SYSTEM,
+  failSpan,
+  nestSink,
+  Parent,
+  ProblemException,
+  RateLimitedLog,
+  SpanKind,
+  Tracing,
+} from '@app/observability';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { EVENT_PUBLISHER, EventPublisher } from './event-publisher';
 import { IdempotencyKeys } from './idempotency-keys';
@@ -11,7 +25,8 @@ import { IdempotencyKeys } from './idempotency-keys';
 export interface WebhookMeta {
   /** `webhook-id` (Standard Webhooks) or `Idempotency-Key`: a retry with the same key keeps its event id. */
   idempotencyKey?: string;
-  traceparent?: string;
+  /** The request's span when tracing is on, else the sender's `traceparent` header: the Kafka send's parent. */
+  trace?: Parent;
   requestId?: string;
   /** From a forwarding Plant Store: deliveries so far, and the event that started the chain. */
   hops?: number;
@@ -39,6 +54,7 @@ export class PlantWebhookService {
     @Inject(EVENT_PUBLISHER) private readonly publisher: EventPublisher,
     @Inject(APP_CONFIG) private readonly config: GatewayConfig,
     private readonly metrics: GatewayMetrics,
+    private readonly tracing: Tracing,
   ) {}
 
   async accept(plant: NewPlant, meta: WebhookMeta): Promise<{ eventId: string }> {
@@ -68,13 +84,28 @@ export class PlantWebhookService {
       hops: meta.hops,
       origin: meta.origin,
     });
+    const key = String(plant.id); // per-plant ordering: one plant, one partition
+    // The PRODUCER span; its context rides in the record's traceparent, so the worker's spans join this trace.
+    const span = this.tracing.startSpan(
+      `send ${PLANT_CREATED_TOPIC}`,
+      SpanKind.PRODUCER,
+      {
+        [ATTR_MESSAGING_SYSTEM]: 'kafka',
+        [ATTR_MESSAGING_OPERATION_TYPE]: 'send',
+        [ATTR_MESSAGING_OPERATION_NAME]: 'send',
+        [ATTR_MESSAGING_DESTINATION_NAME]: PLANT_CREATED_TOPIC,
+        [ATTR_MESSAGING_MESSAGE_ID]: event.id,
+        [ATTR_MESSAGING_KAFKA_MESSAGE_KEY]: key,
+      },
+      meta.trace,
+    );
     const record = {
-      key: String(plant.id), // per-plant ordering: one plant, one partition
+      key,
       value: JSON.stringify(event),
       headers: {
         [EventHeaders.eventId]: event.id,
         [EventHeaders.type]: event.type,
-        [EventHeaders.traceparent]: continueTrace(meta.traceparent).traceparent,
+        [EventHeaders.traceparent]: this.tracing.traceparent(span)!,
         'content-type': 'application/cloudevents+json',
       },
     };
@@ -84,10 +115,13 @@ export class PlantWebhookService {
     try {
       await this.publisher.publish(PLANT_CREATED_TOPIC, record, this.config.PUBLISH_TIMEOUT_MS);
       this.observe(started, 'acked');
+      span.end();
       return { eventId: event.id };
     } catch (err) {
       const outcome: PublishOutcome = err instanceof PublishTimeoutError && !err.sent ? 'not_accepted' : 'unknown';
       this.observe(started, outcome);
+      failSpan(span, outcome === 'unknown' ? 'publish_unconfirmed' : 'publish_not_accepted', (err as Error).message);
+      span.end();
       this.unacknowledged.log(
         'warn',
         outcome,

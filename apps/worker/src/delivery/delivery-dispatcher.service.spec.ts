@@ -16,6 +16,7 @@ const delivery = (id: string, subscriptionId = 's1'): ClaimedDelivery => ({
   eventTime: new Date(),
   hops: 0,
   originEventId: `event-${id}`,
+  traceparent: null,
   attempts: 0,
   url: 'http://receiver.test/hook',
   token: null,

@@ -2,6 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { LoopHeaders } from '@app/contracts';
 import { checkUrlShape, ClaimedDelivery, DeliveryAttempt, parseRetryAfter, signDelivery } from '@app/delivery';
+import { Tracing } from '@app/observability';
+import { attemptSpan, endAttemptSpan } from './attempt-span';
 import { Agents, deliveryAgents, httpPost } from './http-post';
 
 export interface SendResult extends DeliveryAttempt {
@@ -19,11 +21,21 @@ const MAX_RESPONSE_BYTES = 1024;
 export class DeliverySender {
   private readonly agents: Agents;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: WorkerConfig) {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: WorkerConfig,
+    private readonly tracing: Tracing,
+  ) {
     this.agents = deliveryAgents(config.DELIVERY_ALLOW_PRIVATE_NETWORKS);
   }
 
   async send(d: ClaimedDelivery): Promise<SendResult> {
+    const span = attemptSpan(this.tracing, d);
+    const result = await this.attempt(d, this.tracing.traceparent(span));
+    endAttemptSpan(span, result);
+    return result;
+  }
+
+  private async attempt(d: ClaimedDelivery, traceparent: string | undefined): Promise<SendResult> {
     const attemptedAt = new Date();
     const started = performance.now();
     const result = (partial: Partial<SendResult>): SendResult => ({
@@ -48,6 +60,8 @@ export class DeliverySender {
       [LoopHeaders.origin]: d.originEventId,
     };
     if (d.token) headers.authorization = `Bearer ${d.token}`;
+    // The attempt's own span: a receiver that traces continues the sender's trace.
+    if (traceparent) headers.traceparent = traceparent;
     try {
       const res = await httpPost(
         this.agents,

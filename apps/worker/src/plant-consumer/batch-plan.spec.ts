@@ -34,6 +34,7 @@ describe(planBatch.name, () => {
         offset: '10',
         hops: 0,
         originEventId: event.id,
+        traceparent: null,
       },
     ]);
     expect(plan.poison.map((p) => [p.message.offset, p.reason])).toEqual([

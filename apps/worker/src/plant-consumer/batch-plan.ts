@@ -1,6 +1,8 @@
 import { KafkaMessage } from 'kafkajs';
 import { parsePlantCreatedEvent } from '@app/contracts';
+import { EventHeaders } from '@app/contracts';
 import { IngestEvent } from '@app/delivery';
+import { headerString } from './plant-batch';
 
 export interface PoisonMessage {
   message: KafkaMessage;
@@ -35,6 +37,8 @@ export function planBatch(topic: string, partition: number, messages: KafkaMessa
       offset: message.offset,
       hops: event.hopcount ?? 0,
       originEventId: event.originid ?? event.id,
+      // The producer's; the ingest service replaces it with its own span's once that exists.
+      traceparent: headerString(message.headers, EventHeaders.traceparent) ?? null,
     });
   }
   return plan;

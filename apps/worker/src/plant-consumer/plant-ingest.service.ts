@@ -2,11 +2,12 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { EventHeaders } from '@app/contracts';
 import { ApplyResult, emptyApplyResult, IngestEvent, NO_LEASE } from '@app/delivery';
-import { continueTrace } from '@app/observability';
+import { Tracing } from '@app/observability';
 import { IngestRepository, isDataError, WriteCoalescer } from '@app/persistence';
 import { DELIVERY_INBOX, DeliveryInbox } from '../delivery/delivery-inbox';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { BatchPlan, planBatch, PoisonMessage } from './batch-plan';
+import { BatchSpans } from './event-spans';
 import { publishDeadLetters } from './dead-letters';
 import { headerString, PlantBatch } from './plant-batch';
 import { LoopReport } from './loop-report';
@@ -29,13 +30,16 @@ export class PlantIngestService {
   private readonly writes: WriteCoalescer<IngestEvent[], ApplyResult>;
   private readonly loops: LoopReport;
   private readonly maxHops: number;
+  private readonly group: string;
 
   constructor(
     private readonly store: IngestRepository,
     private readonly metrics: WorkerMetrics,
     @Inject(DELIVERY_INBOX) private readonly inbox: DeliveryInbox,
     @Inject(APP_CONFIG) config: WorkerConfig,
+    private readonly tracing: Tracing,
   ) {
+    this.group = `${config.WORKER_GROUP_ID}-server`; // Nest's Kafka transport appends -server
     this.debug = ['debug', 'trace'].includes(config.LOG_LEVEL);
     this.maxHops = config.MAX_WEBHOOK_HOPS;
     this.loops = new LoopReport(metrics, config.MAX_WEBHOOK_HOPS);
@@ -51,16 +55,23 @@ export class PlantIngestService {
     if (batch.messages.length === 0) return;
     const started = process.hrtime.bigint();
     const plan = planBatch(batch.topic, batch.partition, batch.messages);
-    this.logTraces(batch);
+    const spans = new BatchSpans(this.tracing, batch, plan, this.group);
+    this.logTraces(batch, spans);
     try {
-      const { result, unstorable } = await this.retry(batch, 'store', () => this.storeBatch(batch, plan));
+      const { result, unstorable } = await this.retry(batch, 'store', () => {
+        spans.storing();
+        return this.storeBatch(batch, plan);
+      });
+      spans.stored(plan);
       const poison = [...plan.poison, ...unstorable];
       const shrunk = await this.retry(batch, 'dead_letter', () => publishDeadLetters(batch, poison));
       this.countDeadLetters(batch, poison, shrunk);
       const last = batch.messages[batch.messages.length - 1].offset;
       await this.retry(batch, 'commit', () => batch.commit(last));
+      spans.committed(poison);
       this.record(plan, result, started);
     } catch (err) {
+      spans.abandoned((err as Error).message);
       if (err instanceof BatchAbandoned) {
         this.logger.warn(`${batch.topic}[${batch.partition}]: ${err.message}`);
         return;
@@ -173,12 +184,12 @@ export class PlantIngestService {
   }
 
   /** Continues the gateway's trace in our logs; debug level, since one line per event is a lot at 10k/s. */
-  private logTraces(batch: PlantBatch) {
+  private logTraces(batch: PlantBatch, spans: BatchSpans) {
     if (!this.debug) return;
     for (const m of batch.messages) {
-      const trace = continueTrace(headerString(m.headers, EventHeaders.traceparent));
+      const trace = spans.traceOf(m.offset);
       this.logger.debug(
-        `event ${headerString(m.headers, EventHeaders.eventId)} ${batch.topic}[${batch.partition}]@${m.offset} trace_id=${trace.traceId} span_id=${trace.spanId}`,
+        `event ${headerString(m.headers, EventHeaders.eventId)} ${batch.topic}[${batch.partition}]@${m.offset} trace_id=${trace?.traceId} span_id=${trace?.spanId}`,
       );
     }
   }

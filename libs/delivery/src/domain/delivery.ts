@@ -29,6 +29,8 @@ export interface ClaimedDelivery {
   /** Sent as LoopHeaders: this delivery is hop `hops + 1` of the chain started by `originEventId`. */
   hops: number;
   originEventId: string;
+  /** The event's trace (see IngestEvent.traceparent): each attempt is a span in it. */
+  traceparent: string | null;
 }
 
 export interface ClaimResult {

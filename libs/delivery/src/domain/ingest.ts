@@ -18,6 +18,8 @@ export interface IngestEvent {
   hops: number;
   /** The event that started the chain: this one's own id when it came straight from a sender. */
   originEventId: string;
+  /** W3C trace context of the worker's span for this event: the parent of its deliveries' attempts. */
+  traceparent: string | null;
 }
 
 /** A changed plant whose event had been through too many deliveries to be delivered again. */

@@ -14,7 +14,18 @@ export const noEarlierPending = (subscriptionId: string, plantId: string, seq?: 
 
 /** The delivery's side of a delivery about to be sent, from the outbox row (alias `o`). */
 export const DELIVERY_SEND_COLUMNS = (o: string) =>
-  ['id', 'subscription_id', 'event_id', 'plant_id', 'body', 'event_time', 'attempts', 'hops', 'origin_event_id']
+  [
+    'id',
+    'subscription_id',
+    'event_id',
+    'plant_id',
+    'body',
+    'event_time',
+    'attempts',
+    'hops',
+    'origin_event_id',
+    'traceparent',
+  ]
     .map((c) => `${o}.${c}`)
     .join(', ');
 
@@ -40,6 +51,7 @@ export interface SendRow {
   previous_secret: string | null;
   hops: number | null;
   origin_event_id: string | null;
+  traceparent: string | null;
 }
 
 /** The row as the dispatcher sends it: credentials opened (they are stored sealed, see secrets/). */
@@ -58,4 +70,5 @@ export const toClaimedDelivery = (r: SendRow, box: SecretBox): ClaimedDelivery =
     .map((s) => box.open(s, subscriptionContext(r.subscription_id))),
   hops: r.hops ?? 0,
   originEventId: r.origin_event_id ?? r.event_id,
+  traceparent: r.traceparent,
 });

@@ -10,13 +10,14 @@ import { DELIVERY_SEND_COLUMNS, noEarlierPending, SUBSCRIPTION_SEND_COLUMNS } fr
  * pending for their plant, their subscriber not saturated) are leased to the caller, up to its room.
  *
  * $1..$10 the events' columns; $11 lease limit, $12 subscriptions to skip, $13 lease ms, $14 max hops; $15 the
- * events' other plant properties (jsonb).
+ * events' other plant properties (jsonb); $16 their traceparents.
  */
 export const APPLY_EVENTS = `
 WITH input AS (
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::int[], $8::bigint[],
-                       $9::int[], $10::text[], $15::jsonb[])
-    AS t(event_id, plant_id, name, tag, event_time, topic, kafka_partition, kafka_offset, hops, origin_event_id, extra)
+                       $9::int[], $10::text[], $15::jsonb[], $16::text[])
+    AS t(event_id, plant_id, name, tag, event_time, topic, kafka_partition, kafka_offset, hops, origin_event_id, extra,
+         traceparent)
 ), fresh AS (
   INSERT INTO processed_events (event_id, plant_id, event_time, kafka_topic, kafka_partition, kafka_offset)
   SELECT event_id, plant_id, event_time, topic, kafka_partition, kafka_offset FROM input
@@ -39,10 +40,10 @@ WITH input AS (
       AND (p.name, p.tag, p.extra) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.tag, EXCLUDED.extra)
   RETURNING p.id, p.name, p.tag, p.extra, p.last_event_id, p.last_event_time
 ), changed AS (
-  SELECT u.*, l.hops, l.origin_event_id FROM upserted u JOIN latest l ON l.event_id = u.last_event_id
+  SELECT u.*, l.hops, l.origin_event_id, l.traceparent FROM upserted u JOIN latest l ON l.event_id = u.last_event_id
 ), fanout AS (
   SELECT s.id AS subscription_id, u.last_event_id AS event_id, u.id AS plant_id, u.last_event_time AS event_time,
-         u.hops, u.origin_event_id,
+         u.hops, u.origin_event_id, u.traceparent,
          (u.extra || jsonb_strip_nulls(jsonb_build_object('id', u.id, 'name', u.name, 'tag', u.tag)))::text AS body,
          NOT (s.id = ANY($12::uuid[])) AND ${noEarlierPending('s.id', 'u.id')} AS free
   FROM changed u CROSS JOIN subscriptions s
@@ -51,8 +52,9 @@ WITH input AS (
   SELECT f.*, f.free AND row_number() OVER (PARTITION BY f.free ORDER BY f.event_time, f.plant_id, f.subscription_id) <= $11 AS leased
   FROM fanout f
 ), outbox AS (
-  INSERT INTO deliveries (subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id, leased_until)
-  SELECT subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id,
+  INSERT INTO deliveries (subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id, traceparent,
+                          leased_until)
+  SELECT subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id, traceparent,
          CASE WHEN leased THEN now() + $13 * interval '1 millisecond' END
   FROM ranked
   ON CONFLICT (subscription_id, event_id) DO NOTHING

@@ -48,6 +48,7 @@ export class IngestRepository implements PlantEventStore {
         lease.leaseMs,
         maxHops,
         events.map((e) => JSON.stringify(e.extra)),
+        col('traceparent'),
       ],
     });
     const r = rows[0];

@@ -163,4 +163,13 @@ export const migrations: { id: number; name: string; sql: string }[] = [
       ALTER TABLE plants ADD COLUMN extra jsonb NOT NULL DEFAULT '{}';
     `,
   },
+  {
+    id: 9,
+    name: 'a delivery carries on the trace of the event that caused it',
+    // The W3C traceparent of the worker's span that stored the event: every attempt is a child span of it and
+    // sends the receiver a traceparent of its own, so one trace goes from sender to subscriber. No default.
+    sql: `
+      ALTER TABLE deliveries ADD COLUMN traceparent text;
+    `,
+  },
 ];

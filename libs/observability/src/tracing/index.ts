@@ -1,0 +1,3 @@
+export * from './tracing';
+export * from './semconv';
+export * from './tracing.module';
