@@ -3,7 +3,7 @@
 # The build stage compiles TypeScript; the runtime has production dependencies only, runs as the
 # unprivileged `node` user under tini, and writes nothing to its root filesystem (it can be read-only).
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-trixie-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Install scripts are only needed by the local embedded PostgreSQL, which images never use.
@@ -13,12 +13,12 @@ COPY libs ./libs
 COPY apps ./apps
 RUN npx nest build gateway && npx nest build worker
 
-FROM node:20-bookworm-slim AS prod-deps
+FROM node:24-trixie-slim AS prod-deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-trixie-slim AS runtime
 RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production
 WORKDIR /app

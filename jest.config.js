@@ -9,14 +9,11 @@ const shared = {
   moduleNameMapper: pathsToModuleNameMapper(compilerOptions.paths, { prefix: '<rootDir>/' }),
   transform: {
     '^.+\\.ts$': 'ts-jest',
-    // @fastify/static (Swagger UI's assets) depends on content-disposition 3, which ships ESM only; Node 20
-    // requires it natively, but CommonJS jest must transpile it.
-    'node_modules/content-disposition/.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true } }],
     // The OTLP exporter loads node:http with a dynamic import(), which jest's vm refuses without
     // --experimental-vm-modules; transpiled to CommonJS it becomes a require.
     'node_modules/@opentelemetry/otlp-exporter-base/.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true } }],
   },
-  transformIgnorePatterns: ['/node_modules/(?!content-disposition/|@opentelemetry/otlp-exporter-base/)'],
+  transformIgnorePatterns: ['/node_modules/(?!@opentelemetry/otlp-exporter-base/)'],
 };
 
 module.exports = {

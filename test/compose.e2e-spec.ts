@@ -8,6 +8,8 @@ import { gatewayEnvSchema, loadConfig, workerEnvSchema } from '@app/config';
 // No Docker engine runs where this project is built, so compose is checked statically: every variable the
 // containers get is one the apps read, and it passes the same validation the apps run at start-up.
 const root = path.resolve(__dirname, '..');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { NODE_LTS_MAJOR } = require('../tools/local-stack/node-lts') as { NODE_LTS_MAJOR: number };
 const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true });
 
 /** A SECRETS_KEY as an operator would export it: compose requires one (`${SECRETS_KEY:?…}`). */
@@ -56,6 +58,15 @@ describe('docker-compose.yml', () => {
     expect(dockerfile).toMatch(/FROM runtime AS gateway/);
     expect(dockerfile).toMatch(/FROM runtime AS worker/);
     expect(dockerfile).toMatch(/^USER node$/m);
+  });
+
+  it('builds every stage on the supported Node LTS that npm test runs the suite on, as engines allows', () => {
+    const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+    const bases = [...dockerfile.matchAll(/^FROM node:(\d+)-/gm)].map((m) => Number(m[1]));
+    expect(bases.length).toBeGreaterThan(0);
+    expect(new Set(bases)).toEqual(new Set([NODE_LTS_MAJOR]));
+    const engines = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).engines.node as string;
+    expect(engines).toContain(`>=${NODE_LTS_MAJOR}`);
   });
 
   it.each([

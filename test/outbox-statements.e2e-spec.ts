@@ -34,6 +34,7 @@ describe('the ingest statement and the claim', () => {
       hops: 0,
       originEventId: eventId,
       traceparent: null,
+      digest: `digest of ${over.name ?? 'Fern'}`,
       ...over,
     };
   };
@@ -129,6 +130,36 @@ describe('the ingest statement and the claim', () => {
       const second = await ingest.applyEvents([event({ name: 'v2' })], LEASE, MAX_HOPS);
       expect(second.deliveries).toBe(3);
       expect(second.leased).toEqual([]);
+    });
+
+    it('reports, and does not store, an event id that comes again with another plant (a reused key)', async () => {
+      const first = event({ name: 'Fern' });
+      const r1 = await ingest.applyEvents([first], NO_LEASE, MAX_HOPS);
+      expect(r1.keyReused).toEqual([]);
+      // Another replica accepted the same key with another plant: same event id, another digest.
+      const other = { ...first, name: 'Not a fern', digest: 'digest of Not a fern', offset: String(offset++) };
+      const r2 = await ingest.applyEvents([other], NO_LEASE, MAX_HOPS);
+      expect(r2.keyReused).toEqual([`${other.partition}:${other.offset}`]);
+      expect(r2.fresh.size + r2.applied.size).toBe(0);
+      // The same plant again (a sender's retry, a redelivered record) is an ordinary duplicate.
+      const retry = await ingest.applyEvents([{ ...first, offset: String(offset++) }], NO_LEASE, MAX_HOPS);
+      expect(retry.keyReused).toEqual([]);
+      // Within one batch, the first by offset is stored and the other reported.
+      const e = event({ name: 'Palm' });
+      const clash = {
+        ...e,
+        plantId: plantId + 1,
+        name: 'Cactus',
+        digest: 'digest of Cactus',
+        offset: String(offset++),
+      };
+      const r3 = await ingest.applyEvents([clash, e], NO_LEASE, MAX_HOPS);
+      expect(r3.keyReused).toEqual([`${clash.partition}:${clash.offset}`]);
+      expect([...r3.applied]).toEqual([e.eventId]);
+      const { rows } = await pool.query('SELECT id, name FROM plants WHERE id = ANY($1) ORDER BY id', [
+        [plantId, plantId + 1],
+      ]);
+      expect(rows).toEqual([{ id: plantId, name: 'Palm' }]);
     });
 
     it('stores but does not fan out an event that has been through MAX_WEBHOOK_HOPS deliveries', async () => {

@@ -3,7 +3,7 @@ import { Consumer, KafkaMessage, Producer } from 'kafkajs';
 import { Pool } from 'pg';
 import { newPlantCreatedEvent, PLANT_CREATED_DLQ_TOPIC, PLANT_CREATED_TOPIC } from '@app/contracts';
 import * as e2e from './support/stack';
-import { metricValues } from './support/metrics';
+import { metricSum, metricValues } from './support/metrics';
 import { TcpProxy, viaProxy } from './support/tcp-proxy';
 import { waitFor } from './support/wait';
 
@@ -133,6 +133,28 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
     });
     expect(await rowCount('SELECT count(*) FROM processed_events WHERE plant_id = $1', [id])).toBe(1);
     expect(await rowCount('SELECT count(*) FROM plants WHERE id = $1', [id])).toBe(1);
+  });
+
+  it('tells the operator when a key is reused with another plant on a replica that could not refuse it', async () => {
+    const other = await e2e.startGateway(e2e.baseEnv());
+    try {
+      const id = nextId();
+      const key = `msg_${randomUUID()}`;
+      const before = await metricSum(worker.url, 'plant_store_events_total', 'outcome="key_reused"');
+      expect((await e2e.postPlant(gw.url, { id, name: 'First' }, { 'webhook-id': key })).status).toBe(200);
+      await waitFor('the first plant stored', () => storedPlant(id));
+      // This gateway has not seen the key (each replica remembers its own), so it cannot answer 409.
+      expect((await e2e.postPlant(other.url, { id, name: 'Second' }, { 'webhook-id': key })).status).toBe(200);
+      await waitFor('the reuse counted', async () =>
+        (await metricSum(worker.url, 'plant_store_events_total', 'outcome="key_reused"')) === before + 1 ? true : null,
+      );
+      expect(await storedPlant(id)).toMatchObject({ name: 'First' });
+      // The replica that saw the key refuses the reuse itself.
+      const refused = await e2e.postPlant(gw.url, { id, name: 'Second' }, { 'webhook-id': key });
+      expect(refused.status).toBe(409);
+    } finally {
+      await other.close();
+    }
   });
 
   it('keeps the newer plant when an older event arrives after it', async () => {

@@ -3,21 +3,42 @@
 // `npm test`: installs what is missing, builds, type-checks, brings up its own Kafka and PostgreSQL on test
 // ports (so a running `npm start` is not disturbed), runs the unit and end-to-end jest projects, then tears
 // down what it started, also when interrupted (Ctrl-C, SIGTERM).
-// Extra arguments go to jest, e.g. `npm test -- --selectProjects unit` or `npm test -- test/webhook`.
-const { spawn } = require('node:child_process');
+//
+// Two Node versions: the whole suite runs on the supported LTS the Docker image ships (Node 24, fetched from the
+// npm registry into .local/ on first use), then, when this machine's Node is another major (these machines have
+// Node 20, past its end of life), the unit tests and the core end-to-end suites run again on it, since
+// `npm start` runs the apps on it.
+//
+// Extra arguments go to jest, e.g. `npm test -- --selectProjects unit` or `npm test -- test/webhook`; they run on
+// the LTS only. `npm test -- --node=machine` runs on this machine's Node alone (no fetch).
+const { execFileSync, spawn } = require('node:child_process');
 const { ensureDependencies, build, typecheck, lint, ensureChromium } = require('./local-stack/deps');
+const { ensureNodeLts, NODE_LTS_MAJOR } = require('./local-stack/node-lts');
 const { ROOT } = require('./local-stack/paths');
 
+/** What the machine's own Node runs again after the full suite on the LTS: what `npm start` exercises. */
+const MACHINE_NODE_SUITES = [
+  'test/gateway.e2e-spec.ts',
+  'test/pipeline.e2e-spec.ts',
+  'test/delivery.e2e-spec.ts',
+  'test/walkthrough.e2e-spec.ts',
+];
+
 async function main() {
+  const args = process.argv.slice(2);
+  const machineOnly = args.includes('--node=machine');
+  const jestArgs = args.filter((a) => !a.startsWith('--node='));
   ensureDependencies();
   // The crash tests run the built apps as separate processes (to signal them), and CI checks the build.
   build();
   typecheck();
   lint();
   const chromium = ensureChromium();
+  const lts = machineOnly ? process.execPath : ensureNodeLts();
   const { bringUp } = require('./local-stack');
   const { step } = require('./local-stack/progress');
   const stack = await bringUp('test');
+  /** @type {import('node:child_process').ChildProcess | null} */
   let jest = null;
   let interrupted = false;
   const interrupt = (signal) => {
@@ -27,22 +48,41 @@ async function main() {
   process.on('SIGINT', () => interrupt('SIGINT'));
   process.on('SIGTERM', () => interrupt('SIGTERM'));
 
-  let status;
-  try {
-    const s = step('Running jest (unit, then end-to-end against the real broker and database)');
-    // One suite at a time: the end-to-end suites share one broker and one database on a 2-core machine.
-    jest = spawn('npx', ['jest', '--runInBand', ...process.argv.slice(2)], {
+  /** One jest run, one suite at a time: the end-to-end suites share one broker and one database on 2 cores. */
+  const runJest = async (node, what, extra) => {
+    const s = step(`Running jest on Node ${version(node)}: ${what}`);
+    jest = spawn(node, [require.resolve('jest/bin/jest', { paths: [ROOT] }), '--runInBand', ...extra], {
       cwd: ROOT,
       stdio: 'inherit',
       env: { ...process.env, ...stack.env, KAFKAJS_NO_PARTITIONER_WARNING: '1', CHROMIUM_PATH: chromium },
     });
-    status = await new Promise((resolve) => jest.once('exit', (code) => resolve(code ?? 1)));
+    const status = await new Promise((resolve) => jest?.once('exit', (code) => resolve(code ?? 1)));
     s.done(interrupted ? 'interrupted' : status === 0 ? 'passed' : `failed with exit code ${status}`);
+    return status;
+  };
+
+  let status;
+  try {
+    status = await runJest(lts, jestArgs.length ? jestArgs.join(' ') : 'unit, then end-to-end', jestArgs);
+    const machineMajor = Number(process.versions.node.split('.')[0]);
+    if (status === 0 && !interrupted && !machineOnly && jestArgs.length === 0 && machineMajor !== NODE_LTS_MAJOR) {
+      status = await runJest(process.execPath, "unit and the core end-to-end suites, on this machine's Node", [
+        ...MACHINE_NODE_SUITES,
+        'apps/',
+        'libs/',
+      ]);
+    }
   } finally {
     await stack.stop();
   }
   process.exit(interrupted ? 130 : status);
 }
+
+/** @param {string} node */
+const version = (node) =>
+  node === process.execPath
+    ? process.versions.node
+    : execFileSync(node, ['--version'], { encoding: 'utf8' }).trim().slice(1);
 
 main().catch((err) => {
   console.error(err.stack || err.message);

@@ -5,3 +5,4 @@ export * from './new-plant';
 export * from './plant-created.event';
 export * from './admin-bodies';
 export * from './parameters';
+export * from './plant-digest';

@@ -1,12 +1,12 @@
-import { createHash } from 'node:crypto';
-import { NewPlant } from '@app/contracts';
+import { NewPlant, plantDigest } from '@app/contracts';
 import { BoundedMap } from '@app/observability';
 
 /**
  * The plant each sender idempotency key came with, so that a key reused with a different plant is refused
  * (409, as Stripe does) instead of answered 200 and dropped as a duplicate of the first. Kept in this replica's
  * memory, bounded: between `maxKeys` / 2 and `maxKeys` of the latest keys, at most `ttlMs` old, a digest each.
- * A hash and a map lookup per webhook: no database round trip on the hot path.
+ * A hash and a map lookup per webhook: no database round trip on the hot path. A key reused on another replica
+ * is not seen here; the worker notices it (the stored event's digest differs) and reports it.
  */
 export class IdempotencyKeys {
   private readonly seen: BoundedMap<string, { digest: string; at: number }>;
@@ -20,21 +20,10 @@ export class IdempotencyKeys {
 
   /** 'different' when the key came before with another plant; otherwise remembers it and says 'new' or 'same'. */
   check(key: string, plant: NewPlant, now = Date.now()): 'new' | 'same' | 'different' {
-    const digest = createHash('sha256').update(canonical(plant)).digest('base64');
+    const digest = plantDigest(plant);
     const known = this.seen.get(key);
     if (known && now - known.at < this.ttlMs) return known.digest === digest ? 'same' : 'different';
     this.seen.set(key, { digest, at: now });
     return 'new';
   }
-}
-
-/** The plant as JSON with its keys sorted at every level: the same plant gives the same text in any key order. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object')
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  return JSON.stringify(value ?? null);
 }

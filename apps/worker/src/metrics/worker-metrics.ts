@@ -7,7 +7,7 @@ export class WorkerMetrics {
 
   readonly events = this.m.counter(
     'plant_store_events_total',
-    'plant.created events by outcome: stored, duplicate, unchanged (same data as stored: nothing sent), stale, dead_lettered',
+    'plant.created events by outcome: stored, duplicate, unchanged (same data as stored: nothing sent), stale, dead_lettered, key_reused (an event id that came before with another plant: not stored)',
     ['outcome'],
   );
 

@@ -1,5 +1,5 @@
 import { KafkaMessage } from 'kafkajs';
-import { newPlantCreatedEvent } from '@app/contracts';
+import { newPlantCreatedEvent, plantDigest } from '@app/contracts';
 import { planBatch } from './batch-plan';
 
 const message = (offset: number, value: string | null): KafkaMessage =>
@@ -35,6 +35,7 @@ describe(planBatch.name, () => {
         hops: 0,
         originEventId: event.id,
         traceparent: null,
+        digest: plantDigest({ id: 7, name: 'Fern' }),
       },
     ]);
     expect(plan.poison.map((p) => [p.message.offset, p.reason])).toEqual([

@@ -1,6 +1,6 @@
 import { KafkaMessage } from 'kafkajs';
 import { parsePlantCreatedEvent } from '@app/contracts';
-import { EventHeaders } from '@app/contracts';
+import { EventHeaders, plantDigest } from '@app/contracts';
 import { IngestEvent } from '@app/delivery';
 import { headerString } from './plant-batch';
 
@@ -39,6 +39,7 @@ export function planBatch(topic: string, partition: number, messages: KafkaMessa
       originEventId: event.originid ?? event.id,
       // The producer's; the ingest service replaces it with its own span's once that exists.
       traceparent: headerString(message.headers, EventHeaders.traceparent) ?? null,
+      digest: plantDigest(event.data),
     });
   }
   return plan;

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { EventHeaders } from '@app/contracts';
 import { ApplyResult, emptyApplyResult, IngestEvent, NO_LEASE } from '@app/delivery';
-import { Tracing } from '@app/observability';
+import { nestSink, RateLimitedLog, Tracing } from '@app/observability';
 import { IngestRepository, isDataError, WriteCoalescer } from '@app/persistence';
 import { DELIVERY_INBOX, DeliveryInbox } from '../delivery/delivery-inbox';
 import { WorkerMetrics } from '../metrics/worker-metrics';
@@ -31,6 +31,7 @@ export class PlantIngestService {
   private readonly loops: LoopReport;
   private readonly maxHops: number;
   private readonly group: string;
+  private readonly keyReuse = new RateLimitedLog(nestSink(this.logger));
 
   constructor(
     private readonly store: IngestRepository,
@@ -125,6 +126,7 @@ export class PlantIngestService {
         r.fresh.forEach((id) => result.fresh.add(id));
         r.applied.forEach((id) => result.applied.add(id));
         r.unchanged.forEach((id) => result.unchanged.add(id));
+        result.keyReused.push(...r.keyReused);
         this.loops.record(r.suppressed);
         result.deliveries += r.deliveries;
       } catch (err) {
@@ -174,13 +176,35 @@ export class PlantIngestService {
     const fresh = plan.events.filter((row) => r.fresh.has(row.eventId)).length;
     const applied = plan.events.filter((row) => r.applied.has(row.eventId)).length;
     const unchanged = plan.events.filter((row) => r.unchanged.has(row.eventId)).length;
+    const reused = new Set(r.keyReused);
+    const keyReused = plan.events.filter((row) => reused.has(`${row.partition}:${row.offset}`));
+    this.reportKeyReuse(keyReused);
     this.metrics.events.inc({ outcome: 'stored' }, applied);
-    this.metrics.events.inc({ outcome: 'duplicate' }, plan.events.length - fresh);
+    this.metrics.events.inc({ outcome: 'duplicate' }, plan.events.length - fresh - keyReused.length);
+    this.metrics.events.inc({ outcome: 'key_reused' }, keyReused.length);
     this.metrics.events.inc({ outcome: 'unchanged' }, unchanged);
     this.metrics.events.inc({ outcome: 'stale' }, fresh - applied - unchanged);
     for (const row of plan.events)
       this.metrics.processingLatency.observe(Math.max(0, now - Date.parse(row.eventTime)) / 1000);
     this.metrics.batchDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
+  }
+
+  /**
+   * The gateway refuses a key reused with another plant (409) when it has seen the key; another replica has
+   * not, answered 200, and that plant cannot be stored under an id that already means a different one. It is
+   * too late to tell the sender, so the operator is told: a warning (rate-limited) and the key_reused count.
+   */
+  private reportKeyReuse(events: IngestEvent[]) {
+    if (events.length === 0) return;
+    const e = events[0];
+    this.keyReuse.log(
+      'warn',
+      'key_reused',
+      {},
+      `event ${e.eventId} (plant ${e.plantId}, ${e.topic}[${e.partition}]@${e.offset}) not stored: its idempotency key ` +
+        `was used before with a different plant, through another gateway replica${events.length > 1 ? ` (and ${events.length - 1} more)` : ''}. ` +
+        'The sender got 200 for both; ask it to send a new webhook-id for a new plant.',
+    );
   }
 
   /** Continues the gateway's trace in our logs; debug level, since one line per event is a lot at 10k/s. */

@@ -20,6 +20,8 @@ export interface IngestEvent {
   originEventId: string;
   /** W3C trace context of the worker's span for this event: the parent of its deliveries' attempts. */
   traceparent: string | null;
+  /** plantDigest of the plant: the same event id with another digest is a reused idempotency key. */
+  digest: string;
 }
 
 /** A changed plant whose event had been through too many deliveries to be delivered again. */
@@ -39,6 +41,11 @@ export interface ApplyResult {
   unchanged: Set<string>;
   /** Applied events not fanned out, because they had been through MAX_WEBHOOK_HOPS deliveries already. */
   suppressed: SuppressedEvent[];
+  /**
+   * Records (`partition:offset`) not stored because their event id had come before with another plant: a sender
+   * reused an idempotency key for a different plant, on a gateway replica that had not seen it.
+   */
+  keyReused: string[];
   /** Deliveries recorded in the outbox for subscribers. */
   deliveries: number;
   /** Of those, the ones leased to the caller as they were written, to send at once (see OutboxLease). */
@@ -50,6 +57,7 @@ export const emptyApplyResult = (): ApplyResult => ({
   fresh: new Set(),
   applied: new Set(),
   unchanged: new Set(),
+  keyReused: [],
   suppressed: [],
   deliveries: 0,
   leased: [],

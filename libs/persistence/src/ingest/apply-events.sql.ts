@@ -10,21 +10,33 @@ import { DELIVERY_SEND_COLUMNS, noEarlierPending, SUBSCRIPTION_SEND_COLUMNS } fr
  * pending for their plant, their subscriber not saturated) are leased to the caller, up to its room.
  *
  * $1..$10 the events' columns; $11 lease limit, $12 subscriptions to skip, $13 lease ms, $14 max hops; $15 the
- * events' other plant properties (jsonb); $16 their traceparents.
+ * events' other plant properties (jsonb); $16 their traceparents, $17 their plants' digests.
  */
 export const APPLY_EVENTS = `
 WITH input AS (
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::int[], $8::bigint[],
-                       $9::int[], $10::text[], $15::jsonb[], $16::text[])
+                       $9::int[], $10::text[], $15::jsonb[], $16::text[], $17::text[])
     AS t(event_id, plant_id, name, tag, event_time, topic, kafka_partition, kafka_offset, hops, origin_event_id, extra,
-         traceparent)
+         traceparent, digest)
+), firsts AS (
+  -- One row per event id: the first by offset (a record redelivered within a batch is the same event).
+  SELECT DISTINCT ON (event_id) * FROM input ORDER BY event_id, kafka_partition, kafka_offset
 ), fresh AS (
-  INSERT INTO processed_events (event_id, plant_id, event_time, kafka_topic, kafka_partition, kafka_offset)
-  SELECT event_id, plant_id, event_time, topic, kafka_partition, kafka_offset FROM input
+  INSERT INTO processed_events (event_id, plant_id, event_time, kafka_topic, kafka_partition, kafka_offset, digest)
+  SELECT event_id, plant_id, event_time, topic, kafka_partition, kafka_offset, digest FROM firsts
   ON CONFLICT (event_id) DO NOTHING
   RETURNING event_id
+), key_reused AS (
+  -- The same event id with another plant: a sender reused an idempotency key on a gateway replica that had not
+  -- seen it. Compared with what was stored before (this statement's snapshot) and within the batch; the plant
+  -- that came first stays, the other is reported and not stored.
+  SELECT i.kafka_partition || ':' || i.kafka_offset AS at FROM input i JOIN processed_events p USING (event_id)
+  WHERE p.digest IS NOT NULL AND p.digest <> i.digest
+  UNION
+  SELECT i.kafka_partition || ':' || i.kafka_offset FROM input i JOIN firsts f USING (event_id)
+  WHERE (i.kafka_partition, i.kafka_offset) <> (f.kafka_partition, f.kafka_offset) AND i.digest <> f.digest
 ), latest AS (
-  SELECT DISTINCT ON (i.plant_id) i.* FROM input i JOIN fresh f USING (event_id)
+  SELECT DISTINCT ON (i.plant_id) i.* FROM firsts i JOIN fresh f USING (event_id)
   ORDER BY i.plant_id, i.event_time DESC, i.kafka_offset DESC
 ), unchanged AS (
   -- Read from the snapshot before the upsert: newer than what is stored, but the same data.
@@ -63,6 +75,7 @@ WITH input AS (
 SELECT (SELECT coalesce(array_agg(event_id), '{}') FROM fresh) AS fresh,
        (SELECT coalesce(array_agg(last_event_id), '{}') FROM upserted) AS applied,
        (SELECT coalesce(array_agg(event_id), '{}') FROM unchanged) AS unchanged,
+       (SELECT coalesce(array_agg(at), '{}') FROM key_reused) AS key_reused,
        (SELECT coalesce(json_agg(json_build_object('eventId', last_event_id, 'plantId', id, 'hops', hops, 'originEventId', origin_event_id)), '[]')
           FROM changed WHERE hops >= $14) AS suppressed,
        (SELECT count(*) FROM outbox)::int AS deliveries,

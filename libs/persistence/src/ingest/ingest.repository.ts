@@ -26,6 +26,7 @@ export class IngestRepository implements PlantEventStore {
       fresh: string[];
       applied: string[];
       unchanged: string[];
+      key_reused: string[];
       suppressed: SuppressedEvent[];
       deliveries: number;
       leased: SendRow[];
@@ -49,6 +50,7 @@ export class IngestRepository implements PlantEventStore {
         maxHops,
         events.map((e) => JSON.stringify(e.extra)),
         col('traceparent'),
+        col('digest'),
       ],
     });
     const r = rows[0];
@@ -56,6 +58,7 @@ export class IngestRepository implements PlantEventStore {
       fresh: new Set(r.fresh),
       applied: new Set(r.applied),
       unchanged: new Set(r.unchanged),
+      keyReused: r.key_reused,
       suppressed: r.suppressed,
       deliveries: r.deliveries,
       leased: r.leased.map((row) => toClaimedDelivery(row, this.box)),
