@@ -11,6 +11,7 @@ import { PlantWebhookModule } from './plant-webhook/plant-webhook.module';
 import { PlantsModule } from './plants/plants.module';
 import { SubscriptionsModule } from './subscriptions/subscriptions.module';
 import { AuditModule } from './audit/audit.module';
+import { DeadLettersModule } from './dead-letters/dead-letters.module';
 
 /** Webhook in (plant-webhook), read API (plants), admin API (subscriptions, deliveries), health and metrics. */
 @Module({})
@@ -30,6 +31,7 @@ export class GatewayModule {
         SubscriptionsModule,
         AuditModule,
         DeliveriesModule,
+        DeadLettersModule,
       ],
     };
   }

@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { ConfigModule, WorkerConfig } from '@app/config';
 import { Tracing, TracingModule } from '@app/observability';
 import { DatabaseModule } from '@app/persistence';
+import { DeadLettersModule } from './dead-letters/dead-letters.module';
 import { DeliveryModule } from './delivery/delivery.module';
 import { WorkerHealthController } from './health/worker-health.controller';
 import { BacklogMonitor } from './metrics/backlog-monitor';
@@ -27,6 +28,7 @@ export class WorkerModule {
         PlantConsumerModule.forRoot(consumerState),
         DeliveryModule,
         RetentionModule,
+        DeadLettersModule,
       ],
       controllers: [WorkerHealthController],
       providers: [BacklogMonitor],

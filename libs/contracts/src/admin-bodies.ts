@@ -31,3 +31,8 @@ function validator<T>(name: string) {
 
 export const validateSubscriptionCreate = validator<SubscriptionCreateBody>('SubscriptionCreate');
 export const validateSubscriptionUpdate = validator<SubscriptionUpdateBody>('SubscriptionUpdate');
+
+export interface DeadLetterIdsBody {
+  ids: string[];
+}
+export const validateDeadLetterIds = validator<DeadLetterIdsBody>('DeadLetterIds');

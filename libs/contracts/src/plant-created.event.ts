@@ -14,6 +14,12 @@ export const EventHeaders = {
 } as const;
 
 /** Headers added to a record copied to the dead-letter topic. */
+/** On a record redriven from the dead-letter topic by the admin API: where it comes back from. */
+export const RedriveHeaders = {
+  from: 'x-redriven-from',
+  deadLetterId: 'x-dead-letter-id',
+} as const;
+
 export const DeadLetterHeaders = {
   reason: 'x-error',
   topic: 'x-origin-topic',

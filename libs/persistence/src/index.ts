@@ -14,4 +14,5 @@ export * from './retention/retention.repository';
 export * from './secrets/secret-box';
 export * from './secrets/seal-credentials';
 export * from './audit/audit.repository';
+export * from './dead-letters/dead-letter.repository';
 export * from './write-coalescer';

@@ -38,6 +38,9 @@ const plantIdSchema = {
 const badParameter = problem('A path or query parameter does not match its schema (each named in `errors`)');
 const subscriptionId = idParam('id', { type: 'string', format: 'uuid' }, 'Subscription id');
 const deliveryId = idParam('id', { type: 'string', format: 'uuid' }, 'Delivery id');
+const deadLetterId = idParam('id', { type: 'string', pattern: '^[1-9][0-9]{0,17}$' }, 'Dead-letter id');
+const idsBody = { required: true, ...json(ref('DeadLetterIds')) };
+const invalidBody = problem('The body does not match its schema (each field named in `errors`)');
 
 export const operations: Record<string, unknown> = {
   '/plants': {
@@ -220,6 +223,117 @@ export const operations: Record<string, unknown> = {
         '404': notFound,
         '409': problem('Not failed'),
         '422': badParameter,
+      },
+    },
+  },
+  '/dead-letters': {
+    get: {
+      operationId: 'listDeadLetters',
+      summary: 'List dead letters, newest first',
+      description:
+        'Records of plant.created.dlq: events the worker could not store, with the reason and where they came from. ' +
+        'The worker copies each one into the database, so this survives restarts and works with any number of replicas.',
+      tags: ['Dead letters'],
+      security: adminRead,
+      parameters: [
+        {
+          name: 'status',
+          in: 'query',
+          schema: { type: 'string', enum: ['dead', 'redriving', 'redriven', 'discarded'] },
+        },
+        ...cursorParams,
+      ],
+      responses: {
+        '200': ok('A page of dead letters', ref('DeadLetterPage')),
+        '401': unauthorized,
+        '403': forbidden,
+        '422': badParameter,
+      },
+    },
+  },
+  '/dead-letters/{id}': {
+    get: {
+      operationId: 'getDeadLetter',
+      summary: 'Get a dead letter with its original value and headers',
+      tags: ['Dead letters'],
+      security: adminRead,
+      parameters: [deadLetterId],
+      responses: {
+        '200': ok('The dead letter', ref('DeadLetterWithValue')),
+        '401': unauthorized,
+        '403': forbidden,
+        '404': notFound,
+        '422': badParameter,
+      },
+    },
+  },
+  '/dead-letters/{id}/redrive': {
+    post: {
+      operationId: 'redriveDeadLetter',
+      summary: 'Republish a dead letter to plant.created',
+      description:
+        'The original key, value and headers go back to plant.created, with `x-redriven-from` naming the dead ' +
+        'letter. Answered once Kafka has it. A redrive sent twice publishes once (the second gets 409); the worker ' +
+        'applies an event id once in any case.',
+      tags: ['Dead letters'],
+      security: adminWrite,
+      parameters: [deadLetterId],
+      responses: {
+        '202': ok('Republished', ref('DeadLetter')),
+        '401': unauthorized,
+        '403': forbidden,
+        '404': notFound,
+        '409': problem('Not dead: already redriven, being redriven, or discarded'),
+        '422': badParameter,
+        '503': problem('Kafka did not take it in time: it is still dead; retry'),
+      },
+    },
+  },
+  '/dead-letters/{id}/discard': {
+    post: {
+      operationId: 'discardDeadLetter',
+      summary: 'Mark a dead letter discarded (it stays listed, with who discarded it)',
+      tags: ['Dead letters'],
+      security: adminWrite,
+      parameters: [deadLetterId],
+      responses: {
+        '200': ok('Discarded', ref('DeadLetter')),
+        '401': unauthorized,
+        '403': forbidden,
+        '404': notFound,
+        '409': problem('Not dead: already redriven or discarded'),
+        '422': badParameter,
+      },
+    },
+  },
+  '/dead-letters/redrive': {
+    post: {
+      operationId: 'redriveDeadLetters',
+      summary: 'Republish many dead letters to plant.created',
+      tags: ['Dead letters'],
+      security: adminWrite,
+      requestBody: idsBody,
+      responses: {
+        '200': ok('What was redriven and what was left', ref('DeadLetterBulkResult')),
+        '401': unauthorized,
+        '403': forbidden,
+        '422': invalidBody,
+        '503': problem('Kafka did not take them in time: they are still dead; retry'),
+      },
+    },
+  },
+  '/dead-letters/discard': {
+    post: {
+      operationId: 'discardDeadLetters',
+      summary: 'Mark many dead letters discarded',
+      tags: ['Dead letters'],
+      security: adminWrite,
+      requestBody: idsBody,
+      responses: {
+        '200': ok('What was discarded and what was left', ref('DeadLetterBulkResult')),
+        '401': unauthorized,
+        '403': forbidden,
+        '422': invalidBody,
       },
     },
   },

@@ -9,6 +9,7 @@ import { RetentionRepository } from '../retention/retention.repository';
 import { SubscriptionRepository } from '../subscriptions/subscription.repository';
 import { SecretBox, secretBoxFrom } from '../secrets/secret-box';
 import { AuditRepository } from '../audit/audit.repository';
+import { DeadLetterRepository } from '../dead-letters/dead-letter.repository';
 import { createPool, PG_POOL } from './pool';
 
 interface DbConfig {
@@ -29,6 +30,7 @@ const repositories = [
   IngestRepository,
   RetentionRepository,
   AuditRepository,
+  DeadLetterRepository,
 ];
 
 /**

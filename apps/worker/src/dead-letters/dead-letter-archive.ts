@@ -1,0 +1,51 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Consumer, Kafka } from 'kafkajs';
+import { APP_CONFIG, WorkerConfig } from '@app/config';
+import { PLANT_CREATED_DLQ_TOPIC } from '@app/contracts';
+import { kafkaClientConfig } from '@app/kafka';
+import { DeadLetterRepository } from '@app/persistence';
+import { toArchivedDeadLetter } from './dead-letter-record';
+
+/**
+ * Copies every record of plant.created.dlq into PostgreSQL, where the admin API lists, shows, redrives and
+ * discards them. Its own consumer group (`<WORKER_GROUP_ID>-dead-letters`): with several workers, each copies
+ * the partitions it owns. A batch's offsets are committed only once its rows are stored, and a row already
+ * stored is left as it is (unique partition and offset), so nothing is lost or doubled across restarts.
+ */
+@Injectable()
+export class DeadLetterArchive implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(DeadLetterArchive.name);
+  private readonly consumer: Consumer;
+
+  constructor(
+    private readonly letters: DeadLetterRepository,
+    @Inject(APP_CONFIG) config: WorkerConfig,
+  ) {
+    this.consumer = new Kafka(kafkaClientConfig(config.KAFKA_BROKERS, 'plant-store-worker-dead-letters')).consumer({
+      groupId: `${config.WORKER_GROUP_ID}-dead-letters`,
+      maxBytes: 4 * 1024 * 1024, // a batch of dead letters is bounded in memory
+    });
+  }
+
+  async onApplicationBootstrap() {
+    await this.consumer.connect();
+    await this.consumer.subscribe({ topic: PLANT_CREATED_DLQ_TOPIC, fromBeginning: true });
+    await this.consumer.run({
+      autoCommit: true,
+      eachBatchAutoResolve: false,
+      eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
+        if (batch.messages.length === 0) return;
+        // Thrown: kafkajs retries the batch (and restarts the consumer), nothing is resolved or committed.
+        const stored = await this.letters.archive(batch.messages.map((m) => toArchivedDeadLetter(batch.partition, m)));
+        resolveOffset(batch.messages[batch.messages.length - 1].offset);
+        await heartbeat();
+        if (stored > 0) this.logger.log(`${stored} dead letter(s) from ${batch.topic}[${batch.partition}] kept for review`);
+      },
+    });
+  }
+
+  /** Before the database pool closes (an application-shutdown hook): a batch being stored finishes first. */
+  async onModuleDestroy() {
+    await this.consumer.disconnect();
+  }
+}
