@@ -39,7 +39,8 @@ export class DeadLetterArchive implements OnApplicationBootstrap, OnModuleDestro
         const stored = await this.letters.archive(batch.messages.map((m) => toArchivedDeadLetter(batch.partition, m)));
         resolveOffset(batch.messages[batch.messages.length - 1].offset);
         await heartbeat();
-        if (stored > 0) this.logger.log(`${stored} dead letter(s) from ${batch.topic}[${batch.partition}] kept for review`);
+        if (stored > 0)
+          this.logger.log(`${stored} dead letter(s) from ${batch.topic}[${batch.partition}] kept for review`);
       },
     });
   }

@@ -24,7 +24,8 @@ export function toArchivedDeadLetter(partition: number, m: KafkaMessage): Archiv
     dead_lettered_at: new Date(Number(m.timestamp)),
     reason: header(DeadLetterHeaders.reason) ?? 'unknown (no x-error header)',
     origin_topic: header(DeadLetterHeaders.topic) ?? null,
-    origin_partition: number(header(DeadLetterHeaders.partition)) === null ? null : Number(header(DeadLetterHeaders.partition)),
+    origin_partition:
+      number(header(DeadLetterHeaders.partition)) === null ? null : Number(header(DeadLetterHeaders.partition)),
     origin_offset: number(header(DeadLetterHeaders.offset)),
     key: m.key ?? null,
     value: m.value ?? null,
