@@ -27,7 +27,11 @@ export class DeadLettersService {
     @Inject(APP_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
-  async list(status: DeadLetterStatus | undefined, limit: number, beforeId: number | null): Promise<Page<DeadLetterDto>> {
+  async list(
+    status: DeadLetterStatus | undefined,
+    limit: number,
+    beforeId: number | null,
+  ): Promise<Page<DeadLetterDto>> {
     return toPage(await this.letters.list(status, limit + 1, beforeId), limit, mapDeadLetter);
   }
 
@@ -57,9 +61,7 @@ export class DeadLettersService {
     const takenIds = taken.map((r) => r.id);
     try {
       await Promise.all(
-        taken.map((r) =>
-          this.publisher.publish(PLANT_CREATED_TOPIC, redriveRecord(r), this.config.PUBLISH_TIMEOUT_MS),
-        ),
+        taken.map((r) => this.publisher.publish(PLANT_CREATED_TOPIC, redriveRecord(r), this.config.PUBLISH_TIMEOUT_MS)),
       );
     } catch (err) {
       // Some may have been written: redriving them again later is harmless (the worker applies an event id once).
