@@ -12,6 +12,13 @@ export interface SubscriptionCreateBody {
   secret?: string;
   signature?: 'symmetric' | 'asymmetric';
   description?: string;
+  filter?: SubscriptionFilter;
+}
+
+/** Which plants a subscriber receives (SubscriptionFilter in /openapi.json). */
+export interface SubscriptionFilter {
+  tags?: string[];
+  plantIds?: { min?: number; max?: number };
 }
 
 export interface SubscriptionUpdateBody {
@@ -19,6 +26,7 @@ export interface SubscriptionUpdateBody {
   token?: string | null;
   enabled?: boolean;
   description?: string;
+  filter?: SubscriptionFilter;
 }
 
 function validator<T>(name: string) {

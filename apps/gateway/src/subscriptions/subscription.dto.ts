@@ -1,4 +1,4 @@
-import { SubscriptionUpdateBody } from '@app/contracts';
+import { SubscriptionFilter, SubscriptionUpdateBody } from '@app/contracts';
 import { Issued, NewAuditEvent, SubscriptionRow } from '@app/persistence';
 
 /**
@@ -12,6 +12,7 @@ export interface SubscriptionDto {
   enabled: boolean;
   disabledReason: string | null;
   hasToken: boolean;
+  filter: SubscriptionFilter;
   signature: 'symmetric' | 'asymmetric';
   publicKey: string | null;
   previousPublicKey: string | null;
@@ -29,6 +30,7 @@ export const mapSubscription = (r: SubscriptionRow): SubscriptionDto => ({
   enabled: r.enabled,
   disabledReason: r.disabled_reason,
   hasToken: r.token !== null,
+  filter: r.filter,
   signature: r.signature,
   publicKey: r.public_key,
   // Only while the rotated-out key still signs beside the new one.
@@ -55,6 +57,7 @@ export function updateAudit(body: SubscriptionUpdateBody): Pick<NewAuditEvent, '
   const details: Record<string, unknown> = { changed: Object.keys(body).sort() };
   if (body.url !== undefined) details.url = body.url;
   if (body.description !== undefined) details.description = body.description;
+  if (body.filter !== undefined) details.filter = body.filter;
   if ('token' in body) details.token = body.token === null ? 'removed' : 'replaced';
   return { action, details };
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, GatewayConfig } from '@app/config';
-import { SubscriptionCreateBody, SubscriptionUpdateBody } from '@app/contracts';
+import { SubscriptionCreateBody, SubscriptionFilter, SubscriptionUpdateBody } from '@app/contracts';
 import { checkSubscriberUrl, generateKeyPair, generateSecret, isValidSecret, SignatureScheme } from '@app/delivery';
 import { invalidField, ProblemException } from '@app/observability';
 import { AuditRepository, SubscriptionRepository, SubscriptionRow } from '@app/persistence';
@@ -37,6 +37,7 @@ export class SubscriptionsService {
       throw invalidField('secret', 'is for symmetric signatures only: an asymmetric key pair is generated for you');
     if (body.secret !== undefined && !isValidSecret(body.secret))
       throw invalidField('secret', 'must be whsec_ followed by 24 to 64 base64-encoded bytes');
+    if (body.filter) checkFilter(body.filter);
     const credential = newCredential(signature, body.secret);
     const issued = await this.subscriptions.create({
       url: body.url,
@@ -45,12 +46,18 @@ export class SubscriptionsService {
       signature,
       publicKey: credential.publicKey,
       description: body.description ?? null,
+      filter: body.filter ?? {},
     });
     await this.audit.record({
       actor,
       action: 'subscription.created',
       subscription_id: issued.row.id,
-      details: { url: body.url, signature, token: body.token !== undefined ? 'set' : 'none' },
+      details: {
+        url: body.url,
+        signature,
+        token: body.token !== undefined ? 'set' : 'none',
+        ...(body.filter ? { filter: body.filter } : {}),
+      },
     });
     return mapIssued(issued);
   }
@@ -65,6 +72,7 @@ export class SubscriptionsService {
 
   async update(id: string, body: SubscriptionUpdateBody, actor: string): Promise<SubscriptionDto> {
     if (body.url !== undefined) await this.assertUrlAllowed(body.url);
+    if (body.filter) checkFilter(body.filter);
     const updated = found(await this.subscriptions.update(id, body), id);
     await this.audit.record({ actor, subscription_id: id, ...updateAudit(body) });
     return mapSubscription(updated);
@@ -104,6 +112,13 @@ export class SubscriptionsService {
     const check = await checkSubscriberUrl(url, this.config.DELIVERY_ALLOW_PRIVATE_NETWORKS);
     if (!check.ok) throw invalidField('url', check.reason);
   }
+}
+
+/** What the schema cannot say: a range must not be empty. */
+function checkFilter(filter: SubscriptionFilter) {
+  const { min, max } = filter.plantIds ?? {};
+  if (min !== undefined && max !== undefined && min > max)
+    throw invalidField('filter.plantIds', `min (${min}) is above max (${max}): no plant would ever match`);
 }
 
 export const subscriptionNotFound = (id: string) => ProblemException.of('notFound', `No subscription ${id}`);

@@ -63,6 +63,7 @@ export const addedSchemas: Record<string, unknown> = {
           '(`v1a,`); the subscriber verifies with the `whpk_` public key and no secret is shared.',
       },
       description: { type: 'string', maxLength: 500 },
+      filter: ref('SubscriptionFilter'),
     },
   },
   SubscriptionUpdate: {
@@ -74,6 +75,34 @@ export const addedSchemas: Record<string, unknown> = {
       token: { type: ['string', 'null'], minLength: 1 },
       enabled: { type: 'boolean' },
       description: { type: 'string', maxLength: 500 },
+      filter: ref('SubscriptionFilter'),
+    },
+  },
+  SubscriptionFilter: {
+    description:
+      'Which plants this subscriber receives; every condition given must hold, `{}` (the default) lets all through. ' +
+      'Applied where deliveries are written: a plant filtered out gets no delivery row for this subscriber.',
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      tags: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 100,
+        uniqueItems: true,
+        items: { type: 'string', minLength: 1, maxLength: 200 },
+        description: 'Only plants whose tag is one of these (a plant without a tag does not match)',
+      },
+      plantIds: {
+        type: 'object',
+        additionalProperties: false,
+        minProperties: 1,
+        description: 'Only plant ids in this range, both ends included',
+        properties: {
+          min: { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 },
+          max: { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 },
+        },
+      },
     },
   },
   Subscription: {
@@ -86,6 +115,7 @@ export const addedSchemas: Record<string, unknown> = {
       enabled: { type: 'boolean' },
       disabledReason: { type: ['string', 'null'] },
       hasToken: { type: 'boolean' },
+      filter: ref('SubscriptionFilter'),
       signature: { type: 'string', enum: ['symmetric', 'asymmetric'] },
       publicKey: { type: ['string', 'null'], description: 'asymmetric: the `whpk_` key that verifies `v1a,`' },
       previousPublicKey: {

@@ -60,6 +60,10 @@ WITH input AS (
          NOT (s.id = ANY($12::uuid[])) AND ${noEarlierPending('s.id', 'u.id')} AS free
   FROM changed u CROSS JOIN subscriptions s
   WHERE s.enabled AND u.hops < $14
+    -- The subscriber's filter (SubscriptionFilter): a plant it filtered out gets no delivery row.
+    AND (NOT s.filter ? 'tags' OR coalesce(s.filter->'tags' ? u.tag, false))
+    AND (s.filter #>> '{plantIds,min}' IS NULL OR u.id >= (s.filter #>> '{plantIds,min}')::bigint)
+    AND (s.filter #>> '{plantIds,max}' IS NULL OR u.id <= (s.filter #>> '{plantIds,max}')::bigint)
 ), ranked AS (
   SELECT f.*, f.free AND row_number() OVER (PARTITION BY f.free ORDER BY f.event_time, f.plant_id, f.subscription_id) <= $11 AS leased
   FROM fanout f

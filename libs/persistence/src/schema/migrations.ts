@@ -209,4 +209,12 @@ export const migrations: { id: number; name: string; sql: string }[] = [
       CREATE INDEX dead_letters_by_status ON dead_letters (status, id);
     `,
   },
+  {
+    id: 12,
+    name: 'a subscription may receive only some plants',
+    // SubscriptionFilter ({tags?, plantIds?: {min?, max?}}), applied by the ingest statement's fan-out.
+    sql: `
+      ALTER TABLE subscriptions ADD COLUMN filter jsonb NOT NULL DEFAULT '{}';
+    `,
+  },
 ];

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
+import { SubscriptionFilter } from '@app/contracts';
 import { SecretBox, subscriptionContext } from '../secrets/secret-box';
 
 /**
@@ -19,6 +20,7 @@ export interface SubscriptionRow {
   description: string | null;
   enabled: boolean;
   disabled_reason: string | null;
+  filter: SubscriptionFilter;
   created_at: Date;
   updated_at: Date;
 }
@@ -31,6 +33,7 @@ export interface NewSubscription {
   signature: 'symmetric' | 'asymmetric';
   publicKey: string | null;
   description: string | null;
+  filter: SubscriptionFilter;
 }
 
 /** A row, and the signing secret just created or rotated, in the clear: shown once to the operator. */
@@ -45,6 +48,7 @@ export interface SubscriptionChange {
   token?: string | null;
   enabled?: boolean;
   description?: string;
+  filter?: SubscriptionFilter;
 }
 
 /** Disabling keeps (or sets) a reason; enabling clears it. */
@@ -63,8 +67,8 @@ export class SubscriptionRepository {
   async create(s: NewSubscription): Promise<Issued> {
     const id = randomUUID(); // chosen here: the sealed values are bound to it
     const { rows } = await this.pool.query<SubscriptionRow>(
-      `INSERT INTO subscriptions (id, url, token, secret, signature, public_key, description)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+      `INSERT INTO subscriptions (id, url, token, secret, signature, public_key, description, filter)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
       [
         id,
         s.url,
@@ -73,6 +77,7 @@ export class SubscriptionRepository {
         s.signature,
         s.publicKey,
         s.description,
+        JSON.stringify(s.filter),
       ],
     );
     return { row: rows[0], secret: s.secret };
@@ -101,6 +106,7 @@ export class SubscriptionRepository {
          enabled = COALESCE($5, enabled),
          disabled_reason = CASE WHEN COALESCE($5, enabled) THEN NULL ELSE COALESCE(disabled_reason, $7) END,
          description = COALESCE($6, description),
+         filter = COALESCE($8::jsonb, filter),
          updated_at = now()
        WHERE id = $1 AND deleted_at IS NULL RETURNING *`,
       [
@@ -111,6 +117,7 @@ export class SubscriptionRepository {
         change.enabled ?? null,
         change.description ?? null,
         DISABLED_BY_ADMIN,
+        change.filter === undefined ? null : JSON.stringify(change.filter),
       ],
     );
     return rows[0] ?? null;
