@@ -63,6 +63,7 @@ describe('subscription filters: only these tags, plant ids in a range', () => {
     expect(ids('/range')).toEqual([base + 2, base + 3]);
     // Filtered out means no delivery row, not a skipped one.
     expect((await admin.deliveriesOf(byTag.body.id)).map((d) => d.plantId).sort()).toEqual([base, base + 2]);
+    expect((await admin.deliveriesOf(byRange.body.id)).map((d) => d.plantId).sort()).toEqual([base + 2, base + 3]);
     expect(await admin.deliveriesOf(all.body.id)).toHaveLength(4);
 
     const changed = await admin.call('PATCH', `/subscriptions/${byTag.body.id}`, { filter: { tags: ['outdoor'] } });
