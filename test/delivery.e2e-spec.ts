@@ -157,6 +157,44 @@ describe('delivery: subscribers get the New Plant webhook', () => {
     });
   });
 
+  it('lists deliveries in a time range, retries every failed one in a filter, and the overview counts them', async () => {
+    let healthy = false;
+    const ids = [nextId(), nextId()];
+    receiver.behave('/bulk', () => ({ status: healthy ? 200 : 500 }));
+    const sub = await subscribe('/bulk');
+    const before = new Date(Date.now() - 1000).toISOString();
+    await accept({ id: ids[0], name: 'B1' });
+    await accept({ id: ids[1], name: 'B2' });
+    await waitFor('both failed', async () => (await admin.deliveriesOf(sub.id, '&status=failed')).length === 2, 20000);
+    const q = (extra: string) => admin.deliveriesOf(sub.id, extra);
+    const after = new Date(Date.now() + 1000).toISOString();
+    expect(await q(`&since=${encodeURIComponent(before)}&until=${encodeURIComponent(after)}`)).toHaveLength(2);
+    expect(await q(`&until=${encodeURIComponent(before)}`)).toHaveLength(0);
+    expect(await q(`&since=${encodeURIComponent(after)}`)).toHaveLength(0);
+    const badTime = await admin.call('GET', `/deliveries?since=yesterday`);
+    expect(badTime.status).toBe(422);
+    expect(badTime.body.errors).toEqual([{ field: 'since', message: expect.any(String) }]);
+
+    expect((await admin.call('POST', '/deliveries/retry', {})).status).toBe(422); // not everything by accident
+    healthy = true;
+    const res = await admin.call('POST', '/deliveries/retry', { subscriptionId: sub.id, since: before });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ requeued: 2 });
+    await waitFor('both delivered', async () => (await q('&status=succeeded')).length === 2);
+    const audit = await admin.call('GET', `/audit?subscriptionId=${sub.id}`);
+    expect(audit.body.items[0]).toMatchObject({ action: 'deliveries.retried', details: { requeued: 2 } });
+
+    const overview = await admin.call('GET', '/overview');
+    expect(overview.status).toBe(200);
+    expect(overview.body.lastHour).toHaveLength(60);
+    const sum = (k: 'accepted' | 'delivered') =>
+      overview.body.lastHour.reduce((n: number, m: Record<string, number>) => n + m[k], 0);
+    expect(sum('accepted')).toBeGreaterThanOrEqual(2);
+    expect(sum('delivered')).toBeGreaterThanOrEqual(2);
+    expect(overview.body.deliveries.succeeded).toBeGreaterThanOrEqual(2);
+    expect(overview.body).toHaveProperty('deadLetters');
+  });
+
   it('sends one plant’s deliveries in event order with a slow receiver, while other plants do not wait', async () => {
     receiver.behave('/slow', (r) => ({ status: 200, delayMs: JSON.parse(r.body).name.startsWith('A') ? 400 : 0 }));
     await subscribe('/slow');

@@ -12,6 +12,7 @@ import { PlantsModule } from './plants/plants.module';
 import { SubscriptionsModule } from './subscriptions/subscriptions.module';
 import { AuditModule } from './audit/audit.module';
 import { DeadLettersModule } from './dead-letters/dead-letters.module';
+import { OverviewModule } from './overview/overview.module';
 
 /** Webhook in (plant-webhook), read API (plants), admin API (subscriptions, deliveries), health and metrics. */
 @Module({})
@@ -32,6 +33,7 @@ export class GatewayModule {
         AuditModule,
         DeliveriesModule,
         DeadLettersModule,
+        OverviewModule,
       ],
     };
   }

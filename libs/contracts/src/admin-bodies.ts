@@ -40,6 +40,14 @@ function validator<T>(name: string) {
 export const validateSubscriptionCreate = validator<SubscriptionCreateBody>('SubscriptionCreate');
 export const validateSubscriptionUpdate = validator<SubscriptionUpdateBody>('SubscriptionUpdate');
 
+export interface DeliveryRetryFilterBody {
+  subscriptionId?: string;
+  plantId?: number;
+  since?: string;
+  until?: string;
+}
+export const validateDeliveryRetryFilter = validator<DeliveryRetryFilterBody>('DeliveryRetryFilter');
+
 export interface DeadLetterIdsBody {
   ids: string[];
 }

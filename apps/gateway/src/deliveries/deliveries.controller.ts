@@ -1,8 +1,10 @@
-import { Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { DeliveryRetryFilterBody, validateDeliveryRetryFilter } from '@app/contracts';
 import { DeliveryStatus } from '@app/delivery';
 import { Actor, AdminReadGuard, AdminWriteGuard } from '../auth/bearer.guards';
 import { parseCursor } from '../http/pagination';
+import { validatedBody } from '../http/validated-body.pipe';
 import { validatedParameters } from '../http/validated-parameter.pipe';
 import { DeliveriesService } from './deliveries.service';
 
@@ -18,10 +20,27 @@ export class DeliveriesController {
     @Query('subscriptionId', validatedParameters('listDeliveries')) subscriptionId: string | undefined,
     @Query('status', validatedParameters('listDeliveries')) status: DeliveryStatus | undefined,
     @Query('plantId', validatedParameters('listDeliveries')) plantId: number | undefined,
+    @Query('since', validatedParameters('listDeliveries')) since: string | undefined,
+    @Query('until', validatedParameters('listDeliveries')) until: string | undefined,
     @Query('limit', validatedParameters('listDeliveries')) limit: number,
     @Query('cursor', validatedParameters('listDeliveries')) cursor: string | undefined,
   ) {
-    return this.deliveries.list({ subscriptionId, status, plantId }, limit, parseCursor(cursor));
+    return this.deliveries.list(
+      { subscriptionId, status, plantId, since: at(since), until: at(until) },
+      limit,
+      parseCursor(cursor),
+    );
+  }
+
+  // Before deliveries/:id/retry: a literal path, one failed delivery or many.
+  @Post('deliveries/retry')
+  @HttpCode(202)
+  @UseGuards(AdminWriteGuard)
+  retryMatching(
+    @Body(validatedBody(validateDeliveryRetryFilter)) body: DeliveryRetryFilterBody,
+    @Actor() actor: string,
+  ) {
+    return this.deliveries.retryMatching({ ...body, since: at(body.since), until: at(body.until) }, actor);
   }
 
   @Get('deliveries/:id')
@@ -47,3 +66,5 @@ export class DeliveriesController {
     return this.deliveries.recover(id, new Date(since), actor);
   }
 }
+
+const at = (v: string | undefined) => (v === undefined ? undefined : new Date(v));

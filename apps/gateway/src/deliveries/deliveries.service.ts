@@ -43,6 +43,25 @@ export class DeliveriesService {
     throw ProblemException.of('conflict', `Only a failed delivery can be retried; this one is ${current.status}`);
   }
 
+  /** Every failed delivery that matches, back to pending; one audit event for the lot (it may be thousands). */
+  async retryMatching(filter: Omit<DeliveryFilter, 'status'>, actor: string): Promise<{ requeued: number }> {
+    const requeued = await this.deliveries.retryFailedMatching(filter);
+    await this.audit.record({
+      actor,
+      action: 'deliveries.retried',
+      subscription_id: filter.subscriptionId ?? null,
+      details: {
+        requeued: requeued.length,
+        filter: {
+          ...filter,
+          since: filter.since?.toISOString(),
+          until: filter.until?.toISOString(),
+        },
+      },
+    });
+    return { requeued: requeued.length };
+  }
+
   async recover(subscriptionId: string, since: Date, actor: string): Promise<{ requeued: number }> {
     if (!(await this.subscriptions.findById(subscriptionId))) throw subscriptionNotFound(subscriptionId);
     const requeued = await this.deliveries.retryFailedSince(subscriptionId, since);

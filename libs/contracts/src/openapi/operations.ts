@@ -183,6 +183,13 @@ export const operations: Record<string, unknown> = {
         { name: 'subscriptionId', in: 'query', schema: { type: 'string', format: 'uuid' } },
         { name: 'status', in: 'query', schema: { type: 'string', enum: ['pending', 'succeeded', 'failed'] } },
         { name: 'plantId', in: 'query', schema: plantIdSchema },
+        {
+          name: 'since',
+          in: 'query',
+          description: 'Created at or after',
+          schema: { type: 'string', format: 'date-time' },
+        },
+        { name: 'until', in: 'query', description: 'Created before', schema: { type: 'string', format: 'date-time' } },
         ...cursorParams,
       ],
       responses: {
@@ -191,6 +198,33 @@ export const operations: Record<string, unknown> = {
         '403': forbidden,
         '422': badParameter,
       },
+    },
+  },
+  '/deliveries/retry': {
+    post: {
+      operationId: 'retryDeliveries',
+      summary: 'Send every failed delivery that matches again now',
+      description:
+        'Failed deliveries matching all the conditions given (at least one) go back to pending, except those of ' +
+        'deleted subscriptions. Each is audited.',
+      tags: ['Deliveries'],
+      security: adminWrite,
+      requestBody: { required: true, ...json(ref('DeliveryRetryFilter')) },
+      responses: {
+        '202': ok('Re-queued', { type: 'object', properties: { requeued: { type: 'integer' } } }),
+        '401': unauthorized,
+        '403': forbidden,
+        '422': problem('The body does not match its schema (each field named in `errors`)'),
+      },
+    },
+  },
+  '/overview': {
+    get: {
+      operationId: 'getOverview',
+      summary: 'What flows: deliveries by status, dead letters, and the last hour per minute',
+      tags: ['Overview'],
+      security: adminRead,
+      responses: { '200': ok('The overview', ref('Overview')), '401': unauthorized, '403': forbidden },
     },
   },
   '/deliveries/{id}': {

@@ -231,6 +231,42 @@ export const addedSchemas: Record<string, unknown> = {
     ],
   },
   DeadLetterPage: page('DeadLetter'),
+  DeliveryRetryFilter: {
+    type: 'object',
+    additionalProperties: false,
+    minProperties: 1,
+    properties: {
+      subscriptionId: { type: 'string', format: 'uuid' },
+      plantId: { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 },
+      since: { type: 'string', format: 'date-time', description: 'Created at or after' },
+      until: { type: 'string', format: 'date-time', description: 'Created before' },
+    },
+  },
+  Overview: {
+    type: 'object',
+    required: ['deliveries', 'deadLetters', 'lastHour'],
+    properties: {
+      deliveries: {
+        type: 'object',
+        description: 'Deliveries created in the last 24 hours, by status',
+        properties: { pending: { type: 'integer' }, succeeded: { type: 'integer' }, failed: { type: 'integer' } },
+      },
+      deadLetters: { type: 'integer', description: 'Dead letters neither redriven nor discarded' },
+      lastHour: {
+        type: 'array',
+        description: 'One entry per minute, oldest first',
+        items: {
+          type: 'object',
+          properties: {
+            minute: dateTime,
+            accepted: { type: 'integer', description: 'Events stored' },
+            delivered: { type: 'integer' },
+            failed: { type: 'integer', description: 'Deliveries that failed for good' },
+          },
+        },
+      },
+    },
+  },
   DeadLetterIds: {
     type: 'object',
     required: ['ids'],

@@ -73,6 +73,12 @@ export class DeadLetterRepository {
     return rows;
   }
 
+  /** Dead letters waiting for an operator (the status index answers it). */
+  async countDead(): Promise<number> {
+    const { rows } = await this.pool.query("SELECT count(*)::int AS n FROM dead_letters WHERE status = 'dead'");
+    return rows[0].n;
+  }
+
   async findByIds(ids: number[]): Promise<DeadLetterRow[]> {
     const { rows } = await this.pool.query<DeadLetterRow>(
       'SELECT *, id AS seq FROM dead_letters WHERE id = ANY($1::bigint[]) ORDER BY id',

@@ -24,6 +24,18 @@ export interface DeliveryFilter {
   subscriptionId?: string;
   status?: DeliveryStatus;
   plantId?: number;
+  /** Created at or after. */
+  since?: Date;
+  /** Created before. */
+  until?: Date;
+}
+
+/** Deliveries per minute, for the console's chart. */
+export interface MinuteRow {
+  minute: Date;
+  accepted: number;
+  delivered: number;
+  failed: number;
 }
 
 const LISTED_COLUMNS =
@@ -39,8 +51,17 @@ export class DeliveryRepository {
       `SELECT ${LISTED_COLUMNS} FROM deliveries
        WHERE ($1::uuid IS NULL OR subscription_id = $1) AND ($2::text IS NULL OR status = $2)
          AND ($3::bigint IS NULL OR plant_id = $3) AND ($4::bigint IS NULL OR seq < $4)
+         AND ($6::timestamptz IS NULL OR created_at >= $6) AND ($7::timestamptz IS NULL OR created_at < $7)
        ORDER BY seq DESC LIMIT $5`,
-      [filter.subscriptionId ?? null, filter.status ?? null, filter.plantId ?? null, beforeSeq, limit],
+      [
+        filter.subscriptionId ?? null,
+        filter.status ?? null,
+        filter.plantId ?? null,
+        beforeSeq,
+        limit,
+        filter.since ?? null,
+        filter.until ?? null,
+      ],
     );
     return rows;
   }
@@ -63,6 +84,68 @@ export class DeliveryRepository {
       [id],
     );
     return rows[0] ?? null;
+  }
+
+  /**
+   * Re-queues every failed delivery that matches (its status filter aside), except those of deleted
+   * subscriptions. Returns what it re-queued, for the audit trail.
+   */
+  async retryFailedMatching(
+    filter: Omit<DeliveryFilter, 'status'>,
+  ): Promise<{ id: string; subscription_id: string }[]> {
+    const { rows } = await this.pool.query<{ id: string; subscription_id: string }>(
+      `UPDATE deliveries d SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now()
+       WHERE d.status = 'failed'
+         AND ($1::uuid IS NULL OR d.subscription_id = $1) AND ($2::bigint IS NULL OR d.plant_id = $2)
+         AND ($3::timestamptz IS NULL OR d.created_at >= $3) AND ($4::timestamptz IS NULL OR d.created_at < $4)
+         AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = d.subscription_id AND s.deleted_at IS NOT NULL)
+       RETURNING d.id, d.subscription_id`,
+      [filter.subscriptionId ?? null, filter.plantId ?? null, filter.since ?? null, filter.until ?? null],
+    );
+    return rows;
+  }
+
+  /**
+   * Deliveries created in the last `hours` by status: bounded by the created_at BRIN index, so it stays cheap
+   * with a month of history.
+   */
+  async countByStatus(hours: number): Promise<Record<'pending' | 'succeeded' | 'failed', number>> {
+    const { rows } = await this.pool.query<{ status: 'pending' | 'succeeded' | 'failed'; n: number }>(
+      `SELECT status, count(*)::int AS n FROM deliveries WHERE created_at >= now() - $1 * interval '1 hour'
+       GROUP BY status`,
+      [hours],
+    );
+    const counts = { pending: 0, succeeded: 0, failed: 0 };
+    for (const r of rows) counts[r.status] = r.n;
+    return counts;
+  }
+
+  /**
+   * The last `minutes` minutes, one row each (zeros included): events stored (accepted through the pipeline),
+   * deliveries that succeeded and deliveries that failed for good in that minute. Only deliveries created in
+   * the window are looked at (the BRIN index bounds the scan): a retry finishing a delivery from before it is
+   * not drawn.
+   */
+  async perMinute(minutes: number): Promise<MinuteRow[]> {
+    const { rows } = await this.pool.query<MinuteRow>(
+      `WITH m AS (
+         SELECT generate_series(date_trunc('minute', now()) - ($1 - 1) * interval '1 minute',
+                                date_trunc('minute', now()), interval '1 minute') AS minute
+       ), e AS (
+         SELECT date_trunc('minute', processed_at) AS minute, count(*)::int AS n FROM processed_events
+         WHERE processed_at >= now() - $1 * interval '1 minute' GROUP BY 1
+       ), d AS (
+         SELECT date_trunc('minute', updated_at) AS minute,
+                count(*) FILTER (WHERE status = 'succeeded')::int AS delivered,
+                count(*) FILTER (WHERE status = 'failed')::int AS failed
+         FROM deliveries WHERE created_at >= now() - $1 * interval '1 minute' AND status <> 'pending' GROUP BY 1
+       )
+       SELECT m.minute, coalesce(e.n, 0) AS accepted, coalesce(d.delivered, 0) AS delivered,
+              coalesce(d.failed, 0) AS failed
+       FROM m LEFT JOIN e USING (minute) LEFT JOIN d USING (minute) ORDER BY m.minute`,
+      [minutes],
+    );
+    return rows;
   }
 
   /** Re-queues every failed delivery of a subscription created since `since`. Returns how many. */
