@@ -1,0 +1,138 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { Receiver } from './support/receiver';
+import * as e2e from './support/stack';
+import { waitFor } from './support/wait';
+
+const CLI = path.resolve(__dirname, '../cli/plant-store.js');
+
+// `npx plant-store` against a real gateway and worker: what an operator types, and what a script relies on.
+describe('the plant-store CLI', () => {
+  let gw: e2e.RunningGateway;
+  let worker: e2e.RunningWorker;
+  const receiver = new Receiver();
+  const created: string[] = [];
+
+  /** Runs the CLI as a separate process (asynchronously: the gateway answering it lives in this one). */
+  const cli = (args: string[], env: Record<string, string> = {}) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [CLI, ...args],
+        {
+          env: {
+            PATH: process.env.PATH,
+            PLANT_STORE_URL: gw.url,
+            PLANT_STORE_ADMIN_TOKEN: e2e.ADMIN_TOKEN,
+            PLANT_STORE_WEBHOOK_TOKEN: e2e.WEBHOOK_TOKEN,
+            ...env,
+          },
+        },
+        (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+  const json = async (args: string[]) => {
+    const r = await cli([...args, '--json']);
+    expect(r).toMatchObject({ code: 0 });
+    return JSON.parse(r.stdout);
+  };
+
+  beforeAll(async () => {
+    await receiver.start();
+    const env = e2e.baseEnv();
+    gw = await e2e.startGateway(env);
+    worker = await e2e.startWorker(env);
+  });
+
+  afterAll(async () => {
+    for (const id of created) await cli(['subscriptions', 'disable', id]);
+    for (const id of created)
+      await fetch(`${gw.url}/subscriptions/${id}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${e2e.ADMIN_TOKEN}` },
+      });
+    await worker?.close();
+    await gw?.close();
+    await receiver.stop();
+  });
+
+  it('subscribes with a filter, sends a plant, and shows its delivery with every attempt', async () => {
+    const human = await cli(['subscriptions', 'create', `${receiver.url}/cli-human`, '--tags', 'nowhere']);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/secret\s+whsec_/);
+    expect(human.stdout).toMatch(/not shown again/);
+    created.push(/^id\s+(\S+)/m.exec(human.stdout)![1]);
+
+    const sub = await json([
+      'subscriptions',
+      'create',
+      `${receiver.url}/cli`,
+      '--tags',
+      'indoor',
+      '--description',
+      'cli',
+    ]);
+    created.push(sub.id);
+    expect(sub).toMatchObject({ filter: { tags: ['indoor'] }, secret: expect.stringMatching(/^whsec_/) });
+    expect((await cli(['subscriptions', 'list'])).stdout).toContain(sub.id);
+
+    const sent = await json(['send', '--name', 'CLI fern', '--tag', 'indoor']);
+    expect(sent).toMatchObject({ eventId: expect.any(String), plant: { name: 'CLI fern', tag: 'indoor' } });
+    await waitFor('the delivery', () => receiver.on('/cli', sent.plant.id).length === 1);
+    expect(receiver.on('/cli-human', sent.plant.id)).toHaveLength(0); // its filter let nothing through
+
+    const page = await waitFor('the delivery listed as succeeded', async () => {
+      const p = await json(['deliveries', 'list', '--subscription', sub.id, '--since', '1h']);
+      return p.items[0]?.status === 'succeeded' ? p : null;
+    });
+    expect(page.items).toHaveLength(1);
+    const table = await cli(['deliveries', 'list', '--subscription', sub.id]);
+    expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+SUBSCRIPTION\s+PLANT\s+STATUS/);
+    const shown = await cli(['deliveries', 'show', page.items[0].id]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(/^AT\s+STATUS\s+MS/m);
+    expect(shown.stdout).toMatch(/\s204\s/);
+
+    const rotated = await json(['subscriptions', 'rotate', sub.id]);
+    expect(rotated.secret).not.toBe(sub.secret);
+    expect((await json(['subscriptions', 'disable', sub.id])).enabled).toBe(false);
+    expect((await json(['subscriptions', 'disable', sub.id, '--enable'])).enabled).toBe(true);
+    expect((await json(['dead-letters', 'list', '--limit', '5'])).items).toEqual(expect.any(Array));
+  });
+
+  it('exits 1 with the reason when the API refuses, 2 on a wrong command line, 3 when nothing answers', async () => {
+    const refused = await cli(['deliveries', 'retry', '00000000-0000-4000-8000-000000000000']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^plant-store: 404 .*No delivery/);
+    const invalid = await cli(['subscriptions', 'create', 'ftp://example.test/x']);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toMatch(/422[\s\S]*url:/);
+    const usage = await cli(['deliveries', 'list', '--since', 'yesterday']);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/--since.*RFC 3339/);
+    expect((await cli(['no-such-command'])).code).toBe(2);
+    const down = await cli(['subscriptions', 'list'], { PLANT_STORE_URL: 'http://127.0.0.1:1' });
+    expect(down.code).toBe(3);
+    expect(down.stderr).toMatch(/cannot reach Plant Store at http:\/\/127\.0\.0\.1:1/);
+    const noToken = await cli(['subscriptions', 'list'], { PLANT_STORE_ADMIN_TOKEN: '' });
+    expect(noToken.code).toBe(3);
+    expect(noToken.stderr).toMatch(/set PLANT_STORE_ADMIN_TOKEN/);
+    const webhookToken = await cli(['subscriptions', 'list'], { PLANT_STORE_ADMIN_TOKEN: e2e.WEBHOOK_TOKEN });
+    expect(webhookToken.code).toBe(1);
+    expect(webhookToken.stderr).toMatch(/401.*admin token/i);
+  });
+
+  it.each([
+    '',
+    'subscriptions',
+    'subscriptions create',
+    'deliveries list',
+    'deliveries recover',
+    'dead-letters redrive',
+    'send',
+  ])('prints help for "plant-store %s --help" and exits 0', async (command) => {
+    const r = await cli([...command.split(' ').filter(Boolean), '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^Usage: plant-store/);
+  });
+});
