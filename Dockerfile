@@ -11,7 +11,7 @@ RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY libs ./libs
 COPY apps ./apps
-RUN npx nest build gateway && npx nest build worker
+RUN npx nest build gateway && npx nest build worker && npx vite build --config apps/console/vite.config.mts
 
 FROM node:24-trixie-slim AS prod-deps
 WORKDIR /app

@@ -17,10 +17,18 @@ function ensureDependencies() {
 }
 
 function build() {
-  const s = step('Building gateway and worker');
+  const s = step('Building gateway, worker and console');
   const r = spawnSync('npx', ['nest', 'build', 'gateway'], { cwd: ROOT, stdio: 'inherit' });
   const w = r.status === 0 ? spawnSync('npx', ['nest', 'build', 'worker'], { cwd: ROOT, stdio: 'inherit' }) : r;
-  if (w.status !== 0) throw new Error('build failed');
+  // The operator console: static files the gateway serves at /console.
+  const c =
+    w.status === 0
+      ? spawnSync('npx', ['vite', 'build', '--config', 'apps/console/vite.config.mts', '--logLevel', 'warn'], {
+          cwd: ROOT,
+          stdio: 'inherit',
+        })
+      : w;
+  if (c.status !== 0) throw new Error('build failed');
   s.done();
 }
 
@@ -28,7 +36,7 @@ function build() {
 function typecheck() {
   const s = step('Type-checking apps, libs, tests and launchers');
   // The launchers' JavaScript (// @ts-check, it runs before npm ci) is checked too: tsconfig.tools.json.
-  for (const project of ['tsconfig.json', 'tsconfig.tools.json']) {
+  for (const project of ['tsconfig.json', 'tsconfig.tools.json', 'apps/console/tsconfig.json']) {
     const r = spawnSync('npx', ['tsc', '--noEmit', '-p', project], { cwd: ROOT, stdio: 'inherit' });
     if (r.status !== 0) throw new Error(`type errors (${project})`);
   }

@@ -13,6 +13,7 @@ import { traceRequests } from './http/request-tracing';
 import { awaitInfrastructure } from './lifecycle/infrastructure-check';
 import { ShutdownState } from './lifecycle/shutdown-state';
 import { GatewayMetrics } from './metrics/gateway-metrics';
+import { serveConsole } from './console/console';
 import { setupDocs } from './openapi/docs';
 
 export interface GatewayApp {
@@ -43,5 +44,6 @@ export async function createGatewayApp(env: NodeJS.ProcessEnv = process.env): Pr
   decodeRequestBodies(fastify, config.WEBHOOK_MAX_BYTES);
   refuseMisplacedCredentials(fastify);
   setupDocs(app);
+  await serveConsole(fastify);
   return { app, config, connections, logger };
 }

@@ -33,6 +33,7 @@ export function setupDocs(app: NestFastifyApplication) {
 export const INDEX = {
   service: 'Plant Store',
   links: {
+    console: { href: '/console', title: 'The operator console (sign in with an admin token)' },
     docs: { href: '/docs', title: 'API documentation with Try it out' },
     openapi: { href: '/openapi.json', title: 'The OpenAPI 3.1 document' },
     webhook: { href: '/plant/webhook', title: 'POST a New Plant here (Authorization: Bearer <webhook token>)' },

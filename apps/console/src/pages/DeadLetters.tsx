@@ -1,0 +1,128 @@
+import { useCallback, useEffect, useState } from 'react';
+import { api, Page, query } from '../api';
+import { Link, navigate } from '../router';
+
+interface DeadLetter {
+  id: string;
+  status: string;
+  reason: string;
+  deadLetteredAt: string;
+  key: string | null;
+  origin: { topic: string | null; partition: number | null; offset: string | null };
+  value?: string | null;
+  headers?: Record<string, string>;
+}
+
+/** Records the worker could not store: why, from where; redrive (after fixing the cause) or discard. */
+export function DeadLetters({ params }: { params: URLSearchParams }) {
+  const status = params.get('status') ?? 'dead';
+  const cursor = params.get('cursor') ?? undefined;
+  const [page, setPage] = useState<Page<DeadLetter> | null>(null);
+  const [open, setOpen] = useState<DeadLetter | null>(null);
+  const [message, setMessage] = useState<{ error: boolean; text: string } | null>(null);
+  const load = useCallback(
+    () =>
+      api<Page<DeadLetter>>('GET', `/dead-letters${query({ status, cursor })}`).then(setPage, (e: Error) =>
+        setMessage({ error: true, text: e.message }),
+      ),
+    [status, cursor],
+  );
+  useEffect(() => void load(), [load]);
+  const act = async (id: string, action: 'redrive' | 'discard') => {
+    try {
+      await api('POST', `/dead-letters/${id}/${action}`);
+      setMessage({ error: false, text: `Dead letter ${id} ${action === 'redrive' ? 'redriven' : 'discarded'}.` });
+      await load();
+    } catch (e) {
+      setMessage({ error: true, text: (e as Error).message });
+    }
+  };
+  return (
+    <>
+      <h1>Dead letters</h1>
+      <form aria-label="Filter dead letters" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Status
+          <select value={status} onChange={(e) => navigate(`/dead-letters?status=${e.target.value}`)}>
+            {['dead', 'redriving', 'redriven', 'discarded'].map((s) => (
+              <option key={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+      </form>
+      {message && (
+        <p className={message.error ? 'error' : 'notice'} role={message.error ? 'alert' : 'status'}>
+          {message.text}
+        </p>
+      )}
+      {page && (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Id</th>
+              <th scope="col">At</th>
+              <th scope="col">Key</th>
+              <th scope="col">From</th>
+              <th scope="col">Reason</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {page.items.map((d) => (
+              <tr key={d.id}>
+                <td>{d.id}</td>
+                <td>{d.deadLetteredAt}</td>
+                <td>{d.key ?? ''}</td>
+                <td>{`${d.origin.topic}[${d.origin.partition}]@${d.origin.offset}`}</td>
+                <td>{d.reason}</td>
+                <td>
+                  <button
+                    type="button"
+                    onClick={() => api<DeadLetter>('GET', `/dead-letters/${d.id}`).then(setOpen)}
+                    aria-label={`Show dead letter ${d.id}`}
+                  >
+                    Show
+                  </button>{' '}
+                  {d.status === 'dead' && (
+                    <>
+                      <button
+                        type="button"
+                        onClick={() => act(d.id, 'redrive')}
+                        aria-label={`Redrive dead letter ${d.id}`}
+                      >
+                        Redrive
+                      </button>{' '}
+                      <button
+                        type="button"
+                        onClick={() => act(d.id, 'discard')}
+                        aria-label={`Discard dead letter ${d.id}`}
+                      >
+                        Discard
+                      </button>
+                    </>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {page?.items.length === 0 && <p>No dead letter is {status}.</p>}
+      {page?.nextCursor && (
+        <p>
+          <Link to={`/dead-letters${query({ status, cursor: page.nextCursor })}`}>Older</Link>
+        </p>
+      )}
+      {open && (
+        <section aria-label={`Dead letter ${open.id}`}>
+          <h2>Dead letter {open.id}</h2>
+          <p>{open.reason}</p>
+          <h3>Value</h3>
+          <pre>{open.value}</pre>
+          <h3>Headers</h3>
+          <pre>{JSON.stringify(open.headers, null, 2)}</pre>
+        </section>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,230 @@
+import { FormEvent, useCallback, useEffect, useState } from 'react';
+import { api, Page, query } from '../api';
+import { Link, navigate } from '../router';
+
+interface Delivery {
+  id: string;
+  subscriptionId: string;
+  plantId: number;
+  status: string;
+  attempts: number;
+  nextAttemptAt: string | null;
+  createdAt: string;
+}
+interface Attempt {
+  attemptedAt: string;
+  status: number | null;
+  latencyMs: number;
+  error: string | null;
+  responseBody: string | null;
+}
+
+const FILTERS = ['subscriptionId', 'status', 'plantId', 'since', 'until'] as const;
+
+/** Filter by subscription, status, plant and time; newest first, paged; retry every failed one in the filter. */
+export function Deliveries({ params }: { params: URLSearchParams }) {
+  const filter = Object.fromEntries(FILTERS.map((k) => [k, params.get(k) ?? undefined])) as Record<
+    (typeof FILTERS)[number],
+    string | undefined
+  >;
+  const cursor = params.get('cursor') ?? undefined;
+  const [page, setPage] = useState<Page<Delivery> | null>(null);
+  const [message, setMessage] = useState<{ error: boolean; text: string } | null>(null);
+  const key = params.toString();
+  const load = useCallback(() => {
+    api<Page<Delivery>>('GET', `/deliveries${query({ ...filter, cursor })}`).then(setPage, (e: Error) =>
+      setMessage({ error: true, text: e.message }),
+    );
+  }, [key]);
+  useEffect(load, [load]);
+  const retryAll = async () => {
+    const { status: _s, ...rest } = filter;
+    const body = Object.fromEntries(
+      Object.entries({ ...rest, plantId: rest.plantId ? Number(rest.plantId) : undefined }).filter(
+        ([, v]) => v !== undefined,
+      ),
+    );
+    if (Object.keys(body).length === 0)
+      return setMessage({ error: true, text: 'Choose a subscription, a plant or a time range first.' });
+    try {
+      const r = await api<{ requeued: number }>('POST', '/deliveries/retry', body);
+      setMessage({ error: false, text: `${r.requeued} failed deliveries sent again.` });
+      load();
+    } catch (e) {
+      setMessage({ error: true, text: (e as Error).message });
+    }
+  };
+  return (
+    <>
+      <h1>Deliveries</h1>
+      <FilterForm initial={filter} />
+      <p>
+        <button type="button" onClick={retryAll}>
+          Retry every failed delivery in this filter
+        </button>
+      </p>
+      {message && (
+        <p className={message.error ? 'error' : 'notice'} role={message.error ? 'alert' : 'status'}>
+          {message.text}
+        </p>
+      )}
+      {page && (
+        <>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Delivery</th>
+                <th scope="col">Plant</th>
+                <th scope="col">Status</th>
+                <th scope="col">Attempts</th>
+                <th scope="col">Next attempt</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.items.map((d) => (
+                <tr key={d.id}>
+                  <td>
+                    <Link to={`/deliveries/${d.id}`}>{d.id.slice(0, 8)}</Link>
+                  </td>
+                  <td>{d.plantId}</td>
+                  <td>{d.status}</td>
+                  <td>{d.attempts}</td>
+                  <td>{d.nextAttemptAt ?? ''}</td>
+                  <td>{d.createdAt}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {page.items.length === 0 && <p>No delivery matches.</p>}
+          {page.nextCursor && (
+            <p>
+              <Link to={`/deliveries${query({ ...filter, cursor: page.nextCursor })}`}>Older deliveries</Link>
+            </p>
+          )}
+        </>
+      )}
+    </>
+  );
+}
+
+/** datetime-local has no zone: it is the browser's local time, sent as RFC 3339. */
+const toIso = (local: string) => (local ? new Date(local).toISOString() : undefined);
+const toLocal = (iso?: string) => {
+  if (!iso) return '';
+  const d = new Date(iso);
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
+};
+
+function FilterForm({ initial }: { initial: Record<string, string | undefined> }) {
+  const [f, setF] = useState({ ...initial, since: toLocal(initial.since), until: toLocal(initial.until) });
+  const field = (k: string) => ({
+    value: (f as Record<string, string | undefined>)[k] ?? '',
+    onChange: (e: { target: { value: string } }) => setF({ ...f, [k]: e.target.value }),
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    navigate(`/deliveries${query({ ...f, since: toIso(f.since ?? ''), until: toIso(f.until ?? '') })}`);
+  };
+  return (
+    <form onSubmit={submit} aria-label="Filter deliveries">
+      <label>
+        Subscription id
+        <input {...field('subscriptionId')} size={36} />
+      </label>
+      <label>
+        Status
+        <select {...field('status')}>
+          <option value="">any</option>
+          <option value="pending">pending</option>
+          <option value="succeeded">succeeded</option>
+          <option value="failed">failed</option>
+        </select>
+      </label>
+      <label>
+        Plant id
+        <input {...field('plantId')} inputMode="numeric" size={12} />
+      </label>
+      <label>
+        Created from
+        <input type="datetime-local" {...field('since')} />
+      </label>
+      <label>
+        Created before
+        <input type="datetime-local" {...field('until')} />
+      </label>
+      <button className="primary" type="submit">
+        Filter
+      </button>
+    </form>
+  );
+}
+
+/** One delivery: what was sent, every attempt, and a retry when it failed. */
+export function DeliveryPage({ id }: { id: string }) {
+  const [d, setD] = useState<(Delivery & { attemptLog: Attempt[] }) | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const load = useCallback(
+    () =>
+      api<Delivery & { attemptLog: Attempt[] }>('GET', `/deliveries/${id}`).then(setD, (e: Error) =>
+        setError(e.message),
+      ),
+    [id],
+  );
+  useEffect(() => void load(), [load]);
+  const retry = () =>
+    api('POST', `/deliveries/${id}/retry`).then(
+      () => load(),
+      (e: Error) => setError(e.message),
+    );
+  return (
+    <>
+      <h1>Delivery {id}</h1>
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      {d && (
+        <>
+          <p>
+            Plant {d.plantId} to subscription{' '}
+            <Link to={`/deliveries?subscriptionId=${d.subscriptionId}`}>{d.subscriptionId}</Link>:{' '}
+            <strong>{d.status}</strong> after {d.attempts} attempt(s)
+            {d.nextAttemptAt ? `, next at ${d.nextAttemptAt}` : ''}.{' '}
+            {d.status === 'failed' && (
+              <button type="button" onClick={retry}>
+                Retry now
+              </button>
+            )}
+          </p>
+          <h2>Attempts</h2>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">At</th>
+                <th scope="col">Status</th>
+                <th scope="col">Latency</th>
+                <th scope="col">Error</th>
+                <th scope="col">Response</th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.attemptLog.map((a, i) => (
+                <tr key={i}>
+                  <td>{a.attemptedAt}</td>
+                  <td>{a.status ?? '—'}</td>
+                  <td>{a.latencyMs} ms</td>
+                  <td>{a.error ?? ''}</td>
+                  <td>
+                    <code>{a.responseBody ?? ''}</code>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
+    </>
+  );
+}

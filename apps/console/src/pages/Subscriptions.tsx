@@ -1,0 +1,186 @@
+import { FormEvent, useCallback, useEffect, useState } from 'react';
+import { api } from '../api';
+import { Link } from '../router';
+
+interface Subscription {
+  id: string;
+  url: string;
+  description: string | null;
+  enabled: boolean;
+  disabledReason: string | null;
+  filter: { tags?: string[]; plantIds?: { min?: number; max?: number } };
+  secret?: string;
+}
+
+/** List, create (the secret shown once), enable or disable, rotate, delete. */
+export function Subscriptions() {
+  const [items, setItems] = useState<Subscription[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const [issued, setIssued] = useState<{ id: string; secret: string } | null>(null);
+  const load = useCallback(
+    () => api<Subscription[]>('GET', '/subscriptions').then(setItems, (e: Error) => setError(e.message)),
+    [],
+  );
+  useEffect(() => void load(), [load]);
+  const act = async (fn: () => Promise<unknown>) => {
+    setError(null);
+    try {
+      await fn();
+      await load();
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+  return (
+    <>
+      <h1>Subscriptions</h1>
+      <CreateForm
+        onCreated={(s) => {
+          if (s.secret) setIssued({ id: s.id, secret: s.secret });
+          void load();
+        }}
+        onError={setError}
+      />
+      {issued && <SecretOnce {...issued} onDone={() => setIssued(null)} />}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">URL</th>
+            <th scope="col">State</th>
+            <th scope="col">Filter</th>
+            <th scope="col">Description</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
+        <tbody>
+          {items.map((s) => (
+            <tr key={s.id}>
+              <td>
+                <Link to={`/deliveries?subscriptionId=${s.id}`}>{s.url}</Link>
+              </td>
+              <td>{s.enabled ? 'enabled' : `disabled (${s.disabledReason ?? 'by an admin'})`}</td>
+              <td>{describeFilter(s.filter)}</td>
+              <td>{s.description ?? ''}</td>
+              <td>
+                <button
+                  type="button"
+                  onClick={() => act(() => api('PATCH', `/subscriptions/${s.id}`, { enabled: !s.enabled }))}
+                >
+                  {s.enabled ? 'Disable' : 'Enable'}
+                </button>{' '}
+                <button
+                  type="button"
+                  onClick={() =>
+                    act(async () => {
+                      const r = await api<Subscription>('POST', `/subscriptions/${s.id}/rotate-secret`);
+                      if (r.secret) setIssued({ id: r.id, secret: r.secret });
+                    })
+                  }
+                >
+                  Rotate secret
+                </button>{' '}
+                <button
+                  type="button"
+                  onClick={() =>
+                    window.confirm(`Delete the subscription to ${s.url}? Its delivery history stays.`) &&
+                    act(() => api('DELETE', `/subscriptions/${s.id}`))
+                  }
+                >
+                  Delete
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}
+
+const describeFilter = (f: Subscription['filter']) =>
+  [
+    f.tags ? `tags: ${f.tags.join(', ')}` : '',
+    f.plantIds ? `ids ${f.plantIds.min ?? '…'}–${f.plantIds.max ?? '…'}` : '',
+  ]
+    .filter(Boolean)
+    .join('; ') || 'every plant';
+
+function CreateForm({ onCreated, onError }: { onCreated: (s: Subscription) => void; onError: (m: string) => void }) {
+  const [url, setUrl] = useState('');
+  const [description, setDescription] = useState('');
+  const [tags, setTags] = useState('');
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const list = tags
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean);
+    try {
+      onCreated(
+        await api<Subscription>('POST', '/subscriptions', {
+          url,
+          ...(description ? { description } : {}),
+          ...(list.length ? { filter: { tags: list } } : {}),
+        }),
+      );
+      setUrl('');
+      setDescription('');
+      setTags('');
+    } catch (err) {
+      onError((err as Error).message);
+    }
+  };
+  return (
+    <form onSubmit={submit} aria-label="New subscription">
+      <label>
+        Receiver URL
+        <input type="url" value={url} onChange={(e) => setUrl(e.target.value)} required size={40} />
+      </label>
+      <label>
+        Description
+        <input value={description} onChange={(e) => setDescription(e.target.value)} />
+      </label>
+      <label>
+        Only these tags (comma-separated, optional)
+        <input value={tags} onChange={(e) => setTags(e.target.value)} />
+      </label>
+      <button className="primary" type="submit">
+        Subscribe
+      </button>
+    </form>
+  );
+}
+
+function SecretOnce({ id, secret, onDone }: { id: string; secret: string; onDone: () => void }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div className="notice" role="status">
+      <p>
+        Signing secret of subscription <code>{id}</code>: <code data-testid="secret">{secret}</code>
+      </p>
+      <p>
+        <strong>Copy it now: you will not see it again.</strong> Receivers verify the <code>webhook-signature</code>{' '}
+        header with it.
+      </p>
+      <button
+        type="button"
+        onClick={() =>
+          navigator.clipboard.writeText(secret).then(
+            () => setCopied(true),
+            () => setCopied(false),
+          )
+        }
+      >
+        {copied ? 'Copied' : 'Copy secret'}
+      </button>{' '}
+      <button type="button" onClick={onDone}>
+        I have saved it
+      </button>
+    </div>
+  );
+}

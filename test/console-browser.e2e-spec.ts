@@ -1,0 +1,158 @@
+import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { Browser, Page } from 'playwright-core';
+import { adminClient } from './support/admin';
+import { launchBrowser } from './support/browser';
+import { Receiver } from './support/receiver';
+import * as e2e from './support/stack';
+import { waitFor } from './support/wait';
+
+const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+// The operator console in Debian's Chromium, against the real gateway, worker, Kafka and PostgreSQL (a database
+// of its own, so that a dead letter can be caused and then fixed).
+describe('the console in a browser', () => {
+  let db: e2e.ScratchDatabase;
+  let gw: e2e.RunningGateway;
+  let worker: e2e.RunningWorker;
+  let browser: Browser;
+  let page: Page;
+  const receiver = new Receiver();
+  const cspViolations: string[] = [];
+  const nextId = e2e.plantIds();
+  const bugged = `Bugged ${randomBytes(4).toString('hex')}`;
+
+  beforeAll(async () => {
+    db = await e2e.scratchDatabase('console');
+    await receiver.start();
+    const env = e2e.baseEnv({ DATABASE_URL: db.url, DELIVERY_RETRY_SCHEDULE: '0s,200ms' });
+    worker = await e2e.startWorker(env);
+    gw = await e2e.startGateway(env);
+    browser = await launchBrowser();
+    page = await browser.newPage();
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await worker?.close();
+    await gw?.close();
+    await receiver.stop();
+    await db?.drop();
+  });
+
+  /** axe-core in the page (evaluated over the DevTools protocol, which the page's CSP does not govern). */
+  const expectAccessible = async (what: string) => {
+    await page.evaluate(AXE);
+    const violations = await page.evaluate(async () => {
+      const axe = (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string }[] }> } })
+        .axe;
+      const r = await axe.run();
+      return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id);
+    });
+    expect({ page: what, violations }).toEqual({ page: what, violations: [] });
+  };
+
+  it('refuses a webhook token, signs in with an admin token from the keyboard, and shows the overview', async () => {
+    const res = await page.goto(`${gw.url}/console`);
+    expect(res!.headers()['content-security-policy']).toMatch(/script-src 'self'/);
+    await page.getByLabel('Admin token').fill(e2e.WEBHOOK_TOKEN);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect(page.getByRole('alert').innerText()).resolves.toMatch(/not an admin token/);
+    await expectAccessible('sign-in');
+
+    await page.getByLabel('Admin token').fill('');
+    await page.getByLabel('Admin token').focus();
+    await page.keyboard.type(e2e.ADMIN_TOKEN);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await page.getByRole('img', { name: /Last hour per minute/ }).waitFor();
+    await expectAccessible('overview');
+    // Keyboard only: Tab reaches the navigation.
+    await page.keyboard.press('Tab');
+    await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Overview');
+  });
+
+  let subscriptionId = '';
+
+  it('creates a subscription and shows its secret once', async () => {
+    await page.getByRole('link', { name: 'Subscriptions' }).click();
+    await page.getByLabel('Receiver URL').fill(`${receiver.url}/console`);
+    await page.getByLabel('Description').fill('from the console');
+    await page.getByRole('button', { name: 'Subscribe' }).click();
+    const secret = await page.getByTestId('secret').innerText();
+    expect(secret).toMatch(/^whsec_/);
+    await expect(page.getByText('you will not see it again').count()).resolves.toBe(1);
+    await expectAccessible('subscriptions');
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    await page.reload();
+    await page.getByRole('heading', { name: 'Subscriptions' }).waitFor();
+    expect(await page.content()).not.toContain(secret);
+    const subs = (await adminClient(gw.url).call('GET', '/subscriptions')).body as { id: string; url: string }[];
+    subscriptionId = subs.find((s) => s.url === `${receiver.url}/console`)!.id;
+  });
+
+  it('shows a delivery that failed with its attempts, retries it from the page, and filters by time', async () => {
+    let healthy = false;
+    receiver.behave('/console', () => ({ status: healthy ? 204 : 500 }));
+    const id = nextId();
+    expect((await e2e.postPlant(gw.url, { id, name: 'Console fern' })).status).toBe(200);
+    await waitFor('the delivery failed for good', async () => {
+      const d = await adminClient(gw.url).deliveriesOf(subscriptionId);
+      return d[0]?.status === 'failed';
+    });
+    await page.goto(`${gw.url}/console/deliveries?subscriptionId=${subscriptionId}`);
+    await page.getByRole('cell', { name: 'failed' }).waitFor();
+    await expectAccessible('deliveries');
+    await page.getByRole('row').nth(1).getByRole('link').click();
+    await page.getByRole('heading', { name: 'Attempts' }).waitFor();
+    await expect(page.getByRole('cell', { name: '500', exact: true }).count()).resolves.toBe(2);
+    healthy = true;
+    await page.getByRole('button', { name: 'Retry now' }).click();
+    await waitFor('the retry delivered', () => receiver.on('/console', id).length === 3);
+    await waitFor('the page shows it succeeded', async () => {
+      await page.reload();
+      return (await page.getByText('succeeded').count()) > 0;
+    });
+    await expectAccessible('delivery');
+    await page.screenshot({ path: 'test/output/console-delivery.png' });
+
+    // A time range after it: nothing matches.
+    await page.getByRole('link', { name: 'Deliveries' }).click();
+    await page.getByLabel('Subscription id').fill(subscriptionId);
+    await page.getByLabel('Created from').fill('2099-01-01T00:00');
+    await page.getByRole('button', { name: 'Filter', exact: true }).click();
+    await page.getByText('No delivery matches.').waitFor();
+    expect(page.url()).toContain('since=2099-01-01');
+  });
+
+  it('redrives a dead letter once its cause is fixed, and the plant is stored', async () => {
+    await db.pool.query(`ALTER TABLE plants ADD CONSTRAINT the_bug CHECK (name NOT LIKE '${bugged}%') NOT VALID`);
+    const id = nextId();
+    expect((await e2e.postPlant(gw.url, { id, name: `${bugged} fern` })).status).toBe(200);
+    await page.goto(`${gw.url}/console/dead-letters`);
+    const row = page.getByRole('row', { name: new RegExp(`\\b${id}\\b`) });
+    await waitFor('the dead letter listed', async () => {
+      await page.reload();
+      return (await row.count()) === 1;
+    });
+    await expect(row.innerText()).resolves.toMatch(/unstorable/);
+    await expectAccessible('dead letters');
+    await db.pool.query('ALTER TABLE plants DROP CONSTRAINT the_bug');
+    await row.getByRole('button', { name: /^Redrive/ }).click();
+    await page.getByRole('status').filter({ hasText: 'redriven' }).waitFor();
+    await waitFor('the plant stored', async () =>
+      (await db.pool.query('SELECT 1 FROM plants WHERE id = $1', [id])).rowCount === 1 ? true : null,
+    );
+  });
+
+  it('signs out: the token is gone from the tab, and no CSP violation happened', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Admin token').waitFor();
+    await expect(page.evaluate(() => sessionStorage.length)).resolves.toBe(0);
+    await page.screenshot({ path: 'test/output/console-signed-out.png' });
+    expect(cspViolations).toEqual([]);
+  });
+});
