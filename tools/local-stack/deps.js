@@ -53,12 +53,21 @@ function lint() {
 
 /** Where the browser tests find Chromium (Debian's package: Playwright cannot download browsers here). */
 const CHROMIUM = '/usr/bin/chromium';
+const HOW =
+  "install Debian's package (sudo apt-get install -y chromium), or set CHROMIUM_PATH to another Chromium binary";
 
-/** The browser tests drive a real Chromium: installed from Debian's packages when missing (as root). */
+/**
+ * The browser tests drive a real Chromium: CHROMIUM_PATH when set, else Debian's, installed with apt-get when
+ * missing and we are root. Otherwise npm test stops here and says how: never a silent skip.
+ */
 function ensureChromium() {
+  const chosen = process.env.CHROMIUM_PATH;
+  if (chosen) {
+    if (!fs.existsSync(chosen)) throw new Error(`CHROMIUM_PATH=${chosen} does not exist: ${HOW}`);
+    return chosen;
+  }
   if (fs.existsSync(CHROMIUM)) return CHROMIUM;
-  if (process.getuid?.() !== 0)
-    throw new Error(`the browser tests need Chromium at ${CHROMIUM}: install it (sudo apt-get install -y chromium)`);
+  if (process.getuid?.() !== 0) throw new Error(`the browser tests need Chromium at ${CHROMIUM}: ${HOW}`);
   const s = step('Installing Chromium for the browser tests (apt-get, first run only)');
   const install = () =>
     spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], { stdio: 'ignore' });
@@ -67,7 +76,7 @@ function ensureChromium() {
     spawnSync('apt-get', ['update'], { stdio: 'ignore' });
     r = install();
   }
-  if (r.status !== 0 || !fs.existsSync(CHROMIUM)) throw new Error('apt-get could not install chromium');
+  if (r.status !== 0 || !fs.existsSync(CHROMIUM)) throw new Error(`apt-get could not install chromium: ${HOW}`);
   s.done();
   return CHROMIUM;
 }
