@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
+import { Note, Notice } from '../Notice';
 import { api, Page, query } from '../api';
 import { Link, navigate } from '../router';
 
@@ -19,7 +20,7 @@ export function DeadLetters({ params }: { params: URLSearchParams }) {
   const cursor = params.get('cursor') ?? undefined;
   const [page, setPage] = useState<Page<DeadLetter> | null>(null);
   const [open, setOpen] = useState<DeadLetter | null>(null);
-  const [message, setMessage] = useState<{ error: boolean; text: string } | null>(null);
+  const [message, setMessage] = useState<Note>(null);
   const load = useCallback(
     () =>
       api<Page<DeadLetter>>('GET', `/dead-letters${query({ status, cursor })}`).then(setPage, (e: Error) =>
@@ -50,11 +51,7 @@ export function DeadLetters({ params }: { params: URLSearchParams }) {
           </select>
         </label>
       </form>
-      {message && (
-        <p className={message.error ? 'error' : 'notice'} role={message.error ? 'alert' : 'status'}>
-          {message.text}
-        </p>
-      )}
+      <Notice note={message} />
       {page && (
         <table>
           <thead>

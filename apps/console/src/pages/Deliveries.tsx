@@ -1,4 +1,5 @@
 import { FormEvent, useCallback, useEffect, useState } from 'react';
+import { ErrorNotice, Note, Notice } from '../Notice';
 import { api, Page, query } from '../api';
 import { Link, navigate } from '../router';
 
@@ -29,7 +30,7 @@ export function Deliveries({ params }: { params: URLSearchParams }) {
   >;
   const cursor = params.get('cursor') ?? undefined;
   const [page, setPage] = useState<Page<Delivery> | null>(null);
-  const [message, setMessage] = useState<{ error: boolean; text: string } | null>(null);
+  const [message, setMessage] = useState<Note>(null);
   const key = params.toString();
   const load = useCallback(() => {
     api<Page<Delivery>>('GET', `/deliveries${query({ ...filter, cursor })}`).then(setPage, (e: Error) =>
@@ -63,11 +64,7 @@ export function Deliveries({ params }: { params: URLSearchParams }) {
           Retry every failed delivery in this filter
         </button>
       </p>
-      {message && (
-        <p className={message.error ? 'error' : 'notice'} role={message.error ? 'alert' : 'status'}>
-          {message.text}
-        </p>
-      )}
+      <Notice note={message} />
       {page && (
         <>
           <table>
@@ -180,11 +177,7 @@ export function DeliveryPage({ id }: { id: string }) {
   return (
     <>
       <h1>Delivery {id}</h1>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNotice text={error} />
       {d && (
         <>
           <p>

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
 import { api } from '../api';
+import { ErrorNotice } from '../Notice';
 
 interface OverviewData {
   deliveries: { pending: number; succeeded: number; failed: number };
@@ -31,12 +32,7 @@ export function Overview() {
       clearInterval(timer);
     };
   }, []);
-  if (error)
-    return (
-      <p className="error" role="alert">
-        {error}
-      </p>
-    );
+  if (error) return <ErrorNotice text={error} />;
   if (!data) return <p>Loading…</p>;
   const hour = (k: 'accepted' | 'delivered' | 'failed') => data.lastHour.reduce((n, m) => n + m[k], 0);
   return (

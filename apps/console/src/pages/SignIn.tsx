@@ -1,4 +1,5 @@
 import { FormEvent, useState } from 'react';
+import { ErrorNotice } from '../Notice';
 import { api, ApiError, token } from '../api';
 
 /** The operator pastes an admin token; it is checked against the admin API and kept for this tab only. */
@@ -33,11 +34,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
         </button>
       </form>
       <p>The token stays in this tab only and is sent to this gateway's admin API, nowhere else.</p>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNotice text={error} />
     </main>
   );
 }

@@ -1,4 +1,5 @@
 import { FormEvent, useCallback, useEffect, useState } from 'react';
+import { ErrorNotice } from '../Notice';
 import { api } from '../api';
 import { Link } from '../router';
 
@@ -42,11 +43,7 @@ export function Subscriptions() {
         onError={setError}
       />
       {issued && <SecretOnce {...issued} onDone={() => setIssued(null)} />}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNotice text={error} />
       <table>
         <thead>
           <tr>

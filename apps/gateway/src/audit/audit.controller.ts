@@ -1,6 +1,7 @@
 import { Controller, Get, Query, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { AdminReadGuard } from '../auth/bearer.guards';
+import { optionalDate } from '../http/dates';
 import { parseCursor } from '../http/pagination';
 import { validatedParameters } from '../http/validated-parameter.pipe';
 import { AuditService } from './audit.service';
@@ -20,7 +21,10 @@ export class AuditController {
     @Query('limit', validatedParameters('listAudit')) limit: number,
     @Query('cursor', validatedParameters('listAudit')) cursor: string | undefined,
   ) {
-    const at = (v: string | undefined) => (v === undefined ? undefined : new Date(v));
-    return this.audit.list({ subscriptionId, since: at(since), until: at(until) }, limit, parseCursor(cursor));
+    return this.audit.list(
+      { subscriptionId, since: optionalDate(since), until: optionalDate(until) },
+      limit,
+      parseCursor(cursor),
+    );
   }
 }

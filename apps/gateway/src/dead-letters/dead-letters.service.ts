@@ -85,15 +85,16 @@ export class DeadLettersService {
   }
 
   private async recordAudit(action: string, rows: DeadLetterRow[], actor: string) {
-    for (const r of rows)
-      await this.audit.record({
+    await this.audit.recordMany(
+      rows.map((r) => ({
         actor,
         action,
         details: {
           deadLetterId: String(r.id),
           origin: `${r.origin_topic}[${r.origin_partition}]@${r.origin_offset}`,
         },
-      });
+      })),
+    );
   }
 
   private async result(ids: string[], done: DeadLetterRow[]): Promise<BulkResultDto> {

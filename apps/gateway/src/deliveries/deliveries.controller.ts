@@ -3,6 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { DeliveryRetryFilterBody, validateDeliveryRetryFilter } from '@app/contracts';
 import { DeliveryStatus } from '@app/delivery';
 import { Actor, AdminReadGuard, AdminWriteGuard } from '../auth/bearer.guards';
+import { optionalDate } from '../http/dates';
 import { parseCursor } from '../http/pagination';
 import { validatedBody } from '../http/validated-body.pipe';
 import { validatedParameters } from '../http/validated-parameter.pipe';
@@ -26,7 +27,7 @@ export class DeliveriesController {
     @Query('cursor', validatedParameters('listDeliveries')) cursor: string | undefined,
   ) {
     return this.deliveries.list(
-      { subscriptionId, status, plantId, since: at(since), until: at(until) },
+      { subscriptionId, status, plantId, since: optionalDate(since), until: optionalDate(until) },
       limit,
       parseCursor(cursor),
     );
@@ -40,7 +41,10 @@ export class DeliveriesController {
     @Body(validatedBody(validateDeliveryRetryFilter)) body: DeliveryRetryFilterBody,
     @Actor() actor: string,
   ) {
-    return this.deliveries.retryMatching({ ...body, since: at(body.since), until: at(body.until) }, actor);
+    return this.deliveries.retryMatching(
+      { ...body, since: optionalDate(body.since), until: optionalDate(body.until) },
+      actor,
+    );
   }
 
   @Get('deliveries/:id')
@@ -66,5 +70,3 @@ export class DeliveriesController {
     return this.deliveries.recover(id, new Date(since), actor);
   }
 }
-
-const at = (v: string | undefined) => (v === undefined ? undefined : new Date(v));

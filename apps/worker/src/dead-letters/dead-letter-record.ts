@@ -17,16 +17,19 @@ export function toArchivedDeadLetter(partition: number, m: KafkaMessage): Archiv
     const first = Array.isArray(v) ? v[0] : v;
     if (first !== undefined) original[name] = Buffer.from(first).toString('base64');
   }
-  const number = (v: string | undefined) => (v !== undefined && /^\d+$/.test(v) ? v : null);
+  const digits = (name: string) => {
+    const v = header(name);
+    return v !== undefined && /^\d+$/.test(v) ? v : null;
+  };
+  const partitionText = digits(DeadLetterHeaders.partition);
   return {
     dlq_partition: partition,
     dlq_offset: m.offset,
     dead_lettered_at: new Date(Number(m.timestamp)),
     reason: header(DeadLetterHeaders.reason) ?? 'unknown (no x-error header)',
     origin_topic: header(DeadLetterHeaders.topic) ?? null,
-    origin_partition:
-      number(header(DeadLetterHeaders.partition)) === null ? null : Number(header(DeadLetterHeaders.partition)),
-    origin_offset: number(header(DeadLetterHeaders.offset)),
+    origin_partition: partitionText === null ? null : Number(partitionText),
+    origin_offset: digits(DeadLetterHeaders.offset),
     key: m.key ?? null,
     value: m.value ?? null,
     headers: original,

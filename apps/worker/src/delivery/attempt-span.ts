@@ -1,5 +1,4 @@
-import { DeliveryAttempt } from '@app/delivery';
-import { ClaimedDelivery } from '@app/delivery';
+import { ClaimedDelivery, DeliveryAttempt } from '@app/delivery';
 import {
   ATTR_HTTP_REQUEST_METHOD,
   ATTR_HTTP_REQUEST_RESEND_COUNT,

@@ -32,6 +32,22 @@ export class AuditRepository {
     );
   }
 
+  /** Several events in one statement (a bulk action on up to 500 dead letters is one round trip, not 500). */
+  async recordMany(events: NewAuditEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await this.pool.query(
+      `INSERT INTO audit_events (actor, action, subscription_id, delivery_id, details)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::uuid[], $4::uuid[], $5::jsonb[])`,
+      [
+        events.map((e) => e.actor),
+        events.map((e) => e.action),
+        events.map((e) => e.subscription_id ?? null),
+        events.map((e) => e.delivery_id ?? null),
+        events.map((e) => JSON.stringify(e.details ?? {})),
+      ],
+    );
+  }
+
   /** Newest first, `limit` rows older than `beforeId` (the page cursor). */
   async list(filter: AuditFilter, limit: number, beforeId: number | null): Promise<AuditRow[]> {
     const { rows } = await this.pool.query<AuditRow>(
