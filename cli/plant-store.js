@@ -54,6 +54,16 @@ const query = (q) => {
 const pageOf = (page, cols) =>
   `${table(page.items, cols)}${page.nextCursor ? `\n(more: --cursor ${page.nextCursor})` : ''}`;
 
+/** A request as it went out: headers (the token hidden by the API), a blank line, the body. @param {{ headers: Record<string, string> | null, body: string }} r */
+const exchange = (r) =>
+  `${
+    r.headers
+      ? Object.entries(r.headers)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join('\n')
+      : '(not sent yet)'
+  }\n\n${r.body}`;
+
 const SUBSCRIPTION_COLUMNS = /** @type {[string, string, number?][]} */ ([
   ['id', 'ID', 36],
   ['url', 'URL', 50],
@@ -83,7 +93,7 @@ const DEAD_LETTER_COLUMNS = /** @type {[string, string, number?][]} */ ([
 ]);
 
 // subscriptions
-const subscriptions = program.command('subscriptions').alias('subs').description('list, create, change, rotate');
+const subscriptions = program.command('subscriptions').alias('subs').description('list, create, rotate, test, disable');
 subscriptions
   .command('list')
   .description('every subscription')
@@ -123,6 +133,26 @@ subscriptions
     print(await admin()('POST', `/subscriptions/${encodeURIComponent(id)}/rotate-secret`), (d) => details(d)),
   );
 subscriptions
+  .command('test')
+  .description('send it a signed test New Plant now and show what came back (exit 1 unless it answered 2xx)')
+  .argument('<id>')
+  .option('--plant <json>', 'the plant to send, as JSON (default: a sample plant)', (v) => {
+    try {
+      return JSON.parse(v);
+    } catch {
+      throw new InvalidArgumentError('a JSON object, like \'{"id": 1, "name": "Fern"}\'');
+    }
+  })
+  .action(async (id, o) => {
+    const r = await admin()('POST', `/subscriptions/${encodeURIComponent(id)}/test`, o.plant ? { plant: o.plant } : {});
+    print(r, (d) => {
+      const res = d.response;
+      const answer = res.status !== null ? `HTTP ${res.status}` : `no answer: ${res.error}`;
+      return `${exchange(d.request)}\n\n${answer} after ${res.latencyMs} ms${res.body ? `\n${res.body}` : ''}`;
+    });
+    if (!r.succeeded) process.exitCode = EXIT.refused;
+  });
+subscriptions
   .command('disable')
   .description('stop sending to it (--enable to resume)')
   .argument('<id>')
@@ -160,8 +190,8 @@ deliveries
   .argument('<id>')
   .action(async (id) =>
     print(await admin()('GET', `/deliveries/${encodeURIComponent(id)}`), (d) => {
-      const { attemptLog, ...delivery } = d;
-      return `${details(delivery)}\n\n${table(attemptLog, [
+      const { attemptLog, request, ...delivery } = d;
+      return `${details(delivery)}\n\n${exchange(request)}\n\n${table(attemptLog, [
         ['attemptedAt', 'AT', 24],
         ['status', 'STATUS'],
         ['latencyMs', 'MS'],

@@ -78,6 +78,61 @@ describe('delivery: subscribers get the New Plant webhook', () => {
     expect(listed.body).not.toHaveProperty('secret');
     expect(listed.body).not.toHaveProperty('token');
     expect(listed.body.hasToken).toBe(true);
+
+    // The admin API shows what was sent: the exact body and the headers, the signature verifiable, the token not.
+    const [delivery] = await waitFor('the delivery recorded', async () => {
+      const d = await admin.deliveriesOf(sub.id, `&plantId=${id}`);
+      return d[0]?.status === 'succeeded' ? d : null;
+    });
+    const detail = (await admin.call('GET', `/deliveries/${delivery.id}`)).body;
+    expect(detail.request.body).toBe(req.body);
+    const { authorization, ...shown } = detail.request.headers;
+    expect(authorization).toBe('Bearer [the subscription token, not shown]');
+    for (const h of ['webhook-id', 'webhook-timestamp', 'webhook-signature', 'user-agent', 'content-type'])
+      expect({ [h]: shown[h] }).toEqual({ [h]: req.headers[h] });
+    expect(new Webhook(sub.secret).verify(detail.request.body, shown)).toEqual({ id, name: 'Calathea', tag: 'indoor' });
+    expect(JSON.stringify(detail)).not.toContain('receiver-token-123');
+    expect(detail.attemptLog[0].signature).toBe(req.headers['webhook-signature']);
+  });
+
+  it('sends a signed test New Plant to a subscription and answers what came back, storing nothing', async () => {
+    let answer = 200;
+    receiver.behave('/test-send', () => ({ status: answer }));
+    const sub = await subscribe('/test-send', { token: 'receiver-token-456' });
+    const plantsBefore = (await fetch(`${gw.url}/plants?limit=1`, {
+      headers: { authorization: `Bearer ${e2e.WEBHOOK_TOKEN}` },
+    }).then((r) => r.json())) as { items: unknown[] };
+
+    const ok = await admin.call('POST', `/subscriptions/${sub.id}/test`);
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({ succeeded: true, response: { status: 200, error: null } });
+    const [got] = receiver.on('/test-send');
+    expect(got.headers.authorization).toBe('Bearer receiver-token-456');
+    expect(got.headers['webhook-id']).toMatch(/^msg_test_/);
+    expect(new Webhook(sub.secret).verify(got.body, got.headers as Record<string, string>)).toEqual(
+      JSON.parse(ok.body.request.body),
+    );
+    expect(ok.body.request.headers['webhook-signature']).toBe(got.headers['webhook-signature']);
+    expect(JSON.stringify(ok.body)).not.toContain('receiver-token-456');
+
+    // The operator's own plant, and a receiver that fails: still a 200, saying what it answered.
+    answer = 503;
+    const failed = await admin.call('POST', `/subscriptions/${sub.id}/test`, { plant: { id: 7, name: 'Probe' } });
+    expect(failed.status).toBe(200);
+    expect(failed.body).toMatchObject({ succeeded: false, response: { status: 503, body: 'receiver says no' } });
+    expect(JSON.parse(receiver.on('/test-send')[1].body)).toEqual({ id: 7, name: 'Probe' });
+
+    const invalid = await admin.call('POST', `/subscriptions/${sub.id}/test`, { plant: { id: 'x' } });
+    expect(invalid.status).toBe(422);
+    expect((await admin.call('POST', '/subscriptions/00000000-0000-0000-0000-000000000000/test')).status).toBe(404);
+    // Nothing stored, no delivery, and the audit trail has both tests.
+    expect(await admin.deliveriesOf(sub.id)).toEqual([]);
+    const plantsAfter = (await fetch(`${gw.url}/plants?limit=1`, {
+      headers: { authorization: `Bearer ${e2e.WEBHOOK_TOKEN}` },
+    }).then((r) => r.json())) as { items: unknown[] };
+    expect(plantsAfter.items).toEqual(plantsBefore.items);
+    const audit = await admin.call('GET', `/audit?subscriptionId=${sub.id}`);
+    expect(audit.body.items.filter((e: { action: string }) => e.action === 'subscription.tested')).toHaveLength(2);
   });
 
   it('retries a receiver that fails twice and succeeds on the third attempt, recording each', async () => {
@@ -193,6 +248,10 @@ describe('delivery: subscribers get the New Plant webhook', () => {
     expect(sum('delivered')).toBeGreaterThanOrEqual(2);
     expect(overview.body.deliveries.succeeded).toBeGreaterThanOrEqual(2);
     expect(overview.body).toHaveProperty('deadLetters');
+    expect(overview.body.events.stored).toBeGreaterThanOrEqual(2);
+    // The broker's answer: the workers' group has committed what they stored (or is about to).
+    expect(overview.body.events.consumerLag).toEqual(expect.any(Number));
+    expect(overview.body.events.consumerLag).toBeGreaterThanOrEqual(0);
   });
 
   it('sends one plant’s deliveries in event order with a slow receiver, while other plants do not wait', async () => {
@@ -299,6 +358,14 @@ describe('delivery: subscribers get the New Plant webhook', () => {
     expect(asAdmin.status).toBe(401);
     expect(((await asAdmin.json()) as { detail: string }).detail).toMatch(
       /not a webhook token: this route needs one from WEBHOOK_TOKENS/,
+    );
+    // The read API over the store takes either kind of token: senders read back, operators look plants up.
+    for (const t of [e2e.WEBHOOK_TOKEN, e2e.ADMIN_TOKEN])
+      expect((await fetch(`${gw.url}/plants?limit=1`, { headers: { authorization: `Bearer ${t}` } })).status).toBe(200);
+    const neither = await fetch(`${gw.url}/plants?limit=1`, { headers: { authorization: 'Bearer nobody' } });
+    expect(neither.status).toBe(401);
+    expect(((await neither.json()) as { detail: string }).detail).toMatch(
+      /neither a webhook token .* nor an admin token/,
     );
     const bad = await admin.call('POST', '/subscriptions', { url: 'ftp://x', colour: 'red' });
     expect(bad.status).toBe(422);

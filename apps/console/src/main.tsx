@@ -5,8 +5,9 @@ import { Link, navigate, usePath } from './router';
 import { SignIn } from './pages/SignIn';
 import { Overview } from './pages/Overview';
 import { Subscriptions } from './pages/Subscriptions';
+import { SubscriptionPage } from './pages/SubscriptionPage';
 import { Deliveries, DeliveryPage } from './pages/Deliveries';
-import { Plants } from './pages/Plants';
+import { PlantPage, Plants } from './pages/Plants';
 import { DeadLetters } from './pages/DeadLetters';
 import './styles.css';
 
@@ -50,9 +51,11 @@ function App() {
       <main>
         {route === '/' && <Overview />}
         {route === '/subscriptions' && <Subscriptions />}
+        {route.startsWith('/subscriptions/') && <SubscriptionPage id={route.split('/')[2]} />}
         {route === '/deliveries' && <Deliveries params={params} />}
         {route.startsWith('/deliveries/') && <DeliveryPage id={route.split('/')[2]} />}
         {route === '/plants' && <Plants params={params} />}
+        {route.startsWith('/plants/') && <PlantPage id={route.split('/')[2]} />}
         {route === '/dead-letters' && <DeadLetters params={params} />}
         {!['/', '/subscriptions', '/deliveries', '/plants', '/dead-letters'].includes(section) && (
           <p>

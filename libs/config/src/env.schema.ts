@@ -74,6 +74,10 @@ export const sharedEnv = {
   // stored could be opened, and a made-up default would be a key everyone knows.
   SECRETS_KEY: z.string({ error: `is required: ${KEY_HINT}; \`npm start\` makes one in .local/` }).pipe(key),
   SECRETS_PREVIOUS_KEYS: csv.default([]).pipe(z.array(key)),
+  // The worker consumes with it; the gateway reads its lag for GET /overview.
+  WORKER_GROUP_ID: z.string().min(1).default('plant-store-worker'),
+  // One delivery attempt; the gateway's test send (POST /subscriptions/{id}/test) waits as long.
+  DELIVERY_TIMEOUT_MS: positiveInt.default(15000),
 };
 
 export const gatewayEnvSchema = z.object({
@@ -100,10 +104,8 @@ export const gatewayEnvSchema = z.object({
 export const workerEnvSchema = z
   .object({
     ...sharedEnv,
-    WORKER_GROUP_ID: z.string().min(1).default('plant-store-worker'),
     WORKER_METRICS_PORT: port.default(9464),
     WORKER_MAX_BATCH_BYTES: positiveInt.default(1048576),
-    DELIVERY_TIMEOUT_MS: positiveInt.default(15000),
     DELIVERY_RETRY_SCHEDULE: z
       .string()
       .regex(

@@ -40,6 +40,11 @@ function validator<T>(name: string) {
 export const validateSubscriptionCreate = validator<SubscriptionCreateBody>('SubscriptionCreate');
 export const validateSubscriptionUpdate = validator<SubscriptionUpdateBody>('SubscriptionUpdate');
 
+export interface SubscriptionTestBody {
+  plant?: { id: number; name: string; tag?: string };
+}
+export const validateSubscriptionTest = validator<SubscriptionTestBody>('SubscriptionTest');
+
 export interface DeliveryRetryFilterBody {
   subscriptionId?: string;
   plantId?: number;

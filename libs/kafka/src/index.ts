@@ -3,3 +3,4 @@ export * from './topics';
 export * from './batching-publisher';
 export * from './ensure-topics';
 export * from './kafka-logs';
+export * from './consumer-lag';

@@ -1,9 +1,10 @@
 import { FormEvent, useCallback, useEffect, useState } from 'react';
 import { ErrorNotice, Note, Notice } from '../Notice';
 import { api, Page, query } from '../api';
+import { Exchange, SentRequest } from '../Exchange';
 import { Link, navigate } from '../router';
 
-interface Delivery {
+export interface Delivery {
   id: string;
   subscriptionId: string;
   plantId: number;
@@ -19,6 +20,7 @@ interface Attempt {
   error: string | null;
   responseBody: string | null;
 }
+type DeliveryDetail = Delivery & { request: SentRequest; attemptLog: Attempt[] };
 
 const FILTERS = ['subscriptionId', 'status', 'plantId', 'since', 'until'] as const;
 
@@ -67,32 +69,7 @@ export function Deliveries({ params }: { params: URLSearchParams }) {
       <Notice note={message} />
       {page && (
         <>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Delivery</th>
-                <th scope="col">Plant</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Next attempt</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.items.map((d) => (
-                <tr key={d.id}>
-                  <td>
-                    <Link to={`/deliveries/${d.id}`}>{d.id.slice(0, 8)}</Link>
-                  </td>
-                  <td>{d.plantId}</td>
-                  <td>{d.status}</td>
-                  <td>{d.attempts}</td>
-                  <td>{d.nextAttemptAt ?? ''}</td>
-                  <td>{d.createdAt}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DeliveryTable items={page.items} />
           {page.items.length === 0 && <p>No delivery matches.</p>}
           {page.nextCursor && (
             <p>
@@ -102,6 +79,40 @@ export function Deliveries({ params }: { params: URLSearchParams }) {
         </>
       )}
     </>
+  );
+}
+
+/** Deliveries, newest first, each linking to its own page. */
+export function DeliveryTable({ items }: { items: Delivery[] }) {
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th scope="col">Delivery</th>
+          <th scope="col">Plant</th>
+          <th scope="col">Status</th>
+          <th scope="col">Attempts</th>
+          <th scope="col">Next attempt</th>
+          <th scope="col">Created</th>
+        </tr>
+      </thead>
+      <tbody>
+        {items.map((d) => (
+          <tr key={d.id}>
+            <td>
+              <Link to={`/deliveries/${d.id}`}>{d.id.slice(0, 8)}</Link>
+            </td>
+            <td>
+              <Link to={`/plants/${d.plantId}`}>{d.plantId}</Link>
+            </td>
+            <td>{d.status}</td>
+            <td>{d.attempts}</td>
+            <td>{d.nextAttemptAt ?? ''}</td>
+            <td>{d.createdAt}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
 
@@ -159,13 +170,10 @@ function FilterForm({ initial }: { initial: Record<string, string | undefined> }
 
 /** One delivery: what was sent, every attempt, and a retry when it failed. */
 export function DeliveryPage({ id }: { id: string }) {
-  const [d, setD] = useState<(Delivery & { attemptLog: Attempt[] }) | null>(null);
+  const [d, setD] = useState<DeliveryDetail | null>(null);
   const [error, setError] = useState<string | null>(null);
   const load = useCallback(
-    () =>
-      api<Delivery & { attemptLog: Attempt[] }>('GET', `/deliveries/${id}`).then(setD, (e: Error) =>
-        setError(e.message),
-      ),
+    () => api<DeliveryDetail>('GET', `/deliveries/${id}`).then(setD, (e: Error) => setError(e.message)),
     [id],
   );
   useEffect(() => void load(), [load]);
@@ -181,7 +189,7 @@ export function DeliveryPage({ id }: { id: string }) {
       {d && (
         <>
           <p>
-            Plant {d.plantId} to subscription{' '}
+            Plant <Link to={`/plants/${d.plantId}`}>{d.plantId}</Link> to subscription{' '}
             <Link to={`/deliveries?subscriptionId=${d.subscriptionId}`}>{d.subscriptionId}</Link>:{' '}
             <strong>{d.status}</strong> after {d.attempts} attempt(s)
             {d.nextAttemptAt ? `, next at ${d.nextAttemptAt}` : ''}.{' '}
@@ -191,6 +199,9 @@ export function DeliveryPage({ id }: { id: string }) {
               </button>
             )}
           </p>
+          <h2>Request</h2>
+          <p>What the last attempt sent: the exact body, its headers and signature.</p>
+          <Exchange request={d.request} />
           <h2>Attempts</h2>
           <table>
             <thead>

@@ -3,6 +3,7 @@ import { api } from '../api';
 import { ErrorNotice } from '../Notice';
 
 interface OverviewData {
+  events: { stored: number; consumerLag: number | null };
   deliveries: { pending: number; succeeded: number; failed: number };
   deadLetters: number;
   lastHour: { minute: string; accepted: number; delivered: number; failed: number }[];
@@ -40,6 +41,8 @@ export function Overview() {
       <h1>Overview</h1>
       <div className="cards">
         <Card label="Stored, last hour" value={hour('accepted')} />
+        <Card label="Stored (24 h)" value={data.events.stored} />
+        <Card label="Accepted, not yet stored (consumer lag)" value={data.events.consumerLag} />
         <Card label="Delivered, last hour" value={hour('delivered')} />
         <Card label="Failed, last hour" value={hour('failed')} />
         <Card label="Pending deliveries (24 h)" value={data.deliveries.pending} />
@@ -52,10 +55,11 @@ export function Overview() {
   );
 }
 
-function Card({ label, value }: { label: string; value: number }) {
+/** null: not known right now (the broker did not answer). */
+function Card({ label, value }: { label: string; value: number | null }) {
   return (
     <div className="card">
-      <strong>{value.toLocaleString()}</strong>
+      <strong>{value === null ? 'unknown' : value.toLocaleString()}</strong>
       {label}
     </div>
   );

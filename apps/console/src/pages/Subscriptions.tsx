@@ -3,17 +3,20 @@ import { ErrorNotice } from '../Notice';
 import { api } from '../api';
 import { Link } from '../router';
 
-interface Subscription {
+export interface Subscription {
   id: string;
   url: string;
   description: string | null;
   enabled: boolean;
   disabledReason: string | null;
+  hasToken: boolean;
+  signature: 'symmetric' | 'asymmetric';
   filter: { tags?: string[]; plantIds?: { min?: number; max?: number } };
+  updatedAt: string;
   secret?: string;
 }
 
-/** List, create (the secret shown once), enable or disable, rotate, delete. */
+/** List, create (the secret shown once), enable or disable, rotate, delete; each links to its own page. */
 export function Subscriptions() {
   const [items, setItems] = useState<Subscription[]>([]);
   const [error, setError] = useState<string | null>(null);
@@ -58,7 +61,10 @@ export function Subscriptions() {
           {items.map((s) => (
             <tr key={s.id}>
               <td>
-                <Link to={`/deliveries?subscriptionId=${s.id}`}>{s.url}</Link>
+                <Link to={`/subscriptions/${s.id}`}>{s.url}</Link>{' '}
+                <Link to={`/deliveries?subscriptionId=${s.id}`} aria-label={`Deliveries to ${s.url}`}>
+                  (deliveries)
+                </Link>
               </td>
               <td>{s.enabled ? 'enabled' : `disabled (${s.disabledReason ?? 'by an admin'})`}</td>
               <td>{describeFilter(s.filter)}</td>
@@ -99,7 +105,7 @@ export function Subscriptions() {
   );
 }
 
-const describeFilter = (f: Subscription['filter']) =>
+export const describeFilter = (f: Subscription['filter']) =>
   [
     f.tags ? `tags: ${f.tags.join(', ')}` : '',
     f.plantIds ? `ids ${f.plantIds.min ?? '…'}–${f.plantIds.max ?? '…'}` : '',

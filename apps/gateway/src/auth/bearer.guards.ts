@@ -9,13 +9,19 @@ import { Principal, REALM } from './bearer.strategies';
  * (`error="invalid_token"` when a token was given but is wrong); a malformed header gives none, and we answer
  * `invalid_request`.
  */
-function unauthorized(info: unknown, strategy: string): ProblemException {
+function unauthorized(info: unknown, strategy: string | string[]): ProblemException {
+  // Passport hands over one challenge per strategy tried; each says the same.
+  const first = Array.isArray(info) ? info[0] : info;
   const challenge =
-    typeof info === 'string' && info.startsWith('Bearer') ? info : `Bearer realm="${REALM}", error="invalid_request"`;
+    typeof first === 'string' && first.startsWith('Bearer')
+      ? first
+      : `Bearer realm="${REALM}", error="invalid_request"`;
   const detail = /invalid_token/.test(challenge)
-    ? strategy === 'admin-bearer'
-      ? 'The bearer token is not an admin token: this route needs one from ADMIN_TOKENS (webhook tokens are refused here)'
-      : 'The bearer token is not a webhook token: this route needs one from WEBHOOK_TOKENS (admin tokens are refused here)'
+    ? Array.isArray(strategy)
+      ? 'The bearer token is neither a webhook token (WEBHOOK_TOKENS) nor an admin token (ADMIN_TOKENS)'
+      : strategy === 'admin-bearer'
+        ? 'The bearer token is not an admin token: this route needs one from ADMIN_TOKENS (webhook tokens are refused here)'
+        : 'The bearer token is not a webhook token: this route needs one from WEBHOOK_TOKENS (admin tokens are refused here)'
     : /invalid_request/.test(challenge)
       ? 'The Authorization header is malformed; send "Authorization: Bearer <token>"'
       : 'Send "Authorization: Bearer <token>"';
@@ -25,7 +31,7 @@ function unauthorized(info: unknown, strategy: string): ProblemException {
 /** `read` is enough to list and inspect; `write` (which includes read) to change anything. */
 const allows = (has: AdminScope | null, needs: AdminScope | null) => needs === null || has === 'write' || has === needs;
 
-function bearerGuard(strategy: string, needs: AdminScope | null = null) {
+function bearerGuard(strategy: string | string[], needs: AdminScope | null = null) {
   @Injectable()
   class BearerGuard extends AuthGuard(strategy) {
     handleRequest<T>(err: unknown, user: T, info: unknown): T {
@@ -46,6 +52,8 @@ function bearerGuard(strategy: string, needs: AdminScope | null = null) {
 }
 
 export const WebhookAuthGuard = bearerGuard('webhook-bearer');
+/** The read API over the store: the senders' webhook tokens, and any admin token (the console reads plants). */
+export const StoreReadGuard = bearerGuard(['webhook-bearer', 'admin-bearer']);
 /** Admin routes that list and inspect. */
 export const AdminReadGuard = bearerGuard('admin-bearer', 'read');
 /** Admin routes that change something: create, change, delete, rotate, retry, recover. */

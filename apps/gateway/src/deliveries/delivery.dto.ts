@@ -1,4 +1,4 @@
-import { DeliveryAttempt, DeliveryStatus } from '@app/delivery';
+import { DeliveryAttempt, DeliveryStatus, sentHeaders } from '@app/delivery';
 import { DeliveryDetailRow, DeliveryRow } from '@app/persistence';
 
 /** A delivery as the admin API lists it (Delivery in /openapi.json). */
@@ -15,7 +15,14 @@ export interface DeliveryDto {
   updatedAt: string;
 }
 
-export type DeliveryWithAttemptsDto = DeliveryDto & { attemptLog: DeliveryAttempt[] };
+/** What the last attempt sent: the exact body, and its headers with the subscriber's token hidden. */
+export interface SentRequestDto {
+  body: string;
+  /** Null until the first attempt. */
+  headers: Record<string, string> | null;
+}
+
+export type DeliveryWithAttemptsDto = DeliveryDto & { request: SentRequestDto; attemptLog: DeliveryAttempt[] };
 
 export const mapDelivery = (r: DeliveryRow): DeliveryDto => ({
   id: r.id,
@@ -29,8 +36,20 @@ export const mapDelivery = (r: DeliveryRow): DeliveryDto => ({
   updatedAt: r.updated_at.toISOString(),
 });
 
+/** The last signed attempt's headers (an attempt the SSRF guard refused was never signed nor sent). */
+function lastSentHeaders(r: DeliveryDetailRow): Record<string, string> | null {
+  const last = [...r.attempt_log].reverse().find((a) => a.signature);
+  if (!last) return null;
+  return sentHeaders(r.event_id, last, { hops: r.hops, originEventId: r.origin_event_id ?? r.event_id }, r.has_token);
+}
+
 export const mapDeliveryWithAttempts = (r: DeliveryDetailRow): DeliveryWithAttemptsDto => ({
   ...mapDelivery(r),
+  request: { body: r.body, headers: lastSentHeaders(r) },
   // PostgreSQL wrote the times as +00:00; the API speaks Z, like every other timestamp it returns.
-  attemptLog: r.attempt_log.map((a) => ({ ...a, attemptedAt: new Date(a.attemptedAt).toISOString() })),
+  attemptLog: r.attempt_log.map((a) => ({
+    ...a,
+    attemptedAt: new Date(a.attemptedAt).toISOString(),
+    signature: a.signature ?? null,
+  })),
 });

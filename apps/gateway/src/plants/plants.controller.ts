@@ -1,13 +1,13 @@
 import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { WebhookAuthGuard } from '../auth/bearer.guards';
+import { StoreReadGuard } from '../auth/bearer.guards';
 import { parseCursor } from '../http/pagination';
 import { validatedParameters } from '../http/validated-parameter.pipe';
 import { PlantsService } from './plants.service';
 
-/** Read API over the store, protected by the webhook tokens; documented in /openapi.json under `paths`. */
+/** Read API over the store, for webhook and admin tokens; documented in /openapi.json under `paths`. */
 @ApiExcludeController()
-@UseGuards(WebhookAuthGuard)
+@UseGuards(StoreReadGuard)
 @Controller('plants')
 export class PlantsController {
   constructor(private readonly plants: PlantsService) {}

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { validateSubscriptionCreate, validateSubscriptionUpdate } from '@app/contracts';
+import { validateSubscriptionCreate, validateSubscriptionTest, validateSubscriptionUpdate } from '@app/contracts';
 import { Actor, AdminReadGuard, AdminWriteGuard } from '../auth/bearer.guards';
 import { validatedBody } from '../http/validated-body.pipe';
 import { validatedParameters } from '../http/validated-parameter.pipe';
@@ -54,5 +54,18 @@ export class SubscriptionsController {
   @UseGuards(AdminWriteGuard)
   rotateSecret(@Param('id', validatedParameters('rotateSubscriptionSecret')) id: string, @Actor() actor: string) {
     return this.subscriptions.rotateSecret(id, actor);
+  }
+
+  /** A receiver that fails is still a 200 here: the answer says what it said. */
+  @Post(':id/test')
+  @HttpCode(200)
+  @UseGuards(AdminWriteGuard)
+  test(
+    @Param('id', validatedParameters('testSubscription')) id: string,
+    @Body(validatedBody(validateSubscriptionTest, { optional: true }))
+    body: Parameters<SubscriptionsService['test']>[1],
+    @Actor() actor: string,
+  ) {
+    return this.subscriptions.test(id, body, actor);
   }
 }

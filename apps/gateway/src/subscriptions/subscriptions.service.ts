@@ -1,6 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, GatewayConfig } from '@app/config';
-import { SubscriptionCreateBody, SubscriptionFilter, SubscriptionUpdateBody } from '@app/contracts';
+import {
+  SubscriptionCreateBody,
+  SubscriptionFilter,
+  SubscriptionTestBody,
+  SubscriptionUpdateBody,
+} from '@app/contracts';
 import { checkSubscriberUrl, generateKeyPair, generateSecret, isValidSecret, SignatureScheme } from '@app/delivery';
 import { invalidField, ProblemException } from '@app/observability';
 import { AuditRepository, SubscriptionRepository, SubscriptionRow } from '@app/persistence';
@@ -11,6 +16,10 @@ import {
   SubscriptionWithSecretDto,
   updateAudit,
 } from './subscription.dto';
+import { SubscriptionTester, SubscriptionTestResultDto } from './subscription-tester';
+
+/** What a test send carries when the operator gives no plant. */
+export const SAMPLE_PLANT = { id: 0, name: 'Test plant from Plant Store', tag: 'test' };
 
 /** How long a rotated-out secret (or key pair) keeps signing next to the new one. */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000;
@@ -27,6 +36,7 @@ export class SubscriptionsService {
   constructor(
     private readonly subscriptions: SubscriptionRepository,
     private readonly audit: AuditRepository,
+    private readonly tester: SubscriptionTester,
     @Inject(APP_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
@@ -106,6 +116,20 @@ export class SubscriptionsService {
       details: { signature: current.signature, overlapHours: SECRET_OVERLAP_MS / 3_600_000 },
     });
     return mapIssued(issued);
+  }
+
+  /** Sends whether or not it is enabled: testing a disabled subscriber before enabling it is the point. */
+  async test(id: string, body: SubscriptionTestBody, actor: string): Promise<SubscriptionTestResultDto> {
+    const subscription = await this.subscriptions.findSendable(id);
+    if (!subscription) throw subscriptionNotFound(id);
+    const result = await this.tester.send(subscription, body.plant ?? SAMPLE_PLANT);
+    await this.audit.record({
+      actor,
+      action: 'subscription.tested',
+      subscription_id: id,
+      details: { status: result.response.status, error: result.response.error },
+    });
+    return result;
   }
 
   private async assertUrlAllowed(url: string) {

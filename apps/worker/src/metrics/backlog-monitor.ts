@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { Admin, Kafka } from 'kafkajs';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { PLANT_CREATED_TOPIC } from '@app/contracts';
-import { kafkaClientConfig } from '@app/kafka';
+import { consumerLag, kafkaClientConfig, workerConsumerGroup } from '@app/kafka';
 import { OutboxRepository } from '@app/persistence';
 import { WorkerMetrics } from './worker-metrics';
 
@@ -31,7 +31,7 @@ export class BacklogMonitor implements OnApplicationBootstrap, OnApplicationShut
     @Inject(APP_CONFIG) config: WorkerConfig,
   ) {
     this.admin = new Kafka(kafkaClientConfig(config.KAFKA_BROKERS, 'plant-store-worker-monitor')).admin();
-    this.groupId = `${config.WORKER_GROUP_ID}-server`; // Nest's Kafka server appends "-server"
+    this.groupId = workerConsumerGroup(config.WORKER_GROUP_ID);
   }
 
   onApplicationBootstrap() {
@@ -49,20 +49,8 @@ export class BacklogMonitor implements OnApplicationBootstrap, OnApplicationShut
     try {
       this.connected ??= this.admin.connect();
       await this.connected;
-      const [high, [committed]] = await Promise.all([
-        this.admin.fetchTopicOffsets(PLANT_CREATED_TOPIC),
-        this.admin.fetchOffsets({ groupId: this.groupId, topics: [PLANT_CREATED_TOPIC] }),
-      ]);
-      const done = new Map(committed.partitions.map((p) => [p.partition, BigInt(p.offset)]));
-      for (const p of high) {
-        const c = done.get(p.partition) ?? -1n;
-        // No commit yet: the group reads from the beginning, so all that is retained is behind.
-        const from = c < 0n ? BigInt(p.low) : c;
-        this.metrics.consumerLag.set(
-          { topic: PLANT_CREATED_TOPIC, partition: String(p.partition) },
-          Number(BigInt(p.high) - from),
-        );
-      }
+      for (const p of await consumerLag(this.admin, this.groupId, PLANT_CREATED_TOPIC))
+        this.metrics.consumerLag.set({ topic: PLANT_CREATED_TOPIC, partition: String(p.partition) }, p.lag);
     } catch (err) {
       this.connected = null;
       this.metrics.consumerLag.reset();

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { EventHeaders } from '@app/contracts';
+import { workerConsumerGroup } from '@app/kafka';
 import { ApplyResult, emptyApplyResult, IngestEvent, NO_LEASE } from '@app/delivery';
 import { nestSink, RateLimitedLog, Tracing } from '@app/observability';
 import { IngestRepository, isDataError, WriteCoalescer } from '@app/persistence';
@@ -40,7 +41,7 @@ export class PlantIngestService {
     @Inject(APP_CONFIG) config: WorkerConfig,
     private readonly tracing: Tracing,
   ) {
-    this.group = `${config.WORKER_GROUP_ID}-server`; // Nest's Kafka transport appends -server
+    this.group = workerConsumerGroup(config.WORKER_GROUP_ID);
     this.debug = ['debug', 'trace'].includes(config.LOG_LEVEL);
     this.maxHops = config.MAX_WEBHOOK_HOPS;
     this.loops = new LoopReport(metrics, config.MAX_WEBHOOK_HOPS);

@@ -23,6 +23,8 @@ const cursorParams = [
 // OpenAPI 3.1 lets a bearer scheme list the roles an operation needs: `read` or `write` (ADMIN_TOKENS scopes).
 const adminRead = [{ adminAuth: ['read'] }];
 const adminWrite = [{ adminAuth: ['write'] }];
+// The read API: a webhook token (the document's global bearerAuth) or any admin token.
+const storeRead = [{ bearerAuth: [] }, { adminAuth: [] }];
 const unauthorized = problem('Missing or wrong bearer token');
 const forbidden = problem('An admin token without the scope this operation needs (named in `detail`)');
 const notFound = problem('No such resource');
@@ -48,6 +50,7 @@ export const operations: Record<string, unknown> = {
       operationId: 'listPlants',
       summary: 'List stored plants, newest first',
       tags: ['Plants'],
+      security: storeRead,
       parameters: cursorParams,
       responses: { '200': ok('A page of plants', ref('PlantPage')), '401': unauthorized, '422': badParameter },
     },
@@ -57,6 +60,7 @@ export const operations: Record<string, unknown> = {
       operationId: 'getPlant',
       summary: 'Get a stored plant',
       tags: ['Plants'],
+      security: storeRead,
       parameters: [idParam('id', plantIdSchema, 'Plant id')],
       responses: {
         '200': ok('The plant', ref('StoredPlant')),
@@ -151,6 +155,27 @@ export const operations: Record<string, unknown> = {
         '403': forbidden,
         '404': notFound,
         '422': badParameter,
+      },
+    },
+  },
+  '/subscriptions/{id}/test': {
+    post: {
+      operationId: 'testSubscription',
+      summary: 'Send a signed test New Plant to the subscription now, and answer what came back',
+      description:
+        "Signed with the subscription's secret and sent with its token, through the same SSRF guard and timeout as " +
+        'a delivery, with a `webhook-id` of its own (`msg_test_…`). Nothing is stored or retried; the test is ' +
+        'audited. A receiver that fails still answers 200 here: see `response` and `succeeded`.',
+      tags: ['Subscriptions'],
+      security: adminWrite,
+      parameters: [subscriptionId],
+      requestBody: { required: false, ...json(ref('SubscriptionTest')) },
+      responses: {
+        '200': ok('What was sent and what came back', ref('SubscriptionTestResult')),
+        '401': unauthorized,
+        '403': forbidden,
+        '404': notFound,
+        '422': invalidBody,
       },
     },
   },

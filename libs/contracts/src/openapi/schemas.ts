@@ -159,13 +159,63 @@ export const addedSchemas: Record<string, unknown> = {
       latencyMs: { type: 'integer' },
       error: { type: ['string', 'null'] },
       responseBody: { type: ['string', 'null'], description: 'First KiB of the response' },
+      signature: {
+        type: ['string', 'null'],
+        description: 'The `webhook-signature` sent; null when the attempt was refused before it was signed',
+      },
+    },
+  },
+  SentRequest: {
+    type: 'object',
+    required: ['body', 'headers'],
+    properties: {
+      body: { type: 'string', description: 'The exact bytes sent (and signed)' },
+      headers: {
+        type: ['object', 'null'],
+        additionalProperties: { type: 'string' },
+        description:
+          "The headers of the last attempt, signature included; the subscriber's own token is replaced by a " +
+          'placeholder. Null before the first attempt',
+      },
     },
   },
   DeliveryWithAttempts: {
     allOf: [
       ref('Delivery'),
-      { type: 'object', properties: { attemptLog: { type: 'array', items: ref('DeliveryAttempt') } } },
+      {
+        type: 'object',
+        properties: { request: ref('SentRequest'), attemptLog: { type: 'array', items: ref('DeliveryAttempt') } },
+      },
     ],
+  },
+  SubscriptionTest: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      plant: {
+        allOf: [{ $ref: '#/components/schemas/NewPlant' }],
+        description: 'The plant to send; a sample one when absent',
+      },
+    },
+  },
+  SubscriptionTestResult: {
+    description: 'A signed New Plant sent once to the subscription, now; not stored, not retried',
+    type: 'object',
+    required: ['request', 'response'],
+    properties: {
+      request: ref('SentRequest'),
+      response: {
+        type: 'object',
+        required: ['status', 'latencyMs', 'error', 'body'],
+        properties: {
+          status: { type: ['integer', 'null'], description: 'HTTP status; null when there was no answer' },
+          latencyMs: { type: 'integer' },
+          error: { type: ['string', 'null'], description: 'Why there was no answer (timeout, refused, SSRF guard)' },
+          body: { type: ['string', 'null'], description: 'First KiB of the response' },
+        },
+      },
+      succeeded: { type: 'boolean', description: 'A 2xx answer: a real delivery would have succeeded' },
+    },
   },
   DeliveryPage: page('Delivery'),
   AuditEvent: {
@@ -244,8 +294,20 @@ export const addedSchemas: Record<string, unknown> = {
   },
   Overview: {
     type: 'object',
-    required: ['deliveries', 'deadLetters', 'lastHour'],
+    required: ['events', 'deliveries', 'deadLetters', 'lastHour'],
     properties: {
+      events: {
+        type: 'object',
+        properties: {
+          stored: { type: 'integer', description: 'Events stored in the last 24 hours' },
+          consumerLag: {
+            type: ['integer', 'null'],
+            description:
+              "Events accepted (in plant.created) that the workers' group has not yet committed; null when the " +
+              'broker did not answer within two seconds',
+          },
+        },
+      },
       deliveries: {
         type: 'object',
         description: 'Deliveries created in the last 24 hours, by status',

@@ -11,6 +11,8 @@ export interface DeliveryAttempt {
   latencyMs: number;
   error: string | null;
   responseBody: string | null;
+  /** The `webhook-signature` it was sent with (null when it was refused before signing); not a credential. */
+  signature?: string | null;
 }
 
 /** A delivery leased to this worker, with everything needed to send it. */

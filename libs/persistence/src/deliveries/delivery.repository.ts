@@ -15,9 +15,14 @@ export interface DeliveryRow {
   updated_at: Date;
 }
 
-/** One delivery with its attempt log (`attemptedAt` as PostgreSQL wrote it). */
+/** One delivery with what it sends and its attempt log (`attemptedAt` as PostgreSQL wrote it). */
 export interface DeliveryDetailRow extends DeliveryRow {
   attempt_log: DeliveryAttempt[];
+  body: string;
+  hops: number;
+  origin_event_id: string | null;
+  /** Whether the subscription sends a token of its own (the token itself is never read here). */
+  has_token: boolean;
 }
 
 export interface DeliveryFilter {
@@ -40,6 +45,10 @@ export interface MinuteRow {
 
 const LISTED_COLUMNS =
   'id, seq, subscription_id, event_id, plant_id, status, attempts, next_attempt_at, created_at, updated_at';
+const columnsOf = (alias: string) =>
+  LISTED_COLUMNS.split(', ')
+    .map((c) => `${alias}.${c}`)
+    .join(', ');
 
 /** What an operator reads and replays; sending is the outbox's (./outbox.repository.ts). */
 export class DeliveryRepository {
@@ -68,7 +77,9 @@ export class DeliveryRepository {
 
   async findById(id: string): Promise<DeliveryDetailRow | null> {
     const { rows } = await this.pool.query<DeliveryDetailRow>(
-      `SELECT ${LISTED_COLUMNS}, attempt_log FROM deliveries WHERE id = $1`,
+      `SELECT ${columnsOf('d')}, d.attempt_log, d.body, d.hops, d.origin_event_id,
+              s.token IS NOT NULL AS has_token
+       FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id WHERE d.id = $1`,
       [id],
     );
     return rows[0] ?? null;

@@ -51,14 +51,15 @@ SELECT claimed.*, n.due FROM (
 
 const RECORD_ATTEMPTS = `
 WITH r AS (
-  SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::int[], $4::int[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[])
-    AS t(delivery_id, attempted_at, status, latency_ms, error, response_body, next_status, delay_ms, disable_reason)
+  SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::int[], $4::int[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[], $10::text[])
+    AS t(delivery_id, attempted_at, status, latency_ms, error, response_body, next_status, delay_ms, disable_reason,
+         signature)
 ), updated AS (
   UPDATE deliveries d SET attempts = d.attempts + 1, status = r.next_status, leased_until = NULL, updated_at = now(),
          next_attempt_at = now() + r.delay_ms * interval '1 millisecond',
          attempt_log = d.attempt_log || jsonb_build_array(jsonb_build_object(
            'attemptedAt', r.attempted_at, 'status', r.status, 'latencyMs', r.latency_ms,
-           'error', r.error, 'responseBody', r.response_body))
+           'error', r.error, 'responseBody', r.response_body, 'signature', r.signature))
   FROM r WHERE d.id = r.delivery_id -- a delivery deleted meanwhile (subscription gone) is skipped
   RETURNING d.subscription_id, r.disable_reason
 ), disabled AS (
@@ -103,6 +104,7 @@ export class OutboxRepository implements Outbox {
         col((r) => (r.outcome.kind === 'retry' ? 'pending' : r.outcome.kind)),
         col((r) => (r.outcome.kind === 'retry' ? r.outcome.delayMs : 0)),
         col((r) => (r.outcome.kind === 'failed' ? (r.outcome.disableSubscription ?? null) : null)),
+        col((r) => r.attempt.signature ?? null),
       ],
     });
   }

@@ -31,4 +31,13 @@ export class PlantRepository {
     );
     return rows;
   }
+
+  /** Events stored (applied, changes or not) in the last `hours` hours; processed_events' BRIN bounds the scan. */
+  async countStoredSince(hours: number): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM processed_events WHERE processed_at >= now() - $1 * interval '1 hour'",
+      [hours],
+    );
+    return rows[0].n;
+  }
 }

@@ -5,7 +5,8 @@ import { SecretBox, subscriptionContext } from '../secrets/secret-box';
 
 /**
  * A row of `subscriptions`. `token`, `secret` and `previous_secret` are sealed (secrets/): this repository seals
- * what it writes and opens nothing; only the credential just made is handed back in the clear (`Issued`).
+ * what it writes; only the credential just made is handed back in the clear (`Issued`), and findSendable opens
+ * a subscription's credentials for a test send to its own URL.
  */
 export interface SubscriptionRow {
   id: string;
@@ -49,6 +50,15 @@ export interface SubscriptionChange {
   enabled?: boolean;
   description?: string;
   filter?: SubscriptionFilter;
+}
+
+/** What a test send needs, credentials opened: they go to the subscriber's URL and nowhere else. */
+export interface SendableSubscription {
+  id: string;
+  url: string;
+  token: string | null;
+  /** The current secret first, then a rotated-out one still inside its overlap. */
+  secrets: string[];
 }
 
 /** Disabling keeps (or sets) a reason; enabling clears it. */
@@ -158,5 +168,20 @@ export class SubscriptionRepository {
       [id, this.seal(newSecret, id), overlapMs, publicKey],
     );
     return rows[0] ? { row: rows[0], secret: newSecret } : null;
+  }
+
+  async findSendable(id: string): Promise<SendableSubscription | null> {
+    const row = await this.findById(id);
+    if (!row) return null;
+    const context = subscriptionContext(id);
+    const overlap = row.previous_secret_expires_at !== null && row.previous_secret_expires_at > new Date();
+    return {
+      id,
+      url: row.url,
+      token: this.box.openOptional(row.token, context),
+      secrets: [row.secret, overlap ? row.previous_secret : null]
+        .filter((s): s is string => Boolean(s))
+        .map((s) => this.box.open(s, context)),
+    };
   }
 }

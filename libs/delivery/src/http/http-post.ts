@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { guardedLookup } from '@app/delivery';
+import { guardedLookup } from '../ssrf';
 
 // node:http with keep-alive agents rather than fetch: a delivery worker spends most of its CPU on HTTP, and
 // fetch costs several times more per request. Redirects are never followed (a 3xx is a failed attempt).

@@ -1,0 +1,176 @@
+import { FormEvent, useCallback, useEffect, useState } from 'react';
+import { Note, Notice } from '../Notice';
+import { api } from '../api';
+import { Exchange, Received, SentRequest } from '../Exchange';
+import { Link } from '../router';
+import { describeFilter, Subscription } from './Subscriptions';
+
+interface TestResult {
+  request: SentRequest;
+  response: Received;
+  succeeded: boolean;
+}
+
+/** One subscription: edit it, and send it a test New Plant to see what its receiver answers. */
+export function SubscriptionPage({ id }: { id: string }) {
+  const [s, setS] = useState<Subscription | null>(null);
+  const [note, setNote] = useState<Note>(null);
+  const load = useCallback(
+    () =>
+      api<Subscription>('GET', `/subscriptions/${id}`).then(setS, (e: Error) =>
+        setNote({ error: true, text: e.message }),
+      ),
+    [id],
+  );
+  useEffect(() => void load(), [load]);
+  if (!s)
+    return (
+      <>
+        <h1>Subscription</h1>
+        <Notice note={note} />
+      </>
+    );
+  return (
+    <>
+      <h1>Subscription to {s.url}</h1>
+      <p>
+        {s.enabled ? 'Enabled' : `Disabled (${s.disabledReason ?? 'by an admin'})`}; receives {describeFilter(s.filter)}
+        ; signs {s.signature === 'asymmetric' ? 'with Ed25519 (v1a)' : 'with HMAC (v1)'}.{' '}
+        <Link to={`/deliveries?subscriptionId=${s.id}`}>Its deliveries</Link>
+      </p>
+      <Notice note={note} />
+      <EditForm
+        key={s.updatedAt}
+        s={s}
+        onSaved={(saved) => {
+          setS(saved);
+          setNote({ error: false, text: 'Saved.' });
+        }}
+        onError={(text) => setNote({ error: true, text })}
+      />
+      <TestSend id={s.id} />
+    </>
+  );
+}
+
+const splitTags = (text: string) =>
+  text
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
+
+function EditForm({
+  s,
+  onSaved,
+  onError,
+}: {
+  s: Subscription;
+  onSaved: (s: Subscription) => void;
+  onError: (m: string) => void;
+}) {
+  const [url, setUrl] = useState(s.url);
+  const [description, setDescription] = useState(s.description ?? '');
+  const [tags, setTags] = useState((s.filter.tags ?? []).join(', '));
+  const [min, setMin] = useState(s.filter.plantIds?.min?.toString() ?? '');
+  const [max, setMax] = useState(s.filter.plantIds?.max?.toString() ?? '');
+  // The token is never shown: keep it, replace it, or remove it.
+  const [tokenChoice, setTokenChoice] = useState<'keep' | 'replace' | 'remove'>('keep');
+  const [newToken, setNewToken] = useState('');
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const list = splitTags(tags);
+    const plantIds = {
+      ...(min.trim() ? { min: Number(min) } : {}),
+      ...(max.trim() ? { max: Number(max) } : {}),
+    };
+    const body = {
+      url,
+      description,
+      filter: { ...(list.length ? { tags: list } : {}), ...(Object.keys(plantIds).length ? { plantIds } : {}) },
+      ...(tokenChoice === 'replace' ? { token: newToken } : tokenChoice === 'remove' ? { token: null } : {}),
+    };
+    try {
+      onSaved(await api<Subscription>('PATCH', `/subscriptions/${s.id}`, body));
+    } catch (err) {
+      onError((err as Error).message);
+    }
+  };
+  return (
+    <>
+      <h2>Edit</h2>
+      <form onSubmit={submit} aria-label="Edit subscription">
+        <label>
+          Receiver URL
+          <input type="url" value={url} onChange={(e) => setUrl(e.target.value)} required size={40} />
+        </label>
+        <label>
+          Description
+          <input value={description} onChange={(e) => setDescription(e.target.value)} />
+        </label>
+        <label>
+          Only these tags (comma-separated)
+          <input value={tags} onChange={(e) => setTags(e.target.value)} />
+        </label>
+        <label>
+          Plant ids from
+          <input value={min} onChange={(e) => setMin(e.target.value)} inputMode="numeric" size={10} />
+        </label>
+        <label>
+          Plant ids to
+          <input value={max} onChange={(e) => setMax(e.target.value)} inputMode="numeric" size={10} />
+        </label>
+        <label>
+          Bearer token sent to the receiver {s.hasToken ? '(one is set)' : '(none)'}
+          <select value={tokenChoice} onChange={(e) => setTokenChoice(e.target.value as typeof tokenChoice)}>
+            <option value="keep">keep as it is</option>
+            <option value="replace">replace</option>
+            {s.hasToken && <option value="remove">remove</option>}
+          </select>
+        </label>
+        {tokenChoice === 'replace' && (
+          <label>
+            New token
+            <input type="password" value={newToken} onChange={(e) => setNewToken(e.target.value)} required />
+          </label>
+        )}
+        <button className="primary" type="submit">
+          Save
+        </button>
+      </form>
+    </>
+  );
+}
+
+function TestSend({ id }: { id: string }) {
+  const [result, setResult] = useState<TestResult | null>(null);
+  const [note, setNote] = useState<Note>(null);
+  const [busy, setBusy] = useState(false);
+  const send = async () => {
+    setBusy(true);
+    setNote(null);
+    try {
+      const r = await api<TestResult>('POST', `/subscriptions/${id}/test`);
+      setResult(r);
+      const answer = r.response.status !== null ? `HTTP ${r.response.status}` : (r.response.error ?? 'no answer');
+      setNote({ error: !r.succeeded, text: `Test sent: ${answer} in ${r.response.latencyMs} ms.` });
+    } catch (e) {
+      setNote({ error: true, text: (e as Error).message });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <h2>Send a test</h2>
+      <p>
+        A signed sample New Plant goes to the receiver now, as a delivery would (same signature, token and timeout),
+        with a <code>webhook-id</code> of its own. Nothing is stored or retried.
+      </p>
+      <button type="button" onClick={send} disabled={busy}>
+        {busy ? 'Sending…' : 'Send a test New Plant'}
+      </button>
+      <Notice note={note} />
+      {result && <Exchange request={result.request} response={result.response} />}
+    </>
+  );
+}

@@ -1,0 +1,2 @@
+export * from './http-post';
+export * from './webhook-client';

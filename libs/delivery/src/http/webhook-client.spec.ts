@@ -1,0 +1,59 @@
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { generateSecret } from '../signing';
+import { HIDDEN_TOKEN, sentHeaders, WebhookClient } from './webhook-client';
+
+describe('WebhookClient', () => {
+  let server: http.Server;
+  let url = '';
+  const seen: http.IncomingHttpHeaders[] = [];
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      seen.push(req.headers);
+      req.resume().on('end', () => res.writeHead(202).end('thanks'));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  });
+  afterAll(() => new Promise((r) => server.close(r)));
+
+  const secret = generateSecret();
+  const request = () => ({
+    url,
+    messageId: 'msg_1',
+    body: '{"id":1,"name":"Fern"}',
+    secrets: [secret],
+    token: 'tok-1',
+    hops: 0,
+    originEventId: 'msg_1',
+  });
+
+  it('refuses a private address unless allowed, before anything is signed or sent', async () => {
+    const client = new WebhookClient(false, 2000);
+    const r = await client.send(request());
+    client.close();
+    expect(r).toMatchObject({
+      status: null,
+      signature: null,
+      error: expect.stringMatching(/^refused by the SSRF guard/),
+    });
+    expect(seen).toHaveLength(0);
+  });
+
+  it('sends signed, with the token, and the headers rebuilt for an operator match but for the token', async () => {
+    const client = new WebhookClient(true, 2000);
+    const r = await client.send(request());
+    client.close();
+    expect(r).toMatchObject({ status: 202, responseBody: 'thanks', error: null });
+    const [got] = seen;
+    expect(got.authorization).toBe('Bearer tok-1');
+    expect(new Webhook(secret).verify(request().body, got as Record<string, string>)).toEqual({ id: 1, name: 'Fern' });
+    const shown = sentHeaders('msg_1', r, { hops: 0, originEventId: 'msg_1' }, true)!;
+    expect(shown.authorization).toBe(HIDDEN_TOKEN);
+    for (const [k, v] of Object.entries(shown)) if (k !== 'authorization') expect({ [k]: v }).toEqual({ [k]: got[k] });
+    expect(
+      sentHeaders('msg_1', { attemptedAt: r.attemptedAt, signature: null }, { hops: 0, originEventId: 'x' }, true),
+    ).toBeNull();
+  });
+});

@@ -1,0 +1,128 @@
+import { LoopHeaders } from '@app/contracts';
+import { DeliveryAttempt } from '../domain';
+import { parseRetryAfter } from '../retry-schedule';
+import { signDelivery } from '../signing';
+import { checkUrlShape } from '../ssrf';
+import { Agents, deliveryAgents, httpPost } from './http-post';
+
+/** One New Plant webhook to send: what the worker's deliveries and the admin API's test sends have in common. */
+export interface WebhookRequest {
+  url: string;
+  /** The `webhook-id`: the same on every attempt of a delivery. */
+  messageId: string;
+  body: string;
+  /** The current signing secret first, then a rotated-out one still inside its overlap. */
+  secrets: string[];
+  /** The subscriber's own bearer token, sent as Authorization. */
+  token: string | null;
+  /** This is hop `hops + 1` of the chain started by `originEventId` (see LoopHeaders). */
+  hops: number;
+  originEventId: string;
+  traceparent?: string;
+}
+
+export interface SendResult extends DeliveryAttempt {
+  retryAfterMs: number | null;
+}
+
+export const USER_AGENT = 'PlantStore-Webhooks/1.0 (+https://plant.store)';
+const MAX_RESPONSE_BYTES = 1024;
+/** What an operator is shown in place of a subscriber's token: it is a credential, never displayed or logged. */
+export const HIDDEN_TOKEN = 'Bearer [the subscription token, not shown]';
+
+/** The headers a webhook goes out with, around its Standard Webhooks signature headers. */
+export function webhookHeaders(
+  signed: { 'webhook-id': string; 'webhook-timestamp': string; 'webhook-signature': string },
+  r: Pick<WebhookRequest, 'hops' | 'originEventId' | 'traceparent'>,
+  authorization: string | null,
+): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    ...signed,
+    // A Plant Store receiving this carries both on, so that a loop through it dies out (see LoopHeaders).
+    [LoopHeaders.hops]: String(r.hops + 1),
+    [LoopHeaders.origin]: r.originEventId,
+  };
+  if (authorization) headers.authorization = authorization;
+  // The attempt's own span: a receiver that traces continues the sender's trace.
+  if (r.traceparent) headers.traceparent = r.traceparent;
+  return headers;
+}
+
+/**
+ * The headers an attempt went out with, rebuilt for an operator from what was recorded (its time and
+ * signature): the subscriber's token hidden, no trace context (each attempt had its own; it is in the trace).
+ * Null for an attempt refused before it was signed.
+ */
+export function sentHeaders(
+  messageId: string,
+  attempt: Pick<DeliveryAttempt, 'attemptedAt' | 'signature'>,
+  r: Pick<WebhookRequest, 'hops' | 'originEventId'>,
+  hadToken: boolean,
+): Record<string, string> | null {
+  if (!attempt.signature) return null;
+  const signed = {
+    'webhook-id': messageId,
+    'webhook-timestamp': String(Math.floor(new Date(attempt.attemptedAt).getTime() / 1000)),
+    'webhook-signature': attempt.signature,
+  };
+  return webhookHeaders(signed, { hops: r.hops, originEventId: r.originEventId }, hadToken ? HIDDEN_TOKEN : null);
+}
+
+/**
+ * One HTTP attempt: the SSRF guard (the URL's shape and IP literals here; resolved names inside the agents'
+ * lookup, on the address actually connected to), signing, a timeout, no redirects. Never throws: a refusal, a
+ * timeout or a reset is an attempt with an error.
+ */
+export class WebhookClient {
+  private readonly agents: Agents;
+
+  constructor(
+    private readonly allowPrivateNetworks: boolean,
+    private readonly timeoutMs: number,
+  ) {
+    this.agents = deliveryAgents(allowPrivateNetworks);
+  }
+
+  async send(r: WebhookRequest): Promise<SendResult> {
+    const attemptedAt = new Date();
+    const started = performance.now();
+    let signature: string | null = null;
+    const result = (partial: Partial<SendResult>): SendResult => ({
+      attemptedAt: attemptedAt.toISOString(),
+      status: null,
+      latencyMs: Math.round(performance.now() - started),
+      error: null,
+      responseBody: null,
+      signature,
+      retryAfterMs: null,
+      ...partial,
+    });
+
+    const allowed = checkUrlShape(r.url, this.allowPrivateNetworks);
+    if (!allowed.ok) return result({ error: `refused by the SSRF guard: ${allowed.reason}` });
+
+    const signed = signDelivery(r.secrets, r.messageId, r.body, attemptedAt);
+    signature = signed['webhook-signature'];
+    const headers = webhookHeaders(signed, r, r.token ? `Bearer ${r.token}` : null);
+    try {
+      const res = await httpPost(this.agents, r.url, headers, r.body, this.timeoutMs, MAX_RESPONSE_BYTES);
+      const retryAfter = res.headers['retry-after'];
+      return result({
+        status: res.status,
+        responseBody: res.body || null,
+        retryAfterMs: parseRetryAfter(typeof retryAfter === 'string' ? retryAfter : null),
+      });
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      if (e.code === 'ESSRFBLOCKED') return result({ error: `refused by the SSRF guard: ${e.message}` });
+      return result({ error: e.code === 'ETIMEDOUT' ? e.message : (e.code ?? e.message) });
+    }
+  }
+
+  /** Closes the kept-alive sockets (a gateway or worker shutting down leaves none open). */
+  close() {
+    for (const agent of Object.values(this.agents)) agent.destroy();
+  }
+}
