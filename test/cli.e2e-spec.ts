@@ -92,6 +92,22 @@ describe('the plant-store CLI', () => {
     expect(shown.code).toBe(0);
     expect(shown.stdout).toMatch(/^AT\s+STATUS\s+MS/m);
     expect(shown.stdout).toMatch(/\s204\s/);
+    expect(shown.stdout).toMatch(/^webhook-signature: v1,/m); // what was sent, signature included
+
+    const tested = await cli(['subscriptions', 'test', sub.id]);
+    expect(tested.code).toBe(0);
+    expect(tested.stdout).toMatch(/^webhook-id: msg_test_/m);
+    expect(tested.stdout).toMatch(/HTTP 204 after \d+ ms/);
+    receiver.behave('/cli', () => ({ status: 500 }));
+    // A receiver that does not answer 2xx: exit 1, with the JSON for a script all the same.
+    const failing = await cli(['subscriptions', 'test', sub.id, '--plant', '{"id": 5, "name": "Probe"}', '--json']);
+    expect(failing.code).toBe(1);
+    expect(JSON.parse(failing.stdout)).toMatchObject({ succeeded: false, response: { status: 500 } });
+    expect(JSON.parse(JSON.parse(failing.stdout).request.body)).toEqual({ id: 5, name: 'Probe' });
+    const failed = await cli(['subscriptions', 'test', sub.id]);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toMatch(/HTTP 500 after/);
+    receiver.behave('/cli', () => ({ status: 204 }));
 
     const rotated = await json(['subscriptions', 'rotate', sub.id]);
     expect(rotated.secret).not.toBe(sub.secret);
@@ -126,6 +142,7 @@ describe('the plant-store CLI', () => {
     '',
     'subscriptions',
     'subscriptions create',
+    'subscriptions test',
     'deliveries list',
     'deliveries recover',
     'dead-letters redrive',

@@ -8,6 +8,8 @@ import * as e2e from './support/stack';
 import { waitFor } from './support/wait';
 
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+// `npm run screenshots` points this at docs/console, where the README shows them.
+const SHOTS = process.env.SCREENSHOT_DIR ?? 'test/output';
 
 // The operator console in Debian's Chromium, against the real gateway, worker, Kafka and PostgreSQL (a database
 // of its own, so that a dead letter can be caused and then fixed).
@@ -29,7 +31,7 @@ describe('the console in a browser', () => {
     worker = await e2e.startWorker(env);
     gw = await e2e.startGateway(env);
     browser = await launchBrowser();
-    page = await browser.newPage();
+    page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
     page.on('console', (m) => {
       if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
     });
@@ -44,6 +46,8 @@ describe('the console in a browser', () => {
   });
 
   /** axe-core in the page (evaluated over the DevTools protocol, which the page's CSP does not govern). */
+  const shot = (name: string) => page.screenshot({ path: `${SHOTS}/${name}.png` });
+
   const expectAccessible = async (what: string) => {
     await page.evaluate(AXE);
     const violations = await page.evaluate(async () => {
@@ -86,6 +90,7 @@ describe('the console in a browser', () => {
     expect(secret).toMatch(/^whsec_/);
     await expect(page.getByText('you will not see it again').count()).resolves.toBe(1);
     await expectAccessible('subscriptions');
+    await shot('subscriptions');
     await page.getByRole('button', { name: 'I have saved it' }).click();
     await page.reload();
     await page.getByRole('heading', { name: 'Subscriptions' }).waitFor();
@@ -94,38 +99,118 @@ describe('the console in a browser', () => {
     subscriptionId = subs.find((s) => s.url === `${receiver.url}/console`)!.id;
   });
 
-  it('shows a delivery that failed with its attempts, retries it from the page, and filters by time', async () => {
+  it('edits the subscription, and sends it a test New Plant showing what was sent and what came back', async () => {
+    const admin = adminClient(gw.url);
+    await page.getByRole('link', { name: `${receiver.url}/console`, exact: true }).click();
+    await page.getByRole('heading', { name: /Subscription to/ }).waitFor();
+    await page.getByLabel('Description').fill('edited from the console');
+    await page.getByLabel('Only these tags (comma-separated)').fill('fern, palm');
+    await page.getByLabel('Plant ids from').fill('1');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    expect((await admin.call('GET', `/subscriptions/${subscriptionId}`)).body).toMatchObject({
+      description: 'edited from the console',
+      filter: { tags: ['fern', 'palm'], plantIds: { min: 1 } },
+    });
+    // A range that can never match is refused by the API, and the page says why.
+    await page.getByLabel('Plant ids to').fill('0');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect(page.getByRole('alert').innerText()).resolves.toMatch(/filter\.plantIds.*no plant would ever match/);
+    // Back to every plant, for the tests that follow.
+    await page.getByLabel('Only these tags (comma-separated)').fill('');
+    await page.getByLabel('Plant ids from').fill('');
+    await page.getByLabel('Plant ids to').fill('');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    expect((await admin.call('GET', `/subscriptions/${subscriptionId}`)).body.filter).toEqual({});
+
+    receiver.behave('/console', () => ({ status: 204 }));
+    await page.getByRole('button', { name: 'Send a test New Plant' }).click();
+    await page.getByRole('status').filter({ hasText: 'Test sent: HTTP 204' }).waitFor();
+    const sent = page.getByRole('region', { name: 'Request sent' });
+    await expect(sent.innerText()).resolves.toMatch(/webhook-signature: v1,/);
+    const [got] = receiver.received.filter((r) => r.path === '/console');
+    expect(got.headers['webhook-id']).toMatch(/^msg_test_/);
+    await expect(sent.innerText()).resolves.toContain(got.headers['webhook-signature'] as string);
+    await expectAccessible('subscription');
+    await shot('subscription');
+  });
+
+  it('shows failed deliveries with what was sent, retries one from its page and the rest in bulk, and filters by time', async () => {
     let healthy = false;
     receiver.behave('/console', () => ({ status: healthy ? 204 : 500 }));
-    const id = nextId();
-    expect((await e2e.postPlant(gw.url, { id, name: 'Console fern' })).status).toBe(200);
-    await waitFor('the delivery failed for good', async () => {
+    const [first, second] = [nextId(), nextId()];
+    for (const [id, name] of [
+      [first, 'Console fern'],
+      [second, 'Console palm'],
+    ] as const)
+      expect((await e2e.postPlant(gw.url, { id, name })).status).toBe(200);
+    await waitFor('both deliveries failed for good', async () => {
       const d = await adminClient(gw.url).deliveriesOf(subscriptionId);
-      return d[0]?.status === 'failed';
+      return d.length === 2 && d.every((x) => x.status === 'failed');
     });
     await page.goto(`${gw.url}/console/deliveries?subscriptionId=${subscriptionId}`);
-    await page.getByRole('cell', { name: 'failed' }).waitFor();
+    await page.getByRole('cell', { name: 'failed' }).first().waitFor();
     await expectAccessible('deliveries');
-    await page.getByRole('row').nth(1).getByRole('link').click();
+    await shot('deliveries');
+    await page
+      .getByRole('row', { name: new RegExp(`\\b${first}\\b`) })
+      .getByRole('link')
+      .first()
+      .click();
     await page.getByRole('heading', { name: 'Attempts' }).waitFor();
     await expect(page.getByRole('cell', { name: '500', exact: true }).count()).resolves.toBe(2);
+    // What was sent: the exact body and the signed headers.
+    const sent = page.getByRole('region', { name: 'Request sent' });
+    await expect(sent.innerText()).resolves.toMatch(/webhook-signature: v1,/);
+    await expect(sent.innerText()).resolves.toMatch(/"name": ?"Console fern"/);
     healthy = true;
     await page.getByRole('button', { name: 'Retry now' }).click();
-    await waitFor('the retry delivered', () => receiver.on('/console', id).length === 3);
+    await waitFor('the retry delivered', () => receiver.on('/console', first).length === 3);
     await waitFor('the page shows it succeeded', async () => {
       await page.reload();
       return (await page.getByText('succeeded').count()) > 0;
     });
     await expectAccessible('delivery');
-    await page.screenshot({ path: 'test/output/console-delivery.png' });
+    await shot('delivery');
 
-    // A time range after it: nothing matches.
+    // The other one, with every failed delivery of the subscription.
+    await page.goto(`${gw.url}/console/deliveries?subscriptionId=${subscriptionId}&status=failed`);
+    await page.getByRole('cell', { name: 'failed' }).waitFor();
+    await page.getByRole('button', { name: 'Retry every failed delivery in this filter' }).click();
+    await page.getByRole('status').filter({ hasText: '1 failed deliveries sent again.' }).waitFor();
+    await waitFor('the bulk retry delivered', () => receiver.on('/console', second).length === 3);
+
+    // A time range after them: nothing matches.
     await page.getByRole('link', { name: 'Deliveries' }).click();
     await page.getByLabel('Subscription id').fill(subscriptionId);
     await page.getByLabel('Created from').fill('2099-01-01T00:00');
     await page.getByRole('button', { name: 'Filter', exact: true }).click();
     await page.getByText('No delivery matches.').waitFor();
     expect(page.url()).toContain('since=2099-01-01');
+  });
+
+  it('lists the newest plants, looks one up, and shows its deliveries', async () => {
+    const id = (await adminClient(gw.url).deliveriesOf(subscriptionId)).at(-1)!.plantId;
+    await page.getByRole('link', { name: 'Plants' }).click();
+    await page.getByRole('row', { name: new RegExp(`\\b${id}\\b.*Console fern`) }).waitFor();
+    await expectAccessible('plants');
+    await shot('plants');
+    await page.getByLabel('Plant id').fill(String(id));
+    await page.getByRole('button', { name: 'Show the plant' }).click();
+    await page.getByRole('heading', { name: `Plant ${id}` }).waitFor();
+    await page.getByText('Console fern').waitFor();
+    await page.getByRole('cell', { name: 'succeeded' }).waitFor();
+    await expectAccessible('plant');
+    expect(page.url()).toMatch(new RegExp(`/console/plants/${id}$`));
+  });
+
+  it('shows the overview with what flowed, the consumer lag and the last hour', async () => {
+    await page.getByRole('link', { name: 'Overview' }).click();
+    const lag = page.locator('.card', { hasText: 'consumer lag' });
+    await expect(lag.locator('strong').innerText()).resolves.toMatch(/^[\d,]+$/);
+    await page.getByRole('img', { name: /Last hour per minute: Stored [1-9]/ }).waitFor();
+    await shot('overview');
   });
 
   it('redrives a dead letter once its cause is fixed, and the plant is stored', async () => {
@@ -140,6 +225,7 @@ describe('the console in a browser', () => {
     });
     await expect(row.innerText()).resolves.toMatch(/unstorable/);
     await expectAccessible('dead letters');
+    await shot('dead-letters');
     await db.pool.query('ALTER TABLE plants DROP CONSTRAINT the_bug');
     await row.getByRole('button', { name: /^Redrive/ }).click();
     await page.getByRole('status').filter({ hasText: 'redriven' }).waitFor();
@@ -152,7 +238,7 @@ describe('the console in a browser', () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Admin token').waitFor();
     await expect(page.evaluate(() => sessionStorage.length)).resolves.toBe(0);
-    await page.screenshot({ path: 'test/output/console-signed-out.png' });
+    await shot('sign-in');
     expect(cspViolations).toEqual([]);
   });
 });
