@@ -53,6 +53,7 @@ export async function serveConsole(fastify: FastifyInstance): Promise<void> {
       prefix: '/console/assets/',
       decorateReply: false, // Swagger UI's registration already decorates the reply
       immutable: true,
+      preCompressed: true, // the .br and .gz copies the build made, to browsers that accept them
       maxAge: '365d', // file names carry a content hash
       setHeaders: (res) => {
         for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
