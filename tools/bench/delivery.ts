@@ -3,8 +3,14 @@
 // from the gateway's 200 to the receiver getting the request, p50/p95/p99, at a fixed webhook rate with 1
 // subscriber and again with 10. Baseline in the same run: a direct POST to the same receiver (the floor of
 // one loopback HTTP request on this machine).
-// Options: --rate 1000 --seconds 10 --subscribers 1,10 --no-build
+// Also: CPU per successful delivery (worker, PostgreSQL) against the floor of the HTTP client alone, measured in
+// the same run; each process's peak RSS; with --step, the highest rate to 10 subscribers whose p95 stays within
+// 100 ms, then that rate again after the overload; with --workers 2 --gateways 2, the scale-out.
+// Options: --rate 1000 --seconds 10 --subscribers 1,10 --step [--step-from 200 --step-to 1200 --step-by 100]
+//          --workers 1 --gateways 1 --no-build
+import { fork } from 'node:child_process';
 import os from 'node:os';
+import path from 'node:path';
 import { Client } from 'pg';
 import { adminClient } from '../../test/support/admin';
 import { metricSum } from '../../test/support/metrics';
@@ -17,6 +23,7 @@ import {
   histogramPercentiles,
   listArg,
   paced,
+  peakRss,
   percentiles,
   runBench,
   scrapeHistogram,
@@ -77,7 +84,8 @@ async function deliveryRun(stack: Stack, rx: Receiver, { subscribers, rate, coun
   const accepted = new Map<number, number>();
   await paced(rate, count, async () => {
     const id = nextId();
-    await sendWebhook(stack.url, { id, name: 'Delivered', tag: 'bench' });
+    // With several gateways, each takes every n-th webhook, as a load balancer would spread them.
+    await sendWebhook(stack.gateways[id % stack.gateways.length].url, { id, name: 'Delivered', tag: 'bench' });
     accepted.set(id, Date.now());
   });
   const expected = count * subscribers;
@@ -86,16 +94,97 @@ async function deliveryRun(stack: Stack, rx: Receiver, { subscribers, rate, coun
   return { accepted, arrivals: arrivalsSince(rx, from) };
 }
 
+/** The HTTP floor: a client library alone sending a delivery-sized request, in a process of its own. */
+function httpFloor(
+  rx: Receiver,
+  transport: 'undici' | 'node-http',
+): Promise<{ usPerRequest: number; perSecond: number }> {
+  const child = fork(path.join(__dirname, 'http-floor.ts'), {
+    env: {
+      ...process.env,
+      FLOOR_URL: `${rx.url}/floor`,
+      FLOOR_TRANSPORT: transport,
+      FLOOR_BODY: JSON.stringify({ id: 6000000000000, name: 'Delivered', tag: 'bench' }),
+      FLOOR_HEADERS: JSON.stringify({
+        'content-type': 'application/json',
+        'user-agent': 'PlantStore-Webhooks/1.0 (+https://plant.store)',
+        'webhook-id': '8f9c4a9e-2b7c-5d1e-9a3f-0c6b8e2d4f10',
+        'webhook-timestamp': '1795410540',
+        'webhook-signature': 'v1,HtJ8quTZ+b71QHCvTkXcQ3kgBQk8NFM36przwZDFBvA=',
+        'plant-store-hops': '1',
+        'plant-store-origin': '8f9c4a9e-2b7c-5d1e-9a3f-0c6b8e2d4f10',
+      }),
+    },
+    execArgv: ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('message', (m) => resolve(m as { usPerRequest: number; perSecond: number }));
+    child.once('exit', (code) => code !== 0 && reject(new Error(`http-floor exited with ${code}`)));
+  });
+}
+
+interface Measured {
+  latencies: number[];
+  deliveredPerSecond: number;
+  /** CPU seconds per part of the stack during the run. */
+  cpu: Record<string, number> | null;
+  cores: Record<string, number> | null;
+}
+
+/** One measured run: `count` webhooks at `rate` to `subscribers` endpoints, latencies and CPU. */
+async function measure(stack: Stack, rx: Receiver, run: Omit<Run, 'path' | 'waitMs'>): Promise<Measured> {
+  const pids = Object.fromEntries([
+    ...stack.gateways.map((g, i) => [`gateway${i || ''}`, g.process.pid]),
+    ...stack.workers.map((w, i) => [`worker${i || ''}`, w.process.pid]),
+  ]);
+  const meter = cpuMeter(pids);
+  const { accepted, arrivals } = await deliveryRun(stack, rx, { ...run, path: 's', waitMs: 120000 });
+  const cpu = meter.cpuSeconds();
+  const cores = meter.read();
+  const latencies: number[] = [];
+  let first = Infinity;
+  let last = 0;
+  for (const [id, at] of accepted) {
+    first = Math.min(first, at);
+    for (const t of arrivals.get(id) ?? []) {
+      latencies.push(Math.max(0, t - at));
+      last = Math.max(last, t);
+    }
+  }
+  return {
+    latencies,
+    deliveredPerSecond: Math.round(latencies.length / Math.max(0.001, (last - first) / 1000)),
+    cpu,
+    cores,
+  };
+}
+
+/** Worker and PostgreSQL CPU per successful delivery (µs), summed over worker replicas. */
+function costPerDelivery(m: Measured) {
+  if (!m.cpu || m.latencies.length === 0) return null;
+  const sum = (prefix: string) =>
+    Object.entries(m.cpu!)
+      .filter(([k]) => k.startsWith(prefix))
+      .reduce((n, [, v]) => n + v, 0);
+  const us = (prefix: string) => Math.round((sum(prefix) * 1e6) / m.latencies.length);
+  return { worker: us('worker'), postgresql: us('postgresql'), gateway: us('gateway'), kafka: us('kafka') };
+}
+
 async function main() {
   const rate = arg('rate', 1000);
   const seconds = arg('seconds', 10);
   const subscriberCounts = listArg('subscribers', '1,10').map(Number);
-  const stack = await startStack({ workerEnv: { DELIVERY_POLL_MS: '200' } });
+  const workers = arg('workers', 1);
+  const gateways = arg('gateways', 1);
+  // --step: find the highest rate (webhooks/s, to 10 subscribers) whose p95 stays within 100 ms.
+  const stepping = process.argv.includes('--step');
+  const stack = await startStack({ workerEnv: { DELIVERY_POLL_MS: '200' }, workers, gateways });
   const rx = new Receiver();
   await rx.start();
   const rows: Record<string, object> = {};
   const split: Record<string, object> = {}; // where the time went, from the worker's own histograms
   const cpu: Record<string, object> = {}; // where the cores went
+  const costs: Record<string, object> = {};
   const histograms = () =>
     Promise.all(
       ['plant_store_event_processing_seconds', 'plant_store_delivery_latency_seconds'].map((h) =>
@@ -116,66 +205,122 @@ async function main() {
     s.done();
     rows['baseline: direct POST to the receiver'] = { webhooks: direct.length, ...percentiles(direct, [50, 95, 99]) };
 
+    s = step('Floor: the HTTP client alone, 20,000 delivery-sized POSTs to the same receiver (undici, then node:http)');
+    const floor = await httpFloor(rx, 'undici');
+    const nodeFloor = await httpFloor(rx, 'node-http');
+    s.done(`${floor.usPerRequest.toFixed(1)} µs and ${nodeFloor.usPerRequest.toFixed(1)} µs of CPU per request`);
+
     // A fresh JVM and fresh V8s spend their first seconds compiling: warm them up on the same path first.
     s = step(`Warm-up: ${rate * 3} webhooks at ${rate}/s to one subscriber, not measured`);
     await deliveryRun(stack, rx, { subscribers: 1, rate, count: rate * 3, nextId, path: 'warm-up', waitMs: 60000 });
     s.done();
 
+    const record = (label: string, subscribers: number, r: number, m: Measured) => {
+      rows[label] = {
+        webhooks: r * seconds,
+        deliveries: m.latencies.length,
+        'offered/s': r * subscribers,
+        'delivered/s': m.deliveredPerSecond,
+        ...percentiles(m.latencies, [50, 95, 99]),
+      };
+      if (m.cores) cpu[label] = m.cores;
+      const c = costPerDelivery(m);
+      if (c)
+        costs[label] = {
+          ...c,
+          'worker+pg': c.worker + c.postgresql,
+          floor: Number(floor.usPerRequest.toFixed(1)),
+          'x floor': Number(((c.worker + c.postgresql) / floor.usPerRequest).toFixed(1)),
+        };
+    };
+
     for (const subscribers of subscriberCounts) {
       const count = rate * seconds;
       s = step(`${subscribers} subscriber(s): ${count} webhooks at ${rate}/s`);
       const before = await histograms();
-      const meter = cpuMeter({ gateway: stack.gateway.pid, worker: stack.worker?.pid });
-      const { accepted, arrivals } = await deliveryRun(stack, rx, {
-        subscribers,
-        rate,
-        count,
-        nextId,
-        path: 's',
-        waitMs: 120000,
-      });
-      const cores = meter.read();
-      const latencies: number[] = [];
-      let first = Infinity;
-      let last = 0;
-      for (const [id, at] of accepted) {
-        first = Math.min(first, at);
-        for (const t of arrivals.get(id) ?? []) {
-          latencies.push(Math.max(0, t - at));
-          last = Math.max(last, t);
-        }
-      }
-      if (cores) cpu[`${subscribers} subscriber(s)`] = cores;
-      s.done(`${latencies.length}/${count * subscribers} delivered`);
+      const m = await measure(stack, rx, { subscribers, rate, count, nextId });
+      s.done(`${m.latencies.length}/${count * subscribers} delivered`);
       const after = await histograms();
       split[`${subscribers}: gateway event -> plant and deliveries stored`] = histogramPercentiles(before[0], after[0]);
       split[`${subscribers}: gateway event -> 2xx recorded`] = histogramPercentiles(before[1], after[1]);
       // Offered vs delivered per second: below capacity they match; above it, latency grows with the run.
-      rows[`${subscribers} subscriber(s), gateway 200 -> receiver`] = {
-        webhooks: count,
-        deliveries: latencies.length,
-        'offered/s': rate * subscribers,
-        'delivered/s': Math.round(latencies.length / Math.max(0.001, (last - first) / 1000)),
-        ...percentiles(latencies, [50, 95, 99]),
-      };
+      record(`${subscribers} subscriber(s), gateway 200 -> receiver`, subscribers, rate, m);
     }
-    const outcome = (name: string) => metricSum(stack.workerUrl, 'plant_store_deliveries_total', `outcome="${name}"`);
+
+    let sustained: number | null = null;
+    if (stepping) {
+      // Up in steps until p95 passes 100 ms, then once more at the last rate that held: latency recovers.
+      for (let r = arg('step-from', 200); r <= arg('step-to', 1200); r += arg('step-by', 100)) {
+        s = step(`Step: 10 subscribers, ${r} webhooks/s (${r * 10} deliveries/s) for ${seconds} s`);
+        const m = await measure(stack, rx, { subscribers: 10, rate: r, count: r * seconds, nextId });
+        const p95 = percentiles(m.latencies, [95]).p95;
+        s.done(`p95 ${p95} ms, ${m.deliveredPerSecond} delivered/s`);
+        record(`step: 10 subscribers at ${r}/s`, 10, r, m);
+        if (p95 > 100) break;
+        sustained = r;
+      }
+      if (sustained) {
+        s = step(`Back down to ${sustained}/s: does latency recover?`);
+        const m = await measure(stack, rx, { subscribers: 10, rate: sustained, count: sustained * seconds, nextId });
+        s.done();
+        record(`after the overload, 10 subscribers at ${sustained}/s again`, 10, sustained, m);
+      }
+    }
+
+    const outcome = (name: string) =>
+      Promise.all(stack.workers.map((w) => metricSum(w.url, 'plant_store_deliveries_total', `outcome="${name}"`))).then(
+        (per) => per.reduce((a, b) => a + b, 0),
+      );
     const [sent, succeeded, retried, failed] = await Promise.all(
       ['sent', 'succeeded', 'retried', 'failed'].map(outcome),
     );
     console.log(`\nAttempts: ${sent} sent, ${succeeded} succeeded, ${retried} retried, ${failed} failed.`);
+    console.log(`Connections the receiver accepted: ${rx.connections} (keep-alive reuses them).`);
+    if (stack.workers.length > 1) {
+      const perWorker = await Promise.all(
+        stack.workers.map((w) => metricSum(w.url, 'plant_store_deliveries_total', 'outcome="sent"')),
+      );
+      const seen = new Map<string, number>();
+      for (const r of rx.received) {
+        const key = `${r.path} ${r.headers['webhook-id']}`;
+        seen.set(key, (seen.get(key) ?? 0) + 1);
+      }
+      const twice = [...seen.values()].filter((n) => n > 1).length;
+      console.log(
+        `Scale-out: ${stack.workers.length} workers sent ${perWorker.join(' + ')} attempts; ` +
+          `${stack.gateways.length} gateways took the webhooks in turn; deliveries received twice: ${twice}.`,
+      );
+    }
     console.log(
       `\nDelivery latency in milliseconds at ${rate} webhooks/s (target p95 <= 100 ms; Convoy publishes 124 ms at 200/s):`,
     );
     table(rows);
     console.log(
-      "\nWhere the time goes, per subscriber count, from the worker's histograms (ms, interpolated within buckets):",
+      "\nWhere the time goes, per subscriber count, from the first worker's histograms (ms, interpolated within buckets):",
     );
     table(split);
     if (Object.keys(cpu).length > 0) {
       console.log(`\nCPU while sending and delivering, % of one core (the machine has ${os.availableParallelism()}):`);
       table(cpu);
+      console.log(
+        `\nCPU per successful delivery (µs), against the floor: the HTTP client alone, ${floor.usPerRequest.toFixed(1)} µs ` +
+          `per request with undici (${floor.perSecond}/s), ${nodeFloor.usPerRequest.toFixed(1)} µs with node:http ` +
+          `(${nodeFloor.perSecond}/s), measured in this run. Target: worker + PostgreSQL <= 2x the floor.`,
+      );
+      table(costs);
     }
+    if (sustained !== null)
+      console.log(
+        `\nSustained with p95 <= 100 ms: ${sustained} webhooks/s to 10 subscribers (${sustained * 10} deliveries/s).`,
+      );
+    else if (stepping) console.log('\nNo step held p95 <= 100 ms.');
+    console.log('\nPeak resident memory (MB):');
+    table({
+      peak: peakRss({
+        ...Object.fromEntries(stack.gateways.map((g, i) => [`gateway${i || ''}`, g.process.pid])),
+        ...Object.fromEntries(stack.workers.map((w, i) => [`worker${i || ''}`, w.process.pid])),
+      }),
+    });
     if (process.env.PG_STAT_STATEMENTS === '1') await printStatementStats(stack.env.DATABASE_URL);
   } finally {
     await rx.stop();

@@ -27,8 +27,12 @@ export const ADMIN = 'bench-admin-token-0123456789';
 
 export interface Stack {
   env: Record<string, string>;
+  /** The first gateway; `gateways` holds every one (`--gateways N`). */
   gateway: ChildProcess;
+  gateways: { process: ChildProcess; url: string; metricsUrl: string }[];
+  /** The first worker; `workers` holds every one (`--workers N`), all in one consumer group. */
   worker: ChildProcess | null;
+  workers: { process: ChildProcess; url: string }[];
   url: string;
   gatewayMetricsUrl: string;
   workerUrl: string;
@@ -40,7 +44,9 @@ export interface Stack {
 export async function startStack({
   workerEnv = {},
   startWorker = true,
-}: { workerEnv?: Record<string, string>; startWorker?: boolean } = {}) {
+  workers = 1,
+  gateways = 1,
+}: { workerEnv?: Record<string, string>; startWorker?: boolean; workers?: number; gateways?: number } = {}) {
   ensureDependencies();
   if (!process.argv.includes('--no-build')) build();
   const local = await bringUp('bench');
@@ -67,19 +73,30 @@ export async function startStack({
   const stack: Stack = {
     env,
     gateway: null as unknown as ChildProcess,
+    gateways: [],
     worker: null,
+    workers: [],
     url: `http://127.0.0.1:${env.PORT}`,
     gatewayMetricsUrl: `http://127.0.0.1:${env.METRICS_PORT}`,
     workerUrl: `http://127.0.0.1:${env.WORKER_METRICS_PORT}`,
     async startWorker(extra = {}) {
-      const worker = runApp('worker', { ...env, ...workerEnv, ...extra }, { quiet: !process.env.BENCH_VERBOSE });
+      // Replicas after the first listen on ports of their own (9562, 9564, …); all share the consumer group.
+      const port = Number(env.WORKER_METRICS_PORT) + 2 * stack.workers.length;
+      const url = `http://127.0.0.1:${port}`;
+      const worker = runApp(
+        'worker',
+        { ...env, ...workerEnv, ...extra, WORKER_METRICS_PORT: String(port) },
+        { quiet: !process.env.BENCH_VERBOSE },
+      );
       children.push(worker);
-      stack.worker = worker;
-      await waitReady(`${stack.workerUrl}/readyz`, worker, 'worker');
+      stack.worker ??= worker;
+      stack.workers.push({ process: worker, url });
+      await waitReady(`${url}/readyz`, worker, 'worker');
       return worker;
     },
     async stopWorker() {
       await stopProcess(stack.worker, 30000);
+      stack.workers = stack.workers.filter((w) => w.process !== stack.worker);
       stack.worker = null;
     },
     async stop() {
@@ -87,11 +104,22 @@ export async function startStack({
       await local.stop();
     },
   };
-  if (startWorker) await stack.startWorker();
+  if (startWorker) for (let i = 0; i < workers; i++) await stack.startWorker();
   else await prepareWithoutWorker(env);
-  stack.gateway = runApp('gateway', env, { quiet: true });
-  children.push(stack.gateway);
-  await waitReady(`${stack.url}/readyz`, stack.gateway, 'gateway');
+  for (let i = 0; i < gateways; i++) {
+    const port = Number(env.PORT) + i;
+    const metricsPort = Number(env.METRICS_PORT) + 2 * i;
+    const gateway = runApp(
+      'gateway',
+      { ...env, PORT: String(port), METRICS_PORT: String(metricsPort) },
+      { quiet: true },
+    );
+    children.push(gateway);
+    const url = `http://127.0.0.1:${port}`;
+    stack.gateways.push({ process: gateway, url, metricsUrl: `http://127.0.0.1:${metricsPort}` });
+    await waitReady(`${url}/readyz`, gateway, 'gateway');
+  }
+  stack.gateway = stack.gateways[0].process;
   s.done();
   return stack;
 }
@@ -209,17 +237,38 @@ export function cpuMeter(pids: Record<string, number | undefined>) {
   };
   const start = snapshot();
   return {
+    /** % of one core each used since the meter started. */
     read(): Record<string, number> | null {
+      const used = this.cpuSeconds();
+      if (!used || !start) return null;
+      const seconds = (performance.now() - start.at) / 1000;
+      return Object.fromEntries(Object.entries(used).map(([k, v]) => [k, Math.round((100 * v) / seconds)]));
+    },
+    /** CPU seconds each used since the meter started. */
+    cpuSeconds(): Record<string, number> | null {
       const end = snapshot();
       if (!start || !end) return null;
-      const seconds = (end.at - start.at) / 1000;
       return Object.fromEntries(
         Object.keys(end.ticks)
           .sort()
-          .map((k) => [k, Math.round((100 * (end.ticks[k] - (start.ticks[k] ?? 0))) / TICKS / seconds)]),
+          .map((k) => [k, (end.ticks[k] - (start.ticks[k] ?? 0)) / TICKS]),
       );
     },
   };
+}
+
+/** Each process's peak resident memory so far (VmHWM, MB), from /proc (Linux only: empty elsewhere). */
+export function peakRss(pids: Record<string, number | undefined>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, pid] of Object.entries(pids)) {
+    try {
+      const kb = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (kb) out[name] = Math.round(Number(kb[1]) / 1024);
+    } catch {
+      // not running, or not Linux
+    }
+  }
+  return out;
 }
 
 /** A histogram from a /metrics page: cumulative count per bucket bound, summed over its label sets. */

@@ -48,7 +48,7 @@ export class SubscriptionTester implements OnApplicationShutdown {
     };
   }
 
-  onApplicationShutdown() {
-    this.client.close();
+  async onApplicationShutdown() {
+    await this.client.close();
   }
 }

@@ -35,7 +35,7 @@ export class DeliverySender implements OnApplicationShutdown {
   }
 
   /** After the dispatcher's onModuleDestroy has drained the sends under way. */
-  onApplicationShutdown() {
-    this.client.close();
+  async onApplicationShutdown() {
+    await this.client.close();
   }
 }

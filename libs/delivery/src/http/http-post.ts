@@ -17,9 +17,34 @@ export function deliveryAgents(allowPrivate: boolean): Agents {
   };
 }
 
+/** How a webhook goes over the wire: node:http (nodeHttpTransport) or undici (undiciTransport). */
+export interface WebhookTransport {
+  /** The status, headers and first `maxBody` bytes of the answer; rejects on a refusal, timeout or reset. */
+  post(
+    url: string,
+    headers: Record<string, string>,
+    body: string,
+    timeoutMs: number,
+    maxBody?: number,
+  ): Promise<PostResult>;
+  /** Closes its kept-alive connections. */
+  close(): Promise<void>;
+}
+
+/** node:http with keep-alive agents, as a WebhookTransport. */
+export function nodeHttpTransport(allowPrivate: boolean): WebhookTransport {
+  const agents = deliveryAgents(allowPrivate);
+  return {
+    post: (url, headers, body, timeoutMs, maxBody) => httpPost(agents, url, headers, body, timeoutMs, maxBody),
+    close: async () => {
+      for (const agent of Object.values(agents)) agent.destroy();
+    },
+  };
+}
+
 export interface PostResult {
   status: number;
-  headers: http.IncomingHttpHeaders;
+  headers: http.IncomingHttpHeaders | Record<string, string | string[] | undefined>;
   /** The first `maxBody` bytes of the response; the rest is discarded unread. */
   body: string;
 }

@@ -1,2 +1,3 @@
 export * from './http-post';
+export * from './undici-post';
 export * from './webhook-client';

@@ -7,16 +7,25 @@ import { HIDDEN_TOKEN, sentHeaders, WebhookClient } from './webhook-client';
 describe('WebhookClient', () => {
   let server: http.Server;
   let url = '';
+  let connections = 0;
   const seen: http.IncomingHttpHeaders[] = [];
   beforeAll(async () => {
     server = http.createServer((req, res) => {
       seen.push(req.headers);
-      req.resume().on('end', () => res.writeHead(202).end('thanks'));
+      req.resume().on('end', () => {
+        if (req.url === '/slow') setTimeout(() => res.writeHead(200).end(), 500);
+        else if (req.url === '/big') res.writeHead(200).end('x'.repeat(100_000));
+        else res.writeHead(202).end('thanks');
+      });
     });
+    server.on('connection', () => connections++);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   });
-  afterAll(() => new Promise((r) => server.close(r)));
+  afterAll(() => {
+    server.closeAllConnections();
+    return new Promise((r) => server.close(r));
+  });
 
   const secret = generateSecret();
   const request = () => ({
@@ -32,7 +41,7 @@ describe('WebhookClient', () => {
   it('refuses a private address unless allowed, before anything is signed or sent', async () => {
     const client = new WebhookClient(false, 2000);
     const r = await client.send(request());
-    client.close();
+    await client.close();
     expect(r).toMatchObject({
       status: null,
       signature: null,
@@ -44,7 +53,7 @@ describe('WebhookClient', () => {
   it('sends signed, with the token, and the headers rebuilt for an operator match but for the token', async () => {
     const client = new WebhookClient(true, 2000);
     const r = await client.send(request());
-    client.close();
+    await client.close();
     expect(r).toMatchObject({ status: 202, responseBody: 'thanks', error: null });
     const [got] = seen;
     expect(got.authorization).toBe('Bearer tok-1');
@@ -55,5 +64,34 @@ describe('WebhookClient', () => {
     expect(
       sentHeaders('msg_1', { attemptedAt: r.attemptedAt, signature: null }, { hops: 0, originEventId: 'x' }, true),
     ).toBeNull();
+  });
+
+  it('refuses a name that resolves to a private address, at connect time', async () => {
+    const client = new WebhookClient(false, 2000);
+    const port = new URL(url).port;
+    const r = await client.send({ ...request(), url: `http://localhost:${port}/hook` });
+    await client.close();
+    expect(r.error).toMatch(/^refused by the SSRF guard: localhost resolves to (127\.0\.0\.1|::1)/);
+    expect(r.status).toBeNull();
+  });
+
+  it('gives up at the timeout, says so, and reports a refused connection by its code', async () => {
+    const client = new WebhookClient(true, 200);
+    const slow = await client.send({ ...request(), url: url.replace('/hook', '/slow') });
+    expect(slow).toMatchObject({ status: null, error: 'timed out after 200 ms' });
+    expect(slow.latencyMs).toBeLessThan(450);
+    const closed = await client.send({ ...request(), url: 'http://127.0.0.1:1/hook' });
+    expect(closed).toMatchObject({ status: null, error: 'ECONNREFUSED' });
+    await client.close();
+  });
+
+  it('keeps the first KiB of an answer, reads the rest away and reuses the connection', async () => {
+    const client = new WebhookClient(true, 2000);
+    const before = connections;
+    const big = await client.send({ ...request(), url: url.replace('/hook', '/big') });
+    expect(big.responseBody).toHaveLength(1024);
+    for (let i = 0; i < 10; i++) await client.send(request());
+    await client.close();
+    expect(connections - before).toBeLessThanOrEqual(2); // not one per request
   });
 });

@@ -3,7 +3,8 @@ import { DeliveryAttempt } from '../domain';
 import { parseRetryAfter } from '../retry-schedule';
 import { signDelivery } from '../signing';
 import { checkUrlShape } from '../ssrf';
-import { Agents, deliveryAgents, httpPost } from './http-post';
+import type { WebhookTransport } from './http-post';
+import { undiciTransport } from './undici-post';
 
 /** One New Plant webhook to send: what the worker's deliveries and the admin API's test sends have in common. */
 export interface WebhookRequest {
@@ -76,13 +77,13 @@ export function sentHeaders(
  * timeout or a reset is an attempt with an error.
  */
 export class WebhookClient {
-  private readonly agents: Agents;
+  private readonly transport: WebhookTransport;
 
   constructor(
     private readonly allowPrivateNetworks: boolean,
     private readonly timeoutMs: number,
   ) {
-    this.agents = deliveryAgents(allowPrivateNetworks);
+    this.transport = undiciTransport(allowPrivateNetworks);
   }
 
   async send(r: WebhookRequest): Promise<SendResult> {
@@ -107,7 +108,7 @@ export class WebhookClient {
     signature = signed['webhook-signature'];
     const headers = webhookHeaders(signed, r, r.token ? `Bearer ${r.token}` : null);
     try {
-      const res = await httpPost(this.agents, r.url, headers, r.body, this.timeoutMs, MAX_RESPONSE_BYTES);
+      const res = await this.transport.post(r.url, headers, r.body, this.timeoutMs, MAX_RESPONSE_BYTES);
       const retryAfter = res.headers['retry-after'];
       return result({
         status: res.status,
@@ -121,8 +122,8 @@ export class WebhookClient {
     }
   }
 
-  /** Closes the kept-alive sockets (a gateway or worker shutting down leaves none open). */
-  close() {
-    for (const agent of Object.values(this.agents)) agent.destroy();
+  /** Closes the kept-alive connections (a gateway or worker shutting down leaves none open). */
+  close(): Promise<void> {
+    return this.transport.close();
   }
 }
