@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // npm run bench:gateway — HTTP throughput of POST /plant/webhook on the real gateway (each 200 waits for
-// Kafka's acks=all), against a baseline measured in the same run: a bare Fastify route doing the same header
-// and body checks with no Kafka at all (the ceiling on this machine). Also reports how many webhooks each
-// produce request carried (the batching).
+// Kafka's acks=all), against baselines measured in the same run, each in its own process: a bare Fastify route
+// doing the same header and body checks with no Kafka at all (the ceiling on this machine); a plain Nest +
+// Fastify controller behind Passport's bearer guard, returning at once (the framework's floor); and the naive
+// webhook-to-Kafka endpoint, Fastify + kafkajs with one acks=all record per request. Also reports how many
+// webhooks each produce request carried (the batching), and each process's peak RSS.
 // A second gateway run sends each webhook with its own webhook-id, so the cost of the idempotency-key check shows.
 // Options: --connections 64 --duration 10 --no-build
 import autocannon from 'autocannon';
@@ -11,9 +13,10 @@ import path from 'node:path';
 import { metricSum } from '../../test/support/metrics';
 import { arg, runBench, startStack, step, table, TOKEN } from './harness';
 
-function startBareFastify(): Promise<{ url: string; stop(): void }> {
-  const child = fork(path.join(__dirname, 'bare-fastify.ts'), {
-    env: { ...process.env, TOKEN },
+/** A baseline server in a process of its own: bare-fastify, naive-kafka or nest-guarded (this folder). */
+function startBaseline(file: string, env: Record<string, string> = {}): Promise<{ url: string; stop(): void }> {
+  const child = fork(path.join(__dirname, `${file}.ts`), {
+    env: { ...process.env, ...env, TOKEN },
     execArgv: ['-r', 'ts-node/register/transpile-only'],
   });
   return new Promise((resolve) =>
@@ -54,7 +57,9 @@ async function main() {
   const connections = arg('connections', 64);
   const duration = arg('duration', 10);
   const stack = await startStack({ startWorker: false });
-  const bare = await startBareFastify();
+  const bare = await startBaseline('bare-fastify');
+  const nest = await startBaseline('nest-guarded');
+  const naive = await startBaseline('naive-kafka', { KAFKA_BROKERS: stack.env.KAFKA_BROKERS });
   try {
     let s = step('Warm-up (3 s)');
     await run(stack.url, connections, 3);
@@ -68,21 +73,32 @@ async function main() {
     s = step(`Baseline: bare Fastify, same checks, no Kafka, ${connections} connections for ${duration} s`);
     const base = await run(bare.url, connections, duration);
     s.done();
+    s = step(`Baseline: Nest + Fastify, a bearer-guarded controller (Passport), no validation, no Kafka`);
+    const nestFloor = await run(nest.url, connections, duration);
+    s.done();
+    s = step(`Baseline: naive Fastify + kafkajs, one acks=all record per request, ${connections} connections`);
+    const naiveRun = await run(naive.url, connections, duration);
+    s.done();
     const sum = await metricSum(stack.gatewayMetricsUrl, 'plant_store_produce_batch_size_sum');
     const cnt = await metricSum(stack.gatewayMetricsUrl, 'plant_store_produce_batch_size_count');
     table({
       'gateway (durable publish)': summary(gw),
       'gateway, each with a webhook-id': summary(keyed),
-      'baseline: bare Fastify': summary(base),
+      'baseline: bare Fastify (the ceiling)': summary(base),
+      'baseline: Nest + Fastify + Passport guard (the framework)': summary(nestFloor),
+      'baseline: naive Fastify + kafkajs, acks=all per request': summary(naiveRun),
     });
+    const ratio = (r: autocannon.Result) => gw.requests.average / Math.max(1, r.requests.average);
     console.log(
-      `Gateway at ${Math.round((100 * gw.requests.average) / base.requests.average)} % of the bare-Fastify ceiling.`,
+      `Gateway at ${Math.round(100 * ratio(base))} % of the bare-Fastify ceiling (target >= 50 %), ` +
+        `${Math.round(100 * ratio(nestFloor))} % of the Nest floor, ` +
+        `${ratio(naiveRun).toFixed(1)}x the naive endpoint (target >= 2x).`,
     );
     console.log(
       `Produce requests: ${cnt} for ${sum} webhooks (${(sum / Math.max(1, cnt)).toFixed(1)} webhooks per Kafka request).`,
     );
   } finally {
-    bare.stop();
+    for (const b of [bare, nest, naive]) b.stop();
     await stack.stop();
   }
 }

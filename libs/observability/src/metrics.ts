@@ -20,8 +20,26 @@ export function instruments(registry: Registry) {
   return {
     counter: <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
       new Counter<L>({ name, help, labelNames, registers }),
-    gauge: <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
-      new Gauge<L>({ name, help, labelNames, registers }),
+    gauge: <L extends string>(
+      name: string,
+      help: string,
+      labelNames: readonly L[] = [],
+      /** Sets the gauge when it is scraped, rather than on every change. */
+      collect?: (gauge: Gauge<L>) => void,
+    ) =>
+      new Gauge<L>({
+        name,
+        help,
+        labelNames,
+        registers,
+        ...(collect
+          ? {
+              collect(this: Gauge<L>) {
+                collect(this);
+              },
+            }
+          : {}),
+      }),
     histogram: <L extends string>(name: string, help: string, buckets: number[], labelNames: readonly L[] = []) =>
       new Histogram<L>({ name, help, buckets, labelNames, registers }),
   };

@@ -36,13 +36,17 @@ const ok: SendResult = {
 function fakeRepository() {
   const recorded: AttemptRecord[] = [];
   const released: string[] = [];
+  const db = { stalled: null as Promise<void> | null };
   const repo = {
     claimDue: jest.fn(async () => ({ claimed: [], more: false })),
     countPending: async () => 0,
-    recordAttempts: async (records: AttemptRecord[]) => void recorded.push(...records),
+    recordAttempts: async (records: AttemptRecord[]) => {
+      await db.stalled;
+      recorded.push(...records);
+    },
     releaseLeases: async (ids: string[]) => void released.push(...ids),
   };
-  return { repo: repo as unknown as OutboxRepository, recorded, released, claimDue: repo.claimDue };
+  return { repo: repo as unknown as OutboxRepository, recorded, released, claimDue: repo.claimDue, db };
 }
 
 function setup(env: Record<string, string> = {}) {
@@ -52,13 +56,24 @@ function setup(env: Record<string, string> = {}) {
     SECRETS_KEY: Buffer.alloc(32, 1).toString('base64'),
     ...env,
   });
-  const { repo, recorded, released, claimDue } = fakeRepository();
+  const { repo, recorded, released, claimDue, db } = fakeRepository();
   const sent: string[] = [];
   let answer: () => Promise<SendResult> = async () => ok;
   const sender = { send: async (d: ClaimedDelivery) => (sent.push(d.id), answer()) } as unknown as DeliverySender;
-  const sut = new DeliveryDispatcher(config, repo, sender, new DeliverySignal(), new WorkerMetrics());
+  const metrics = new WorkerMetrics();
+  const sut = new DeliveryDispatcher(config, repo, sender, new DeliverySignal(), metrics);
   const handoff: DeliveryInbox = sut; // what the consumer sees of it
-  return { sut, handoff, recorded, released, sent, claimDue, hold: (f: () => Promise<SendResult>) => (answer = f) };
+  return {
+    sut,
+    handoff,
+    recorded,
+    released,
+    sent,
+    claimDue,
+    db,
+    metrics,
+    hold: (f: () => Promise<SendResult>) => (answer = f),
+  };
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 20));
@@ -87,6 +102,24 @@ describe(DeliveryDispatcher.name, () => {
     expect(handoff.room().limit).toBe(1); // two sending, one queued
     expect(handoff.room().leaseMs).toBeGreaterThan(15000); // outlives an attempt's timeout
     answer(ok);
+    await sut.onModuleDestroy();
+  });
+
+  it('counts answered deliveries whose outcome is not yet written against its room: a slow database slows the intake', async () => {
+    const { sut, handoff, db, recorded, metrics } = setup();
+    let unstall!: () => void;
+    db.stalled = new Promise((r) => (unstall = r));
+    handoff.accept([delivery('a'), delivery('b'), delivery('c'), delivery('d')], 0);
+    await settle();
+    // All four answered; their outcomes wait for the database, and still hold the window.
+    expect(handoff.room().limit).toBe(0);
+    const scraped = await metrics.registry.getSingleMetricAsString('plant_store_dispatcher_deliveries');
+    expect(scraped).toMatch(/state="recording",app="worker"} 4/);
+    expect(await metrics.registry.getSingleMetricAsString('plant_store_dispatcher_window')).toMatch(/ 4$/m);
+    unstall();
+    await settle();
+    expect(recorded).toHaveLength(4);
+    expect(handoff.room().limit).toBe(4);
     await sut.onModuleDestroy();
   });
 

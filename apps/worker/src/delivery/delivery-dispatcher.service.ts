@@ -33,6 +33,9 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   private queuedCount = 0;
   /** Requests on the wire; a delivery whose response is being recorded no longer takes a slot. */
   private sending = 0;
+  /** Answered, outcome not yet written: still in the window, so a slow database slows the intake, and memory
+   * stays bounded, rather than outcomes piling up. */
+  private recording = 0;
   private readonly running = new Set<Promise<void>>();
   /** Outcomes are written in batches: one statement for every attempt that finished meanwhile. */
   private readonly recorder: WriteCoalescer<AttemptRecord, void>;
@@ -54,6 +57,11 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     this.leaseMs = config.DELIVERY_TIMEOUT_MS + 5000;
     this.window = 2 * config.DELIVERY_CONCURRENCY;
     this.recorder = new WriteCoalescer((records) => deliveries.recordAttempts(records), 500);
+    metrics.watchDispatcher(this.window, () => ({
+      sending: this.sending,
+      queued: this.queuedCount,
+      recording: this.recording,
+    }));
   }
 
   room(): OutboxLease {
@@ -117,7 +125,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   }
 
   private free(): number {
-    return Math.max(0, this.window - this.sending - this.queuedCount);
+    return Math.max(0, this.window - this.sending - this.queuedCount - this.recording);
   }
 
   /** Subscriptions with a full queue are left out of the next claim, so one busy subscriber cannot hog it. */
@@ -180,12 +188,15 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       release();
     }
     const outcome = decideOutcome(result, d.attempts + 1, this.schedule);
+    this.recording++;
     try {
       await this.recorder.add({ deliveryId: d.id, attempt: result, outcome });
     } catch (err) {
       // The lease will expire and the delivery will be sent again: at least once, never lost.
       this.logger.error(`recording attempt of delivery ${d.id} failed: ${(err as Error).message}`);
       return;
+    } finally {
+      this.recording--;
     }
     if (outcome.kind === 'succeeded') {
       this.metrics.deliveries.inc({ ...labels, outcome: 'succeeded' });

@@ -65,4 +65,34 @@ export class WorkerMetrics {
       'deliveries past DELIVERY_RETENTION',
     ['table'],
   );
+
+  /** What the delivery dispatcher holds in memory, read when scraped (see DeliveryDispatcher.holding). */
+  private dispatcherHolding: () => Record<'sending' | 'queued' | 'recording', number> = () => ({
+    sending: 0,
+    queued: 0,
+    recording: 0,
+  });
+  private dispatcherWindow = 0;
+
+  readonly dispatcherDeliveries = this.m.gauge(
+    'plant_store_dispatcher_deliveries',
+    'Deliveries the dispatcher holds in memory, by state: sending (on the wire), queued (waiting for a slot), ' +
+      'recording (answered, outcome being written). Their sum never exceeds plant_store_dispatcher_window.',
+    ['state'],
+    (g) => {
+      for (const [state, n] of Object.entries(this.dispatcherHolding())) g.set({ state }, n);
+    },
+  );
+
+  readonly dispatcherWindowGauge = this.m.gauge(
+    'plant_store_dispatcher_window',
+    'The most deliveries the dispatcher holds in memory at once (2 x DELIVERY_CONCURRENCY)',
+    [],
+    (g) => g.set(this.dispatcherWindow),
+  );
+
+  watchDispatcher(window: number, holding: () => Record<'sending' | 'queued' | 'recording', number>) {
+    this.dispatcherWindow = window;
+    this.dispatcherHolding = holding;
+  }
 }

@@ -1,0 +1,37 @@
+// A baseline of bench:gateway: the naive webhook-to-Kafka endpoint, bare Fastify and kafkajs, one acks=all
+// record per request and the 200 after its ack, the gateway's header and body checks, nothing else. Run in its
+// own process (forked by gateway.ts) on a topic of its own, like plant.created; reports its port to the parent.
+import Fastify from 'fastify';
+import { Kafka, logLevel } from 'kafkajs';
+import { AddressInfo } from 'node:net';
+
+const TOPIC = 'bench.naive';
+
+async function main() {
+  const kafka = new Kafka({
+    clientId: 'bench-naive',
+    brokers: process.env.KAFKA_BROKERS!.split(','),
+    logLevel: logLevel.NOTHING,
+  });
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({
+    topics: [{ topic: TOPIC, numPartitions: Number(process.env.PLANT_CREATED_PARTITIONS ?? 6) }],
+  });
+  await admin.disconnect();
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  const fastify = Fastify({ logger: false });
+  fastify.post('/plant/webhook', async (req, reply) => {
+    if (req.headers.authorization !== `Bearer ${process.env.TOKEN}`) return reply.code(401).send();
+    const b = req.body as { id?: unknown; name?: unknown } | null;
+    if (!b || !Number.isSafeInteger(b.id) || (b.id as number) < 1 || typeof b.name !== 'string')
+      return reply.code(422).send();
+    await producer.send({ topic: TOPIC, acks: -1, messages: [{ key: String(b.id), value: JSON.stringify(b) }] });
+    return { eventId: 'x' };
+  });
+  await fastify.listen({ port: 0, host: '127.0.0.1' });
+  process.send!((fastify.server.address() as AddressInfo).port);
+}
+
+void main();
