@@ -123,6 +123,22 @@ describe(DeliveryDispatcher.name, () => {
     await sut.onModuleDestroy();
   });
 
+  it('keeps its claim loop from spinning while the window is full of outcomes being written', async () => {
+    const { sut, handoff, db, claimDue } = setup();
+    let unstall!: () => void;
+    db.stalled = new Promise((r) => (unstall = r));
+    claimDue.mockImplementation(async () => ({ claimed: [], more: true })); // a backlog: each answer wakes the loop
+    sut.onApplicationBootstrap(); // the claim loop
+    handoff.accept([delivery('a'), delivery('b'), delivery('c'), delivery('d')], 0);
+    // A loop with nothing on the wire and no room would never yield: this timer would never fire (before the
+    // fix, this test hung, as the worker did at 100 % CPU).
+    await settle();
+    expect(handoff.room().limit).toBe(0);
+    expect(claimDue.mock.calls.length).toBeLessThanOrEqual(3);
+    unstall();
+    await sut.onModuleDestroy();
+  });
+
   it('hands leases back when deliveries arrive after it stopped, instead of letting them wait for expiry', async () => {
     const { sut, handoff, released, sent } = setup();
     await sut.onModuleDestroy();

@@ -116,8 +116,9 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       }
       for (const d of claimed) this.enqueue(d);
       this.pump();
-      // Claimed a full batch: more may be due, go again at once. Otherwise sleep until woken or the poll.
-      if (claimed.length < want) await this.signal.wait(this.config.DELIVERY_POLL_MS);
+      // Claimed a full batch: more may be due, go again at once. Otherwise (or with no room at all: the window
+      // may be full of outcomes being written, with nothing on the wire) sleep until woken or the poll.
+      if (claimed.length < want || want === 0) await this.signal.wait(this.config.DELIVERY_POLL_MS);
       // While sends are finishing, let a few milliseconds of them free their slots so that one claim query
       // serves many.
       if (this.sending > 0) await new Promise((r) => setTimeout(r, CLAIM_COALESCE_MS));
