@@ -12,6 +12,7 @@ import { BatchSpans } from './event-spans';
 import { publishDeadLetters } from './dead-letters';
 import { headerString, PlantBatch } from './plant-batch';
 import { LoopReport } from './loop-report';
+import { countOutcomes } from './outcome-counts';
 import { BatchAbandoned, retryTransient } from './retry';
 
 /** Rows per statement at most, when batches from several partitions are stored together. */
@@ -173,18 +174,9 @@ export class PlantIngestService {
 
   private record(plan: BatchPlan, r: ApplyResult, started: bigint) {
     const now = Date.now();
-    // The result may cover other partitions' batches too: count this batch's events only.
-    const fresh = plan.events.filter((row) => r.fresh.has(row.eventId)).length;
-    const applied = plan.events.filter((row) => r.applied.has(row.eventId)).length;
-    const unchanged = plan.events.filter((row) => r.unchanged.has(row.eventId)).length;
     const reused = new Set(r.keyReused);
-    const keyReused = plan.events.filter((row) => reused.has(`${row.partition}:${row.offset}`));
-    this.reportKeyReuse(keyReused);
-    this.metrics.events.inc({ outcome: 'stored' }, applied);
-    this.metrics.events.inc({ outcome: 'duplicate' }, plan.events.length - fresh - keyReused.length);
-    this.metrics.events.inc({ outcome: 'key_reused' }, keyReused.length);
-    this.metrics.events.inc({ outcome: 'unchanged' }, unchanged);
-    this.metrics.events.inc({ outcome: 'stale' }, fresh - applied - unchanged);
+    this.reportKeyReuse(plan.events.filter((row) => reused.has(`${row.partition}:${row.offset}`)));
+    for (const [outcome, n] of Object.entries(countOutcomes(plan.events, r))) this.metrics.events.inc({ outcome }, n);
     for (const row of plan.events)
       this.metrics.processingLatency.observe(Math.max(0, now - Date.parse(row.eventTime)) / 1000);
     this.metrics.batchDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
