@@ -167,7 +167,13 @@ function costPerDelivery(m: Measured) {
       .filter(([k]) => k.startsWith(prefix))
       .reduce((n, [, v]) => n + v, 0);
   const us = (prefix: string) => Math.round((sum(prefix) * 1e6) / m.latencies.length);
-  return { worker: us('worker'), postgresql: us('postgresql'), gateway: us('gateway'), kafka: us('kafka') };
+  return {
+    worker: us('worker'),
+    postgresql: us('postgresql'),
+    'of which background': us('postgresql ('),
+    gateway: us('gateway'),
+    kafka: us('kafka'),
+  };
 }
 
 async function main() {

@@ -206,7 +206,12 @@ export function cpuMeter(pids: Record<string, number | undefined>) {
   /** Whose the process is, from its stat line, or null if none of ours. */
   const owner = (pid: number, stat: string) => {
     if (byPid.has(pid)) return byPid.get(pid)!;
-    if (stat.includes('(postgres)')) return 'postgresql';
+    if (stat.includes('(postgres)')) {
+      // Its process title says which part: a backend serving the apps, or a background process.
+      const title = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      const part = /autovacuum|walwriter|checkpointer|background writer|walsummarizer|io worker/.exec(title);
+      return part ? `postgresql (${part[0]})` : 'postgresql';
+    }
     if (stat.includes('(java)') && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('kafka.Kafka'))
       return 'kafka';
     return null;
