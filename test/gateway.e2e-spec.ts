@@ -236,6 +236,10 @@ describe('gateway: POST /plant/webhook', () => {
     expect(metrics).toMatch(/plant_store_http_requests_total\{[^}]*route="\/plant\/webhook"[^}]*status="200"/);
     expect(metrics).toMatch(/plant_store_publish_latency_seconds_bucket/);
     expect(metrics).toMatch(/plant_store_publishes_in_flight/);
+    // Every in-memory bound is read beside its limit.
+    expect(metrics).toMatch(/^plant_store_publishes_in_flight_limit\{app="gateway"\} 1000$/m);
+    expect(metrics).toMatch(/^plant_store_idempotency_keys_limit\{app="gateway"\} 100000$/m);
+    expect(metrics).toMatch(/^plant_store_idempotency_keys\{app="gateway"\} \d+$/m);
   });
 
   it('answers unknown routes with problem+json 404', async () => {

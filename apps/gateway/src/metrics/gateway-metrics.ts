@@ -47,4 +47,34 @@ export class GatewayMetrics {
     'Requests cut before routing: timeout (headers or body too slow), header_overflow, malformed',
     ['kind'],
   );
+
+  private limits = { publishesInFlight: 0, idempotencyKeys: 0 };
+  private idempotencyKeyCount: () => number = () => 0;
+
+  readonly publishesInFlightLimit = this.m.gauge(
+    'plant_store_publishes_in_flight_limit',
+    'The most events that may wait for Kafka at once (MAX_PUBLISHES_IN_FLIGHT); past it, webhooks get 503',
+    [],
+    (g) => g.set(this.limits.publishesInFlight),
+  );
+
+  readonly idempotencyKeys = this.m.gauge(
+    'plant_store_idempotency_keys',
+    "Senders' idempotency keys this replica remembers (a digest each), to refuse a key reused for another plant",
+    [],
+    (g) => g.set(this.idempotencyKeyCount()),
+  );
+
+  readonly idempotencyKeysLimit = this.m.gauge(
+    'plant_store_idempotency_keys_limit',
+    'The most idempotency keys a replica remembers; the oldest half is dropped when it is reached',
+    [],
+    (g) => g.set(this.limits.idempotencyKeys),
+  );
+
+  /** The in-memory bounds, so that each is read beside its limit. */
+  watchBounds(publishesInFlight: number, idempotencyKeys: { limit: number; count: () => number }) {
+    this.limits = { publishesInFlight, idempotencyKeys: idempotencyKeys.limit };
+    this.idempotencyKeyCount = idempotencyKeys.count;
+  }
 }

@@ -12,10 +12,14 @@ export class IdempotencyKeys {
   private readonly seen: BoundedMap<string, { digest: string; at: number }>;
 
   constructor(
-    maxKeys = 100_000,
+    readonly maxKeys = 100_000,
     private readonly ttlMs = 24 * 3_600_000,
   ) {
     this.seen = new BoundedMap(maxKeys);
+  }
+
+  get size(): number {
+    return this.seen.size;
   }
 
   /** 'different' when the key came before with another plant; otherwise remembers it and says 'new' or 'same'. */

@@ -55,7 +55,12 @@ export class PlantWebhookService {
     @Inject(APP_CONFIG) private readonly config: GatewayConfig,
     private readonly metrics: GatewayMetrics,
     private readonly tracing: Tracing,
-  ) {}
+  ) {
+    metrics.watchBounds(config.MAX_PUBLISHES_IN_FLIGHT, {
+      limit: this.keys.maxKeys,
+      count: () => this.keys.size,
+    });
+  }
 
   async accept(plant: NewPlant, meta: WebhookMeta): Promise<{ eventId: string }> {
     // Without a key of the sender's, one is made here: a 503 hands it back, so even that sender's retry is
