@@ -23,7 +23,7 @@ import {
   histogramPercentiles,
   listArg,
   paced,
-  peakRss,
+  printPeakRss,
   percentiles,
   runBench,
   scrapeHistogram,
@@ -321,13 +321,7 @@ async function main() {
         `\nSustained with p95 <= 100 ms: ${sustained} webhooks/s to 10 subscribers (${sustained * 10} deliveries/s).`,
       );
     else if (stepping) console.log('\nNo step held p95 <= 100 ms.');
-    console.log('\nPeak resident memory (MB):');
-    table({
-      peak: peakRss({
-        ...Object.fromEntries(stack.gateways.map((g, i) => [`gateway${i || ''}`, g.process.pid])),
-        ...Object.fromEntries(stack.workers.map((w, i) => [`worker${i || ''}`, w.process.pid])),
-      }),
-    });
+    printPeakRss(stack);
     if (process.env.PG_STAT_STATEMENTS === '1') await printStatementStats(stack.env.DATABASE_URL);
   } finally {
     await rx.stop();

@@ -11,7 +11,7 @@ import autocannon from 'autocannon';
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import { metricSum } from '../../test/support/metrics';
-import { arg, runBench, startStack, step, table, TOKEN } from './harness';
+import { arg, printPeakRss, runBench, startStack, step, table, TOKEN } from './harness';
 
 /** A baseline server in a process of its own: bare-fastify, naive-kafka or nest-guarded (this folder). */
 function startBaseline(file: string, env: Record<string, string> = {}): Promise<{ url: string; stop(): void }> {
@@ -97,6 +97,7 @@ async function main() {
     console.log(
       `Produce requests: ${cnt} for ${sum} webhooks (${(sum / Math.max(1, cnt)).toFixed(1)} webhooks per Kafka request).`,
     );
+    printPeakRss(stack);
   } finally {
     for (const b of [bare, nest, naive]) b.stop();
     await stack.stop();

@@ -262,6 +262,17 @@ export function cpuMeter(pids: Record<string, number | undefined>) {
   };
 }
 
+/** Prints the peak resident memory of the stack's gateways and workers (targets: 150 MB and 200 MB). */
+export function printPeakRss(stack: Stack) {
+  console.log('\nPeak resident memory (MB; targets: gateway <= 150, worker <= 200):');
+  table({
+    peak: peakRss({
+      ...Object.fromEntries(stack.gateways.map((g, i) => [`gateway${i || ''}`, g.process.pid])),
+      ...Object.fromEntries(stack.workers.map((w, i) => [`worker${i || ''}`, w.process.pid])),
+    }),
+  });
+}
+
 /** Each process's peak resident memory so far (VmHWM, MB), from /proc (Linux only: empty elsewhere). */
 export function peakRss(pids: Record<string, number | undefined>): Record<string, number> {
   const out: Record<string, number> = {};

@@ -10,7 +10,7 @@ import { Kafka, logLevel, Message } from 'kafkajs';
 import { Pool } from 'pg';
 import { PLANT_CREATED_TOPIC } from '@app/contracts';
 import { waitFor } from '../../test/support/wait';
-import { arg, paced, percentiles, runBench, sendWebhook, startStack, step, table } from './harness';
+import { arg, paced, percentiles, printPeakRss, runBench, sendWebhook, startStack, step, table } from './harness';
 
 interface StoredRow {
   id: number;
@@ -147,6 +147,7 @@ async function main() {
       },
     });
     console.log('Target: >= 10,000 events/s stored.');
+    printPeakRss(stack);
   } finally {
     await pool.end();
     await stack.stop();
