@@ -1,4 +1,5 @@
 import { createHmac, createPrivateKey, generateKeyPairSync, KeyObject, randomBytes, sign } from 'node:crypto';
+import { BoundedMap } from '@app/observability';
 
 export type SignatureScheme = 'symmetric' | 'asymmetric';
 
@@ -40,14 +41,12 @@ function ed25519Key(secretKey: string): KeyObject {
 
 /**
  * Decoded keys, by secret: a worker signs for the same few hundred subscribers all day, and decoding a key
- * (an Ed25519 one above all) costs more than the signature. Bounded: emptied when it reaches the cap.
+ * (an Ed25519 one above all) costs more than the signature. Bounded (see BoundedMap).
  */
-const MAX_KEYS = 10_000;
-const keys = new Map<string, Buffer | KeyObject>();
+const keys = new BoundedMap<string, Buffer | KeyObject>(10_000);
 function keyOf(secret: string): Buffer | KeyObject {
   let key = keys.get(secret);
   if (key === undefined) {
-    if (keys.size >= MAX_KEYS) keys.clear();
     key = secret.startsWith('whsk_') ? ed25519Key(secret) : Buffer.from(secret.slice('whsec_'.length), 'base64');
     keys.set(secret, key);
   }

@@ -1,3 +1,3 @@
-export * from './http-post';
+export * from './transport';
 export * from './undici-post';
 export * from './webhook-client';

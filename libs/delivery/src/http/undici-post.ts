@@ -1,7 +1,7 @@
 import type { LookupFunction } from 'node:net';
 import { Agent, Dispatcher } from 'undici';
 import { guardedLookup } from '../ssrf';
-import type { PostResult, WebhookTransport } from './http-post';
+import type { PostResult, WebhookTransport } from './transport';
 
 const timedOut = (ms: number) => Object.assign(new Error(`timed out after ${ms} ms`), { code: 'ETIMEDOUT' });
 

@@ -3,7 +3,7 @@ import { DeliveryAttempt } from '../domain';
 import { parseRetryAfter } from '../retry-schedule';
 import { signDelivery } from '../signing';
 import { checkUrlShape } from '../ssrf';
-import type { WebhookTransport } from './http-post';
+import type { WebhookTransport } from './transport';
 import { undiciTransport } from './undici-post';
 
 /** One New Plant webhook to send: what the worker's deliveries and the admin API's test sends have in common. */
