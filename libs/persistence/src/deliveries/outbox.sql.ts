@@ -54,7 +54,22 @@ export interface SendRow {
   traceparent: string | null;
 }
 
-/** The row as the dispatcher sends it: credentials opened (they are stored sealed, see secrets/). */
+/** The subscription's side of SUBSCRIPTION_SEND_COLUMNS. */
+export type SubscriptionSendRow = Pick<SendRow, 'url' | 'token' | 'secret' | 'previous_secret'>;
+
+/**
+ * A subscription's credentials opened to send with (they are stored sealed, see secrets/): its token, and the
+ * secrets that sign, current first.
+ */
+export function openSendCredentials(r: SubscriptionSendRow, subscriptionId: string, box: SecretBox) {
+  const context = subscriptionContext(subscriptionId);
+  return {
+    token: box.openOptional(r.token, context),
+    secrets: [r.secret, r.previous_secret].filter((x): x is string => Boolean(x)).map((x) => box.open(x, context)),
+  };
+}
+
+/** The row as the dispatcher sends it: credentials opened. */
 export const toClaimedDelivery = (r: SendRow, box: SecretBox): ClaimedDelivery => ({
   id: r.id,
   subscriptionId: r.subscription_id,
@@ -64,10 +79,7 @@ export const toClaimedDelivery = (r: SendRow, box: SecretBox): ClaimedDelivery =
   eventTime: new Date(r.event_time),
   attempts: r.attempts,
   url: r.url,
-  token: box.openOptional(r.token, subscriptionContext(r.subscription_id)),
-  secrets: [r.secret, r.previous_secret]
-    .filter((x): x is string => Boolean(x))
-    .map((s) => box.open(s, subscriptionContext(r.subscription_id))),
+  ...openSendCredentials(r, r.subscription_id, box),
   hops: r.hops ?? 0,
   originEventId: r.origin_event_id ?? r.event_id,
   traceparent: r.traceparent,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { SubscriptionFilter } from '@app/contracts';
+import { openSendCredentials, SUBSCRIPTION_SEND_COLUMNS, SubscriptionSendRow } from '../deliveries/outbox.sql';
 import { SecretBox, subscriptionContext } from '../secrets/secret-box';
 
 /**
@@ -170,18 +171,12 @@ export class SubscriptionRepository {
     return rows[0] ? { row: rows[0], secret: newSecret } : null;
   }
 
+  /** The same columns and signing rule as a delivery (SUBSCRIPTION_SEND_COLUMNS), credentials opened. */
   async findSendable(id: string): Promise<SendableSubscription | null> {
-    const row = await this.findById(id);
-    if (!row) return null;
-    const context = subscriptionContext(id);
-    const overlap = row.previous_secret_expires_at !== null && row.previous_secret_expires_at > new Date();
-    return {
-      id,
-      url: row.url,
-      token: this.box.openOptional(row.token, context),
-      secrets: [row.secret, overlap ? row.previous_secret : null]
-        .filter((s): s is string => Boolean(s))
-        .map((s) => this.box.open(s, context)),
-    };
+    const { rows } = await this.pool.query<SubscriptionSendRow>(
+      `SELECT ${SUBSCRIPTION_SEND_COLUMNS} FROM subscriptions s WHERE s.id = $1 AND s.deleted_at IS NULL`,
+      [id],
+    );
+    return rows[0] ? { id, url: rows[0].url, ...openSendCredentials(rows[0], id, this.box) } : null;
   }
 }
