@@ -2,14 +2,12 @@
 // Kafka. Run in its own process (forked by gateway.ts), like the gateway, and reports its port to the parent.
 import Fastify from 'fastify';
 import { AddressInfo } from 'node:net';
+import { passesChecks } from './webhook-checks';
 
 const fastify = Fastify({ logger: false });
 
 fastify.post('/plant/webhook', async (req, reply) => {
-  if (req.headers.authorization !== `Bearer ${process.env.TOKEN}`) return reply.code(401).send();
-  const b = req.body as { id?: unknown; name?: unknown } | null;
-  if (!b || !Number.isSafeInteger(b.id) || (b.id as number) < 1 || typeof b.name !== 'string')
-    return reply.code(422).send();
+  if (!passesChecks(req, reply)) return reply;
   return { eventId: 'x' };
 });
 

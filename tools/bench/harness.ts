@@ -241,23 +241,24 @@ export function cpuMeter(pids: Record<string, number | undefined>) {
     return { at: performance.now(), ticks };
   };
   const start = snapshot();
+  /** CPU seconds each used since the meter started. */
+  const cpuSeconds = (): Record<string, number> | null => {
+    const end = snapshot();
+    if (!start || !end) return null;
+    return Object.fromEntries(
+      Object.keys(end.ticks)
+        .sort()
+        .map((k) => [k, (end.ticks[k] - (start.ticks[k] ?? 0)) / TICKS]),
+    );
+  };
   return {
+    cpuSeconds,
     /** % of one core each used since the meter started. */
     read(): Record<string, number> | null {
-      const used = this.cpuSeconds();
+      const used = cpuSeconds();
       if (!used || !start) return null;
       const seconds = (performance.now() - start.at) / 1000;
       return Object.fromEntries(Object.entries(used).map(([k, v]) => [k, Math.round((100 * v) / seconds)]));
-    },
-    /** CPU seconds each used since the meter started. */
-    cpuSeconds(): Record<string, number> | null {
-      const end = snapshot();
-      if (!start || !end) return null;
-      return Object.fromEntries(
-        Object.keys(end.ticks)
-          .sort()
-          .map((k) => [k, (end.ticks[k] - (start.ticks[k] ?? 0)) / TICKS]),
-      );
     },
   };
 }

@@ -4,6 +4,7 @@
 import Fastify from 'fastify';
 import { Kafka, logLevel } from 'kafkajs';
 import { AddressInfo } from 'node:net';
+import { passesChecks } from './webhook-checks';
 
 const TOPIC = 'bench.naive';
 
@@ -23,10 +24,8 @@ async function main() {
   await producer.connect();
   const fastify = Fastify({ logger: false });
   fastify.post('/plant/webhook', async (req, reply) => {
-    if (req.headers.authorization !== `Bearer ${process.env.TOKEN}`) return reply.code(401).send();
-    const b = req.body as { id?: unknown; name?: unknown } | null;
-    if (!b || !Number.isSafeInteger(b.id) || (b.id as number) < 1 || typeof b.name !== 'string')
-      return reply.code(422).send();
+    if (!passesChecks(req, reply)) return reply;
+    const b = req.body as { id: number };
     await producer.send({ topic: TOPIC, acks: -1, messages: [{ key: String(b.id), value: JSON.stringify(b) }] });
     return { eventId: 'x' };
   });

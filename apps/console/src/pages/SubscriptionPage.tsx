@@ -3,7 +3,7 @@ import { Note, Notice } from '../Notice';
 import { api } from '../api';
 import { Exchange, Received, SentRequest } from '../Exchange';
 import { Link } from '../router';
-import { describeFilter, Subscription } from './Subscriptions';
+import { describeFilter, splitTags, Subscription } from './Subscriptions';
 
 interface TestResult {
   request: SentRequest;
@@ -52,12 +52,6 @@ export function SubscriptionPage({ id }: { id: string }) {
     </>
   );
 }
-
-const splitTags = (text: string) =>
-  text
-    .split(',')
-    .map((t) => t.trim())
-    .filter(Boolean);
 
 function EditForm({
   s,

@@ -105,6 +105,13 @@ export function Subscriptions() {
   );
 }
 
+/** A comma-separated tag field, as the filter's list. */
+export const splitTags = (text: string) =>
+  text
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
+
 export const describeFilter = (f: Subscription['filter']) =>
   [
     f.tags ? `tags: ${f.tags.join(', ')}` : '',
@@ -119,10 +126,7 @@ function CreateForm({ onCreated, onError }: { onCreated: (s: Subscription) => vo
   const [tags, setTags] = useState('');
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    const list = tags
-      .split(',')
-      .map((t) => t.trim())
-      .filter(Boolean);
+    const list = splitTags(tags);
     try {
       onCreated(
         await api<Subscription>('POST', '/subscriptions', {
