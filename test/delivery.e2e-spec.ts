@@ -135,6 +135,22 @@ describe('delivery: subscribers get the New Plant webhook', () => {
     expect(audit.body.items.filter((e: { action: string }) => e.action === 'subscription.tested')).toHaveLength(2);
   });
 
+  it('bounds the test sends waiting on slow receivers: the 17th at once gets a 503 with Retry-After', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    receiver.behave('/test-slow', () => ({ status: 204, hold: held }));
+    const sub = await subscribe('/test-slow');
+    const waiting = Array.from({ length: 16 }, () => admin.call('POST', `/subscriptions/${sub.id}/test`));
+    await waitFor('16 test sends at the receiver', () => receiver.on('/test-slow').length === 16);
+    const refused = await admin.call('POST', `/subscriptions/${sub.id}/test`);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    expect(refused.body.detail).toMatch(/16 test sends are already waiting/);
+    release();
+    expect((await Promise.all(waiting)).map((r) => r.status)).toEqual(Array(16).fill(200));
+    expect((await admin.call('POST', `/subscriptions/${sub.id}/test`)).status).toBe(200); // the room is back
+  });
+
   it('retries a receiver that fails twice and succeeds on the third attempt, recording each', async () => {
     const id = nextId();
     let attempts = 0;

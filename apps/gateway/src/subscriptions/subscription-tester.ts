@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, GatewayConfig } from '@app/config';
 import { sentHeaders, WebhookClient } from '@app/delivery';
+import { ProblemException } from '@app/observability';
 import { SendableSubscription } from '@app/persistence';
+
+/** Test sends one gateway makes at once: each may wait DELIVERY_TIMEOUT_MS on a slow receiver. */
+export const MAX_TEST_SENDS = 16;
 
 /** POST /subscriptions/{id}/test (SubscriptionTestResult in /openapi.json). */
 export interface SubscriptionTestResultDto {
@@ -19,23 +23,27 @@ export interface SubscriptionTestResultDto {
 @Injectable()
 export class SubscriptionTester implements OnApplicationShutdown {
   private readonly client: WebhookClient;
+  private inFlight = 0;
 
   constructor(@Inject(APP_CONFIG) config: GatewayConfig) {
     this.client = new WebhookClient(config.DELIVERY_ALLOW_PRIVATE_NETWORKS, config.DELIVERY_TIMEOUT_MS);
   }
 
   async send(s: SendableSubscription, plant: object): Promise<SubscriptionTestResultDto> {
+    if (this.inFlight >= MAX_TEST_SENDS)
+      throw ProblemException.of(
+        'unavailable',
+        `${MAX_TEST_SENDS} test sends are already waiting for their receivers on this gateway; retry in a few seconds`,
+        {},
+        { 'retry-after': '5' },
+      );
     const messageId = `msg_test_${randomUUID()}`;
     const body = JSON.stringify(plant);
     const loop = { hops: 0, originEventId: messageId };
-    const attempt = await this.client.send({
-      url: s.url,
-      messageId,
-      body,
-      secrets: s.secrets,
-      token: s.token,
-      ...loop,
-    });
+    this.inFlight++;
+    const attempt = await this.client
+      .send({ url: s.url, messageId, body, secrets: s.secrets, token: s.token, ...loop })
+      .finally(() => this.inFlight--);
     return {
       request: { body, headers: sentHeaders(messageId, attempt, loop, s.token !== null) },
       response: {

@@ -176,6 +176,7 @@ export const operations: Record<string, unknown> = {
         '403': forbidden,
         '404': notFound,
         '422': invalidBody,
+        '503': problem('16 test sends already wait for their receivers on this gateway (Retry-After says when)'),
       },
     },
   },

@@ -15,6 +15,7 @@ describe('WebhookClient', () => {
       req.resume().on('end', () => {
         if (req.url === '/slow') setTimeout(() => res.writeHead(200).end(), 500);
         else if (req.url === '/big') res.writeHead(200).end('x'.repeat(100_000));
+        else if (req.url === '/redirect') res.writeHead(302, { location: '/hook' }).end();
         else res.writeHead(202).end('thanks');
       });
     });
@@ -93,5 +94,14 @@ describe('WebhookClient', () => {
     for (let i = 0; i < 10; i++) await client.send(request());
     await client.close();
     expect(connections - before).toBeLessThanOrEqual(2); // not one per request
+  });
+
+  it('never follows a redirect: a 3xx is the answer, and its target is not asked', async () => {
+    const client = new WebhookClient(true, 2000);
+    const before = seen.length;
+    const r = await client.send({ ...request(), url: url.replace('/hook', '/redirect') });
+    await client.close();
+    expect(r).toMatchObject({ status: 302, error: null });
+    expect(seen.length - before).toBe(1);
   });
 });
