@@ -11,10 +11,16 @@ export interface PartitionLag {
  * committed offset. A partition the group never committed on is read from its start (what is retained).
  */
 export async function consumerLag(admin: Admin, groupId: string, topic: string): Promise<PartitionLag[]> {
-  const [high, [committed]] = await Promise.all([
+  // Both settle before this does: with Promise.all, the first failure returned while the other request went on
+  // retrying in the background, past the caller's deadline and its disconnect.
+  const [highWatermarks, offsets] = await Promise.allSettled([
     admin.fetchTopicOffsets(topic),
     admin.fetchOffsets({ groupId, topics: [topic] }),
   ]);
+  if (highWatermarks.status === 'rejected') throw highWatermarks.reason;
+  if (offsets.status === 'rejected') throw offsets.reason;
+  const high = highWatermarks.value;
+  const [committed] = offsets.value;
   const done = new Map(committed.partitions.map((p) => [p.partition, BigInt(p.offset)]));
   return high.map((p) => {
     const c = done.get(p.partition) ?? -1n;
