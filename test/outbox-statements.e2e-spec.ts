@@ -1,14 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
-import { IngestEvent, NO_LEASE, OutboxLease } from '@app/delivery';
+import { AttemptOutcome, ClaimedDelivery, IngestEvent } from '@app/delivery';
 import { IngestRepository, OutboxRepository, runMigrations, SecretBox, subscriptionContext } from '@app/persistence';
 import * as e2e from './support/stack';
 
-// The two hardest statements, against the real PostgreSQL, in a database of their own (a claim sees every
-// pending delivery, so other suites' rows must not be there): the ingest statement (events, plants and the
-// outbox in one) and the claim.
+// The hardest statements, against the real PostgreSQL, in a database of their own (a claim sees every pending
+// delivery, so other suites' rows must not be there): the ingest statement (events, plants and the outbox in
+// one), the fan-out of outbox events, the recording of what was sent from memory, and the claim of rows.
 const MAX_HOPS = 10;
-const LEASE: OutboxLease = { limit: 100, skipSubscriptions: [], leaseMs: 30_000 };
+const LEASE_MS = 30_000;
 const box = new SecretBox(randomBytes(32));
 
 describe('the ingest statement and the claim', () => {
@@ -54,20 +54,37 @@ describe('the ingest statement and the claim', () => {
         [plant],
       )
     ).rows;
-  const succeed = (id: string) =>
-    outbox.recordAttempts([
-      {
-        deliveryId: id,
-        attempt: { attemptedAt: new Date().toISOString(), status: 204, latencyMs: 1, error: null, responseBody: null },
-        outcome: { kind: 'succeeded' },
-      },
-    ]);
+  const outboxRows = async () =>
+    (await pool.query('SELECT event_id, leased_until, fanned_out_at FROM outbox_events ORDER BY seq')).rows;
+  const attempt = (status: number) => ({
+    attemptedAt: new Date().toISOString(),
+    status,
+    latencyMs: 1,
+    error: null,
+    responseBody: null,
+  });
+  const record = (d: ClaimedDelivery, outcome: AttemptOutcome = { kind: 'succeeded' }, fannedOut: string[] = []) =>
+    outbox.record([{ delivery: d, attempt: attempt(outcome.kind === 'succeeded' ? 204 : 503), outcome }], fannedOut);
+  const succeed = (d: ClaimedDelivery) => record(d);
+  const failOnce = (d: ClaimedDelivery) => record(d, { kind: 'retry', delayMs: 0 });
+  /** Stores events and writes every delivery they owe as a row (each subscriber treated as saturated). */
+  const storeAsRows = async (events: IngestEvent[]) => {
+    await ingest.applyEvents(events, MAX_HOPS);
+    const all = (await pool.query('SELECT id FROM subscriptions')).rows.map((r) => r.id);
+    for (;;) {
+      const r = await outbox.fanOut(10_000, all, LEASE_MS);
+      expect(r.claimed).toEqual([]);
+      if (!r.more) return;
+    }
+  };
+  const expireLeases = () =>
+    pool.query("UPDATE outbox_events SET leased_until = now() - interval '1 second' WHERE fanned_out_at IS NULL");
 
   beforeAll(async () => {
     db = await e2e.scratchDatabase('outbox');
     pool = db.pool;
     await runMigrations(pool);
-    ingest = new IngestRepository(pool, box);
+    ingest = new IngestRepository(pool);
     outbox = new OutboxRepository(pool, box);
   });
 
@@ -75,14 +92,14 @@ describe('the ingest statement and the claim', () => {
 
   beforeEach(async () => {
     plantId += 1000;
-    await pool.query('DELETE FROM deliveries; DELETE FROM subscriptions');
+    await pool.query('DELETE FROM deliveries; DELETE FROM subscriptions; DELETE FROM outbox_events');
   });
 
   describe('ingest', () => {
     it('applies an event id once, however often it comes', async () => {
       const e = event();
-      const first = await ingest.applyEvents([e, { ...e, offset: String(offset++) }], NO_LEASE, MAX_HOPS);
-      const again = await ingest.applyEvents([e], NO_LEASE, MAX_HOPS);
+      const first = await ingest.applyEvents([e, { ...e, offset: String(offset++) }], MAX_HOPS);
+      const again = await ingest.applyEvents([e], MAX_HOPS);
       expect([...first.fresh]).toEqual([e.eventId]);
       expect([...first.applied]).toEqual([e.eventId]);
       expect(again.fresh.size + again.applied.size).toBe(0);
@@ -92,57 +109,41 @@ describe('the ingest statement and the claim', () => {
       const t = Date.now();
       const older = event({ name: 'Old', eventTime: new Date(t - 1000).toISOString() });
       const newer = event({ name: 'New', eventTime: new Date(t).toISOString() });
-      const r = await ingest.applyEvents([newer, older], NO_LEASE, MAX_HOPS);
+      const r = await ingest.applyEvents([newer, older], MAX_HOPS);
       expect([...r.applied]).toEqual([newer.eventId]);
       const late = event({ name: 'Late but older', eventTime: new Date(t - 500).toISOString() });
-      const stale = await ingest.applyEvents([late], NO_LEASE, MAX_HOPS);
+      const stale = await ingest.applyEvents([late], MAX_HOPS);
       expect([...stale.fresh]).toEqual([late.eventId]);
       expect(stale.applied.size).toBe(0);
       const { rows } = await pool.query('SELECT name, last_event_id FROM plants WHERE id = $1', [plantId]);
       expect(rows[0]).toEqual({ name: 'New', last_event_id: newer.eventId });
     });
 
-    it('writes one delivery per enabled subscription for a change, none for the same data again', async () => {
-      const [a, b] = [await subscribe(), await subscribe()];
-      await subscribe(false);
-      const r = await ingest.applyEvents([event({ name: 'Fern', tag: 'x' })], NO_LEASE, MAX_HOPS);
-      expect(r.deliveries).toBe(2);
-      expect((await deliveriesOf(plantId)).map((d) => d.subscription_id).sort()).toEqual([a, b].sort());
+    it('writes one outbox event per changed plant, none for the same data again, none with no one subscribed', async () => {
+      const nobody = await ingest.applyEvents([event({ name: 'Alone' })], MAX_HOPS);
+      expect([...nobody.applied]).toHaveLength(1);
+      expect(nobody.outboxed).toBe(0);
+      await subscribe();
+      const r = await ingest.applyEvents([event({ name: 'Fern', tag: 'x' })], MAX_HOPS);
+      expect(r.outboxed).toBe(1);
+      expect(await deliveriesOf(plantId)).toEqual([]); // written when fanned out
       const same = event({ name: 'Fern', tag: 'x' });
-      const echo = await ingest.applyEvents([same], NO_LEASE, MAX_HOPS);
+      const echo = await ingest.applyEvents([same], MAX_HOPS);
       expect([...echo.unchanged]).toEqual([same.eventId]);
-      expect(echo.deliveries).toBe(0);
-    });
-
-    it('leases up to the room given, never for a skipped subscriber or behind a pending delivery of the plant', async () => {
-      const [a, b, c] = [await subscribe(), await subscribe(), await subscribe()];
-      const first = await ingest.applyEvents(
-        [event({ name: 'v1' })],
-        { ...LEASE, limit: 2, skipSubscriptions: [c] },
-        MAX_HOPS,
-      );
-      expect(first.deliveries).toBe(3);
-      expect(first.leased).toHaveLength(2);
-      expect(first.leased.map((d) => d.subscriptionId).sort()).toEqual([a, b].sort());
-      expect(first.leased[0]).toMatchObject({ plantId, url: 'http://receiver.test/hook', attempts: 0, hops: 0 });
-      expect(first.leased[0].secrets).toEqual(['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw']);
-      // v1 is still pending for every subscriber: v2 must wait behind it, so nothing is leased.
-      const second = await ingest.applyEvents([event({ name: 'v2' })], LEASE, MAX_HOPS);
-      expect(second.deliveries).toBe(3);
-      expect(second.leased).toEqual([]);
+      expect(echo.outboxed).toBe(0);
     });
 
     it('reports, and does not store, an event id that comes again with another plant (a reused key)', async () => {
       const first = event({ name: 'Fern' });
-      const r1 = await ingest.applyEvents([first], NO_LEASE, MAX_HOPS);
+      const r1 = await ingest.applyEvents([first], MAX_HOPS);
       expect(r1.keyReused).toEqual([]);
       // Another replica accepted the same key with another plant: same event id, another digest.
       const other = { ...first, name: 'Not a fern', digest: 'digest of Not a fern', offset: String(offset++) };
-      const r2 = await ingest.applyEvents([other], NO_LEASE, MAX_HOPS);
+      const r2 = await ingest.applyEvents([other], MAX_HOPS);
       expect(r2.keyReused).toEqual([`${other.partition}:${other.offset}`]);
       expect(r2.fresh.size + r2.applied.size).toBe(0);
       // The same plant again (a sender's retry, a redelivered record) is an ordinary duplicate.
-      const retry = await ingest.applyEvents([{ ...first, offset: String(offset++) }], NO_LEASE, MAX_HOPS);
+      const retry = await ingest.applyEvents([{ ...first, offset: String(offset++) }], MAX_HOPS);
       expect(retry.keyReused).toEqual([]);
       // Within one batch, the first by offset is stored and the other reported.
       const e = event({ name: 'Palm' });
@@ -153,7 +154,7 @@ describe('the ingest statement and the claim', () => {
         digest: 'digest of Cactus',
         offset: String(offset++),
       };
-      const r3 = await ingest.applyEvents([clash, e], NO_LEASE, MAX_HOPS);
+      const r3 = await ingest.applyEvents([clash, e], MAX_HOPS);
       expect(r3.keyReused).toEqual([`${clash.partition}:${clash.offset}`]);
       expect([...r3.applied]).toEqual([e.eventId]);
       const { rows } = await pool.query('SELECT id, name FROM plants WHERE id = ANY($1) ORDER BY id', [
@@ -165,19 +166,161 @@ describe('the ingest statement and the claim', () => {
     it('stores but does not fan out an event that has been through MAX_WEBHOOK_HOPS deliveries', async () => {
       await subscribe();
       const looped = event({ name: 'echo', hops: MAX_HOPS, originEventId: randomUUID() });
-      const r = await ingest.applyEvents([looped], LEASE, MAX_HOPS);
+      const r = await ingest.applyEvents([looped], MAX_HOPS);
       expect([...r.applied]).toEqual([looped.eventId]);
-      expect(r.deliveries).toBe(0);
+      expect(r.outboxed).toBe(0);
       expect(r.suppressed).toEqual([
         { eventId: looped.eventId, plantId, hops: MAX_HOPS, originEventId: looped.originEventId },
       ]);
     });
   });
 
+  describe('fan-out', () => {
+    it('fans an event out in memory to each enabled subscriber its filter lets through, leased once', async () => {
+      const [a, b] = [await subscribe(), await subscribe()];
+      await subscribe(false);
+      const other = await subscribe();
+      await pool.query(`UPDATE subscriptions SET filter = '{"tags": ["other"]}' WHERE id = $1`, [other]);
+      const e = event({ name: 'Fern', tag: 'x' });
+      await ingest.applyEvents([e], MAX_HOPS);
+      const first = await outbox.fanOut(100, [], LEASE_MS);
+      expect(first.claimed.map((d) => d.subscriptionId).sort()).toEqual([a, b].sort());
+      expect(first.claimed[0]).toMatchObject({ stored: false, eventId: e.eventId, plantId, attempts: 0, hops: 0 });
+      expect(first.claimed[0].secrets).toEqual(['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw']);
+      expect(JSON.parse(first.claimed[0].body)).toEqual({ id: plantId, name: 'Fern', tag: 'x' });
+      expect(await deliveriesOf(plantId)).toEqual([]); // nothing written before it is sent
+      expect((await outbox.fanOut(100, [], LEASE_MS)).claimed).toEqual([]); // leased
+      await expireLeases();
+      expect((await outbox.fanOut(100, [], LEASE_MS)).claimed.map((d) => d.id).sort()).toHaveLength(2);
+    });
+
+    it('writes each delivery once with its outcome; after a crash only the unrecorded ones are sent again', async () => {
+      const [a, b] = [await subscribe(), await subscribe()];
+      const e = event();
+      await ingest.applyEvents([e], MAX_HOPS);
+      const { claimed } = await outbox.fanOut(100, [], LEASE_MS);
+      const [da, db] = [claimed.find((d) => d.subscriptionId === a)!, claimed.find((d) => d.subscriptionId === b)!];
+      await succeed(da);
+      // The worker dies here, b sent but not recorded: the event is not done and its lease runs out.
+      await expireLeases();
+      const again = await outbox.fanOut(100, [], LEASE_MS);
+      expect(again.claimed.map((d) => d.subscriptionId)).toEqual([b]);
+      await failOnce(again.claimed[0]);
+      await succeed(db); // the dead worker's attempt is recorded too (late, say): both attempts kept
+      await outbox.record([], [e.eventId]);
+      expect((await outboxRows()).map((r) => r.fanned_out_at !== null)).toEqual([true]);
+      const { rows } = await pool.query(
+        `SELECT subscription_id, status, attempts, body, jsonb_array_length(attempt_log) AS logged FROM deliveries
+         WHERE event_id = $1`,
+        [e.eventId],
+      );
+      expect(rows.find((r) => r.subscription_id === a)).toMatchObject({
+        status: 'succeeded',
+        attempts: 1,
+        logged: 1,
+        body: null,
+      });
+      // A delivery still to retry carries its own body: the claims send it without the event.
+      expect(rows.find((r) => r.subscription_id === b)).toMatchObject({ status: 'pending', attempts: 2, logged: 2 });
+      expect(JSON.parse(rows.find((r) => r.subscription_id === b).body).id).toBe(plantId);
+      expect((await outbox.fanOut(100, [], LEASE_MS)).claimed).toEqual([]);
+    });
+
+    it('keeps per-plant order when the first delivery of a fan-out fails and the next event arrives', async () => {
+      const [a, b] = [await subscribe(), await subscribe()];
+      const v1 = event({ name: 'v1' });
+      await ingest.applyEvents([v1], MAX_HOPS);
+      const first = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
+      await failOnce(first.find((d) => d.subscriptionId === a)!);
+      await succeed(first.find((d) => d.subscriptionId === b)!);
+      await outbox.record([], [v1.eventId]);
+      await ingest.applyEvents([event({ name: 'v2' })], MAX_HOPS);
+      // b has nothing pending for the plant: v2 goes at once. a waits behind its v1 retry: written as a row.
+      const second = await outbox.fanOut(100, [], LEASE_MS);
+      expect(second.claimed.map((d) => [d.subscriptionId, JSON.parse(d.body).name])).toEqual([[b, 'v2']]);
+      expect(second.deferred).toBe(1);
+      const retry = await outbox.claimDue(10, [], LEASE_MS);
+      expect(retry.claimed.map((d) => [d.subscriptionId, JSON.parse(d.body).name])).toEqual([[a, 'v1']]);
+      expect(retry.more).toBe(true); // v2 for a is due but waits
+      await succeed(retry.claimed[0]);
+      const next = await outbox.claimDue(10, [], LEASE_MS);
+      expect(next.claimed.map((d) => [d.subscriptionId, JSON.parse(d.body).name])).toEqual([[a, 'v2']]);
+    });
+
+    it("writes a saturated subscriber's deliveries as rows for the claims, in order", async () => {
+      const [a, b] = [await subscribe(), await subscribe()];
+      await ingest.applyEvents([event({ plantId }), event({ plantId: plantId + 1 })], MAX_HOPS);
+      const r = await outbox.fanOut(100, [b], LEASE_MS);
+      expect(r.claimed.map((d) => d.subscriptionId)).toEqual([a, a]);
+      expect(r.deferred).toBe(2);
+      const rows = await outbox.claimDue(10, [], LEASE_MS);
+      expect(rows.claimed.map((d) => [d.subscriptionId, d.plantId, d.stored])).toEqual([
+        [b, plantId, true],
+        [b, plantId + 1, true],
+      ]);
+    });
+
+    it('does not fan out an event while an earlier one of its plant is; other plants go', async () => {
+      await subscribe();
+      const v1 = event({ name: 'v1' });
+      await ingest.applyEvents([v1], MAX_HOPS);
+      const [d1] = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
+      await ingest.applyEvents([event({ name: 'v2' })], MAX_HOPS);
+      await ingest.applyEvents([event({ plantId: plantId + 1, name: 'other plant' })], MAX_HOPS);
+      const meanwhile = await outbox.fanOut(100, [], LEASE_MS);
+      expect(meanwhile.claimed.map((d) => JSON.parse(d.body).name)).toEqual(['other plant']);
+      expect(meanwhile.more).toBe(true); // v2 waits
+      await succeed(d1);
+      expect((await outbox.fanOut(100, [], LEASE_MS)).claimed).toEqual([]); // recorded, not yet marked done
+      await outbox.record([], [v1.eventId]);
+      expect((await outbox.fanOut(100, [], LEASE_MS)).claimed.map((d) => JSON.parse(d.body).name)).toEqual(['v2']);
+    });
+
+    it('takes as many events as fill the room, and an event with nothing to send is done at once', async () => {
+      const [a, b] = [await subscribe(), await subscribe()];
+      await ingest.applyEvents(
+        Array.from({ length: 5 }, (_, i) => event({ plantId: plantId + i })),
+        MAX_HOPS,
+      );
+      const r = await outbox.fanOut(3, [], LEASE_MS);
+      expect(r.claimed).toHaveLength(4); // two events: a fan-out is never split
+      expect(r.more).toBe(true);
+      const deferred = await outbox.fanOut(100, [a, b], LEASE_MS); // all three left written as rows
+      expect(deferred.claimed).toEqual([]);
+      expect(deferred.deferred).toBe(6);
+      expect((await outboxRows()).filter((e) => e.fanned_out_at === null)).toHaveLength(2); // the first two
+    });
+
+    it('fans each event out to one replica when replicas race', async () => {
+      await subscribe();
+      await subscribe();
+      const events = Array.from({ length: 2000 }, (_, i) => event({ plantId: plantId + i }));
+      plantId += 10_000; // past these plants: later tests store new ones
+      await ingest.applyEvents(events, MAX_HOPS);
+      const replicas = Array.from({ length: 4 }, () => new Pool({ connectionString: db.url, max: 2 }));
+      const sent: string[] = [];
+      await Promise.all(
+        replicas.flatMap((p) => {
+          const o = new OutboxRepository(p, box);
+          return [0, 1].map(async () => {
+            for (;;) {
+              const r = await o.fanOut(50, [], 60_000);
+              sent.push(...r.claimed.map((d) => `${d.subscriptionId}:${d.eventId}`));
+              if (r.claimed.length === 0 && !r.more) return;
+            }
+          });
+        }),
+      );
+      await Promise.all(replicas.map((p) => p.end()));
+      expect(new Set(sent).size).toBe(4000);
+      expect(sent).toHaveLength(4000);
+    });
+  });
+
   describe('claim', () => {
     it('leases due deliveries once: a second claim does not get them, an expired lease gives them back', async () => {
       await subscribe();
-      await ingest.applyEvents([event()], NO_LEASE, MAX_HOPS);
+      await storeAsRows([event()]);
       const first = await outbox.claimDue(10, [], 30_000);
       expect(first.claimed).toHaveLength(1);
       expect((await outbox.claimDue(10, [], 30_000)).claimed).toEqual([]);
@@ -191,7 +334,7 @@ describe('the ingest statement and the claim', () => {
       await subscribe();
       const events = Array.from({ length: 3000 }, (_, i) => event({ plantId: plantId + i }));
       plantId += 10_000; // past these plants: later tests store new ones
-      await ingest.applyEvents(events, NO_LEASE, MAX_HOPS);
+      await storeAsRows(events);
       const claimers = Array.from({ length: 4 }, () => new Pool({ connectionString: db.url, max: 2 }));
       const claimed: string[] = [];
       await Promise.all(
@@ -214,19 +357,19 @@ describe('the ingest statement and the claim', () => {
 
     it('keeps per-plant order: the next delivery of a plant is claimable only once the earlier one is done', async () => {
       await subscribe();
-      await ingest.applyEvents([event({ name: 'v1' })], NO_LEASE, MAX_HOPS);
-      await ingest.applyEvents([event({ name: 'v2' })], NO_LEASE, MAX_HOPS);
+      await storeAsRows([event({ name: 'v1' })]);
+      await storeAsRows([event({ name: 'v2' })]);
       const first = await outbox.claimDue(10, [], 30_000);
       expect(first.claimed.map((d) => JSON.parse(d.body).name)).toEqual(['v1']);
       expect(first.more).toBe(true); // v2 is due but waits
       expect((await outbox.claimDue(10, [], 30_000)).claimed).toEqual([]);
-      await succeed(first.claimed[0].id);
+      await succeed(first.claimed[0]);
       expect((await outbox.claimDue(10, [], 30_000)).claimed.map((d) => JSON.parse(d.body).name)).toEqual(['v2']);
     });
 
     it('does not wait behind another plant or another subscriber', async () => {
       const [a, b] = [await subscribe(), await subscribe()];
-      await ingest.applyEvents([event({ plantId }), event({ plantId: plantId + 1 })], NO_LEASE, MAX_HOPS);
+      await storeAsRows([event({ plantId }), event({ plantId: plantId + 1 })]);
       const claimed = (await outbox.claimDue(10, [], 30_000)).claimed;
       expect(claimed.map((d) => `${d.subscriptionId}:${d.plantId}`).sort()).toEqual(
         [`${a}:${plantId}`, `${a}:${plantId + 1}`, `${b}:${plantId}`, `${b}:${plantId + 1}`].sort(),
@@ -235,7 +378,7 @@ describe('the ingest statement and the claim', () => {
 
     it('leaves out excluded and disabled subscribers, and honours the limit', async () => {
       const [a, b, c] = [await subscribe(), await subscribe(), await subscribe()];
-      await ingest.applyEvents([event({ plantId }), event({ plantId: plantId + 1 })], NO_LEASE, MAX_HOPS);
+      await storeAsRows([event({ plantId }), event({ plantId: plantId + 1 })]);
       await pool.query('UPDATE subscriptions SET enabled = false WHERE id = $1', [c]);
       const one = await outbox.claimDue(1, [b], 30_000);
       expect(one.claimed.map((d) => d.subscriptionId)).toEqual([a]);
@@ -251,7 +394,7 @@ describe('the ingest statement and the claim', () => {
         "UPDATE subscriptions SET previous_secret = secret, secret = $2, previous_secret_expires_at = now() + interval '1 hour' WHERE id = $1",
         [a, box.seal('whsec_new', subscriptionContext(a))],
       );
-      await ingest.applyEvents([event({ plantId }), event({ plantId: plantId + 1 })], NO_LEASE, MAX_HOPS);
+      await storeAsRows([event({ plantId }), event({ plantId: plantId + 1 })]);
       const [d] = (await outbox.claimDue(1, [], 30_000)).claimed;
       expect(d.secrets).toEqual(['whsec_new', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw']);
       await pool.query(

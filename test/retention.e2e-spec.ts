@@ -59,7 +59,20 @@ describe('retention', () => {
     return r.rows[0].id as string;
   }
 
+  async function outboxEvent(age: number, fannedOut: boolean) {
+    const id = randomUUID();
+    await db.pool.query(
+      `INSERT INTO outbox_events (event_id, plant_id, body, event_time, created_at, fanned_out_at)
+       VALUES ($1, 1, '{}', $2, $2, CASE WHEN $3 THEN $2::timestamptz END)`,
+      [id, ago(age), fannedOut],
+    );
+    return id;
+  }
+
   it('prunes what is past its window, keeps what is recent or still to do, and counts it', async () => {
+    // Outbox events go an hour after their deliveries' window (a delivery sent at once reads its body there).
+    const oldOutbox = await Promise.all(Array.from({ length: 3 }, () => outboxEvent(4 * HOUR, true)));
+    const keptOutbox = [await outboxEvent(90 * 60_000, true), await outboxEvent(30 * HOUR, false)];
     const oldEvents = await Promise.all(Array.from({ length: 20 }, () => processedEvent(2 * HOUR)));
     const recentEvents = await Promise.all(Array.from({ length: 5 }, () => processedEvent(HOUR / 2)));
     const oldDone = [
@@ -93,6 +106,10 @@ describe('retention', () => {
     ]);
     expect(subs.rows.map((r) => r.id)).toEqual([subscription]);
     expect(oldDone.length).toBe(20);
+    const outbox = await db.pool.query('SELECT event_id FROM outbox_events WHERE event_id = ANY($1)', [
+      [...oldOutbox, ...keptOutbox],
+    ]);
+    expect(outbox.rows.map((r) => r.event_id).sort()).toEqual([...keptOutbox].sort());
 
     await waitFor(
       'the pruned counters',

@@ -7,15 +7,17 @@ import { DeliveryInbox } from './delivery-inbox';
 import { DeliverySender, SendResult } from './delivery-sender';
 import { DeliverySignal } from './delivery-signal';
 
-const delivery = (id: string, subscriptionId = 's1'): ClaimedDelivery => ({
+/** A delivery fanned out from event `event` (no row yet), or with `stored`, one claimed from the rows. */
+const delivery = (id: string, subscriptionId = 's1', event = `event-${id}`, stored = false): ClaimedDelivery => ({
   id,
+  stored,
   subscriptionId,
-  eventId: `event-${id}`,
+  eventId: event,
   plantId: 1,
   body: '{"id":1,"name":"Fern"}',
   eventTime: new Date(),
   hops: 0,
-  originEventId: `event-${id}`,
+  originEventId: event,
   traceparent: null,
   attempts: 0,
   url: 'http://receiver.test/hook',
@@ -32,21 +34,38 @@ const ok: SendResult = {
   retryAfterMs: null,
 };
 
-/** A repository that claims nothing and remembers what was recorded and released. */
+/**
+ * A repository whose fan-outs hand out what a test queued (then nothing), which claims no rows, and which
+ * remembers what was recorded (each write apart), marked fanned out and released.
+ */
 function fakeRepository() {
-  const recorded: AttemptRecord[] = [];
-  const released: string[] = [];
-  const db = { stalled: null as Promise<void> | null };
+  const writes: { records: AttemptRecord[]; fannedOut: string[] }[] = [];
+  const released = { deliveries: [] as string[], events: [] as string[] };
+  const db = { stalled: null as Promise<void> | null, failFor: null as string | null };
+  const events: ClaimedDelivery[][] = [];
   const repo = {
-    claimDue: jest.fn(async () => ({ claimed: [], more: false })),
-    countPending: async () => 0,
-    recordAttempts: async (records: AttemptRecord[]) => {
+    fanOut: jest.fn(async (_limit: number, _defer: string[], _leaseMs: number) => ({
+      claimed: events.shift() ?? [],
+      more: false,
+      deferred: 0,
+    })),
+    claimDue: jest.fn(async (): Promise<{ claimed: ClaimedDelivery[]; more: boolean }> => ({
+      claimed: [],
+      more: false,
+    })),
+    countPending: async () => ({ deliveries: 0, events: 0 }),
+    record: async (records: AttemptRecord[], fannedOut: string[]) => {
       await db.stalled;
-      recorded.push(...records);
+      if (records.some((r) => r.delivery.id === db.failFor)) throw new Error('connection terminated');
+      writes.push({ records, fannedOut });
     },
-    releaseLeases: async (ids: string[]) => void released.push(...ids),
+    releaseLeases: async (ids: string[], eventIds: string[] = []) => {
+      released.deliveries.push(...ids);
+      released.events.push(...eventIds);
+    },
   };
-  return { repo: repo as unknown as OutboxRepository, recorded, released, claimDue: repo.claimDue, db };
+  const recorded = () => writes.flatMap((w) => w.records);
+  return { repo: repo as unknown as OutboxRepository, writes, recorded, released, events, db, mocks: repo };
 }
 
 function setup(env: Record<string, string> = {}) {
@@ -56,96 +75,122 @@ function setup(env: Record<string, string> = {}) {
     SECRETS_KEY: Buffer.alloc(32, 1).toString('base64'),
     ...env,
   });
-  const { repo, recorded, released, claimDue, db } = fakeRepository();
+  const fake = fakeRepository();
   const sent: string[] = [];
-  let answer: () => Promise<SendResult> = async () => ok;
-  const sender = { send: async (d: ClaimedDelivery) => (sent.push(d.id), answer()) } as unknown as DeliverySender;
+  let answer: (d: ClaimedDelivery) => Promise<SendResult> = async () => ok;
+  const sender = { send: async (d: ClaimedDelivery) => (sent.push(d.id), answer(d)) } as unknown as DeliverySender;
   const metrics = new WorkerMetrics();
-  const sut = new DeliveryDispatcher(config, repo, sender, new DeliverySignal(), metrics);
-  const handoff: DeliveryInbox = sut; // what the consumer sees of it
+  const sut = new DeliveryDispatcher(config, fake.repo, sender, new DeliverySignal(), metrics);
+  const inbox: DeliveryInbox = sut; // what the consumer sees of it
+  /** Starts the loop with these events' deliveries for its first fan-out. */
+  const start = (...deliveries: ClaimedDelivery[]) => {
+    fake.events.push(deliveries);
+    sut.onApplicationBootstrap();
+  };
   return {
+    ...fake,
     sut,
-    handoff,
-    recorded,
-    released,
+    inbox,
     sent,
-    claimDue,
-    db,
     metrics,
-    hold: (f: () => Promise<SendResult>) => (answer = f),
+    start,
+    hold: (f: (d: ClaimedDelivery) => Promise<SendResult>) => (answer = f),
   };
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 20));
 
 describe(DeliveryDispatcher.name, () => {
-  it('sends deliveries handed over by the consumer and records their outcome, without claiming them', async () => {
-    const { sut, handoff, recorded, sent, claimDue } = setup();
-    handoff.accept([delivery('a'), delivery('b', 's2')], 0);
+  it("sends an event's deliveries from memory, records them, then marks the event fanned out in a later write", async () => {
+    const { sut, writes, sent, start } = setup();
+    start(delivery('a', 's1', 'e1'), delivery('b', 's2', 'e1'), delivery('c', 's1', 'e2'));
     await settle();
-    expect(sent.sort()).toEqual(['a', 'b']);
-    expect(recorded.map((r) => [r.deliveryId, r.outcome.kind]).sort()).toEqual([
-      ['a', 'succeeded'],
-      ['b', 'succeeded'],
+    expect(sent.sort()).toEqual(['a', 'b', 'c']);
+    const recordedIn = (id: string) => writes.findIndex((w) => w.records.some((r) => r.delivery.id === id));
+    const doneIn = (event: string) => writes.findIndex((w) => w.fannedOut.includes(event));
+    expect(doneIn('e1')).toBeGreaterThan(Math.max(recordedIn('a'), recordedIn('b')));
+    expect(doneIn('e2')).toBeGreaterThan(recordedIn('c'));
+    expect(writes.flatMap((w) => w.records).map((r) => r.outcome.kind)).toEqual([
+      'succeeded',
+      'succeeded',
+      'succeeded',
     ]);
-    expect(claimDue).not.toHaveBeenCalled(); // the loop is not started here; nothing needed a claim
     await sut.onModuleDestroy();
   });
 
-  it('offers room for twice its concurrency, less what is queued or on the wire', async () => {
-    const { sut, handoff, hold } = setup();
+  it('fans out for twice its concurrency, less what is queued or on the wire; the poll looks again', async () => {
+    const { sut, mocks, hold, start } = setup({ DELIVERY_POLL_MS: '50' });
     let answer!: (r: SendResult) => void;
     const unanswered = new Promise<SendResult>((r) => (answer = r));
     hold(() => unanswered); // receivers that do not answer until the end of the test
-    expect(handoff.room().limit).toBe(4);
-    handoff.accept([delivery('a'), delivery('b'), delivery('c')], 0);
-    expect(handoff.room().limit).toBe(1); // two sending, one queued
-    expect(handoff.room().leaseMs).toBeGreaterThan(15000); // outlives an attempt's timeout
+    start(delivery('a'), delivery('b'), delivery('c'));
+    await settle();
+    expect(mocks.fanOut.mock.calls[0][0]).toBe(4);
+    expect(mocks.fanOut.mock.calls[0][2]).toBeGreaterThan(15000); // the lease outlives an attempt's timeout
+    await new Promise((r) => setTimeout(r, 120));
+    // Two sending, one queued: the polls ask for the one slot left.
+    expect(mocks.fanOut.mock.calls.length).toBeGreaterThan(1);
+    expect(mocks.fanOut.mock.calls.slice(1).every((c) => c[0] === 1)).toBe(true);
     answer(ok);
     await sut.onModuleDestroy();
   });
 
-  it('counts answered deliveries whose outcome is not yet written against its room: a slow database slows the intake', async () => {
-    const { sut, handoff, db, recorded, metrics } = setup();
+  it('counts answered deliveries whose outcome is not yet written against its window: a slow database slows the intake', async () => {
+    const { sut, db, recorded, metrics, mocks, start } = setup();
     let unstall!: () => void;
     db.stalled = new Promise((r) => (unstall = r));
-    handoff.accept([delivery('a'), delivery('b'), delivery('c'), delivery('d')], 0);
+    start(delivery('a'), delivery('b'), delivery('c'), delivery('d'));
     await settle();
     // All four answered; their outcomes wait for the database, and still hold the window.
-    expect(handoff.room().limit).toBe(0);
     const scraped = await metrics.registry.getSingleMetricAsString('plant_store_dispatcher_deliveries');
     expect(scraped).toMatch(/state="recording",app="worker"} 4/);
     expect(await metrics.registry.getSingleMetricAsString('plant_store_dispatcher_window')).toMatch(/ 4$/m);
+    expect(mocks.fanOut).toHaveBeenCalledTimes(1);
     unstall();
     await settle();
-    expect(recorded).toHaveLength(4);
-    expect(handoff.room().limit).toBe(4);
+    expect(recorded()).toHaveLength(4);
     await sut.onModuleDestroy();
   });
 
-  it('keeps its claim loop from spinning while the window is full of outcomes being written', async () => {
-    const { sut, handoff, db, claimDue } = setup();
+  it('keeps its loop from spinning while the window is full of outcomes being written', async () => {
+    const { sut, db, mocks, start } = setup();
     let unstall!: () => void;
     db.stalled = new Promise((r) => (unstall = r));
-    claimDue.mockImplementation(async () => ({ claimed: [], more: true })); // a backlog: each answer wakes the loop
-    sut.onApplicationBootstrap(); // the claim loop
-    handoff.accept([delivery('a'), delivery('b'), delivery('c'), delivery('d')], 0);
+    mocks.claimDue.mockImplementation(async () => ({ claimed: [], more: true })); // a backlog: each answer wakes the loop
+    start(delivery('a'), delivery('b'), delivery('c'), delivery('d'));
     // A loop with nothing on the wire and no room would never yield: this timer would never fire (before the
     // fix, this test hung, as the worker did at 100 % CPU).
     await settle();
-    expect(handoff.room().limit).toBe(0);
-    expect(claimDue.mock.calls.length).toBeLessThanOrEqual(3);
+    expect(mocks.fanOut.mock.calls.length + mocks.claimDue.mock.calls.length).toBeLessThanOrEqual(3);
     unstall();
     await sut.onModuleDestroy();
   });
 
-  it('hands leases back when deliveries arrive after it stopped, instead of letting them wait for expiry', async () => {
-    const { sut, handoff, released, sent } = setup();
-    await sut.onModuleDestroy();
-    expect(handoff.room().limit).toBe(0);
-    handoff.accept([delivery('late')], 0);
+  it('does not mark an event fanned out when one of its deliveries could not be recorded', async () => {
+    const { sut, writes, db, start, hold } = setup();
+    db.failFor = 'b';
+    hold(async (d) => (d.id === 'b' ? new Promise((r) => setTimeout(() => r(ok), 5)) : ok)); // b in a write of its own
+    start(delivery('a', 's1', 'e1'), delivery('b', 's2', 'e1'));
     await settle();
-    expect(sent).toEqual([]);
-    expect(released).toEqual(['late']);
+    expect(writes.flatMap((w) => w.records).map((r) => r.delivery.id)).toEqual(['a']);
+    // Not done: when its lease runs out, a fan-out sends b (and only b) again.
+    expect(writes.flatMap((w) => w.fannedOut)).toEqual([]);
+    await sut.onModuleDestroy();
+  });
+
+  it('on stop, hands back claimed rows not sent yet and events whose fan-out is not all recorded', async () => {
+    const { sut, released, sent, hold, start, mocks } = setup();
+    let answer!: (r: SendResult) => void;
+    const unanswered = new Promise<SendResult>((r) => (answer = r));
+    hold(() => unanswered);
+    mocks.claimDue.mockResolvedValueOnce({ claimed: [delivery('r', 's1', 'e0', true)], more: false });
+    start(delivery('a', 's1', 'e1'), delivery('b', 's1', 'e1'), delivery('c', 's1', 'e2'));
+    await settle();
+    expect(sent).toEqual(['a', 'b']); // two at once: c and r wait in the queue
+    const stopping = sut.onModuleDestroy();
+    answer(ok);
+    await stopping;
+    expect(released.deliveries).toEqual(['r']);
+    expect(released.events).toEqual(['e2']); // e1's deliveries were all recorded
   });
 });

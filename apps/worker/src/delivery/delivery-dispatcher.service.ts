@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
-import { AttemptRecord, ClaimedDelivery, decideOutcome, NO_LEASE, OutboxLease, parseSchedule } from '@app/delivery';
+import { AttemptRecord, ClaimedDelivery, decideOutcome, parseSchedule } from '@app/delivery';
 import { nestSink, RateLimitedLog } from '@app/observability';
 import { OutboxRepository, WriteCoalescer } from '@app/persistence';
 import { WorkerMetrics } from '../metrics/worker-metrics';
@@ -10,14 +10,28 @@ import { DeliverySignal } from './delivery-signal';
 
 const CLAIM_COALESCE_MS = 5;
 
+/** "Every delivery of this event is recorded": written after the records themselves, in a later statement. */
+interface FannedOut {
+  fannedOut: string;
+}
+
+/** What the dispatcher keeps of an event it fans out: deliveries not yet recorded, and whether one failed to be. */
+interface FanOutState {
+  unrecorded: number;
+  broken: boolean;
+}
+
 /**
- * Sends pending deliveries from the outbox. Every delivery is sent under a lease, so any number of worker
- * replicas share the work and a crashed worker's deliveries are picked up again once its lease runs out
- * (same webhook-id, so receivers can de-duplicate). Fresh deliveries arrive leased from this worker's
- * consumer, which wrote them (DeliveryInbox); retries, backlog and expired leases are claimed with FOR UPDATE
- * SKIP LOCKED, in batches (up to twice the concurrency ahead), because the claim query, not the HTTP, is what
- * costs most. Concurrency is bounded overall and per subscription: deliveries wait in a per-subscription
- * queue for a free slot.
+ * Sends deliveries from the outbox. Work is leased, so any number of worker replicas share it and a crashed
+ * worker's work is picked up again once its lease runs out (same webhook-id, so receivers can de-duplicate).
+ * Two sources, in batches (up to twice the concurrency ahead), because a query costs more than an HTTP request:
+ * - events, fanned out to their subscribers in memory (fanOut): each delivery is written once, with the outcome
+ *   of its first attempt, and the event is done once all of them are. This is the usual path; the consumer
+ *   says when it has stored events (DeliveryInbox).
+ * - delivery rows (claimDue): retries, deliveries waiting behind an earlier one of their plant, those of a
+ *   subscriber that was saturated here, and any a crashed worker left.
+ * Concurrency is bounded overall and per subscription: deliveries wait in a per-subscription queue for a free
+ * slot.
  */
 @Injectable()
 export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestroy, DeliveryInbox {
@@ -38,11 +52,16 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   private recording = 0;
   private readonly running = new Set<Promise<void>>();
   /** Outcomes are written in batches: one statement for every attempt that finished meanwhile. */
-  private readonly recorder: WriteCoalescer<AttemptRecord, void>;
+  private readonly recorder: WriteCoalescer<AttemptRecord | FannedOut, void>;
+  /** Events being fanned out from memory here, by id. Bounded by the window: each has a delivery in it. */
+  private readonly fanOuts = new Map<string, FanOutState>();
   private stopped = false;
   private loop: Promise<void> | null = null;
-  /** Due deliveries were left unclaimed: claim again as slots free up rather than at the next poll. */
+  /** Due delivery rows were left unclaimed: claim again as slots free up rather than at the next poll. */
   private backlog = true;
+  /** Events may be waiting to be fanned out. */
+  private events = true;
+  private lastRowClaim = 0;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: WorkerConfig,
@@ -56,7 +75,14 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     // worker is what makes a crash safe.
     this.leaseMs = config.DELIVERY_TIMEOUT_MS + 5000;
     this.window = 2 * config.DELIVERY_CONCURRENCY;
-    this.recorder = new WriteCoalescer((records) => deliveries.recordAttempts(records), 500);
+    this.recorder = new WriteCoalescer(
+      (items) =>
+        deliveries.record(
+          items.filter((i): i is AttemptRecord => 'attempt' in i),
+          items.filter((i): i is FannedOut => 'fannedOut' in i).map((i) => i.fannedOut),
+        ),
+      500,
+    );
     metrics.watchDispatcher(this.window, () => ({
       sending: this.sending,
       queued: this.queuedCount,
@@ -64,64 +90,88 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     }));
   }
 
-  room(): OutboxLease {
-    if (this.stopped) return NO_LEASE;
-    return { limit: this.free(), skipSubscriptions: this.saturated(), leaseMs: this.leaseMs };
-  }
-
-  accept(leased: ClaimedDelivery[], leftBehind: number) {
-    if (this.stopped) {
-      // Stopping between room() and here: hand them back rather than let them wait for the lease to expire.
-      this.deliveries.releaseLeases(leased.map((d) => d.id)).catch(() => undefined);
-    } else {
-      for (const d of leased) this.enqueue(d);
-      this.pump();
-    }
-    if (leftBehind > 0) {
-      this.backlog = true;
-      this.signal.notify();
-    }
+  eventsStored(count: number) {
+    if (count === 0) return;
+    this.events = true;
+    this.signal.notify();
   }
 
   onApplicationBootstrap() {
     this.loop = this.run();
   }
 
-  /** Stops claiming, hands back what is queued, waits for the attempts in flight, before the pool closes. */
+  /**
+   * Stops claiming, hands back what is queued, waits for the attempts in flight, then hands back the events
+   * whose fan-out is not all recorded (the next fan-out sends only what was not), before the pool closes.
+   */
   async onModuleDestroy() {
     this.stopped = true;
     this.signal.notify();
     await this.loop;
-    const unsent = [...this.queued.values()].flat().map((d) => d.id);
+    const unsent = [...this.queued.values()]
+      .flat()
+      .filter((d) => d.stored)
+      .map((d) => d.id);
     this.queued.clear();
     this.queuedCount = 0;
     await this.deliveries.releaseLeases(unsent).catch(() => undefined); // else they wait for the lease to expire
     await Promise.allSettled([...this.running]);
+    await this.deliveries.releaseLeases([], [...this.fanOuts.keys()]).catch(() => undefined);
   }
 
   private async run() {
     while (!this.stopped) {
       const want = this.free();
-      let claimed: ClaimedDelivery[] = [];
+      const claimed: ClaimedDelivery[] = [];
       // Claim in batches: when a quarter of the window is free, or when nothing at all is under way.
       if (want >= Math.max(1, this.window / 4) || (want > 0 && this.sending + this.queuedCount === 0)) {
-        try {
-          const saturated = this.saturated();
-          const result = await this.deliveries.claimDue(want, saturated, this.leaseMs);
-          claimed = result.claimed;
-          this.backlog = result.more || saturated.length > 0;
-        } catch (err) {
-          this.logger.warn(`claiming deliveries failed, will retry: ${(err as Error).message}`);
-        }
+        const saturated = this.saturated();
+        claimed.push(...(await this.fanOutEvents(want, saturated)));
+        // Rows are claimed when some were left due, and at every poll (a retry comes due with time).
+        const rowsDue = this.backlog || Date.now() - this.lastRowClaim >= this.config.DELIVERY_POLL_MS;
+        if (rowsDue && want > claimed.length) claimed.push(...(await this.claimRows(want - claimed.length, saturated)));
       }
       for (const d of claimed) this.enqueue(d);
       this.pump();
       // Claimed a full batch: more may be due, go again at once. Otherwise (or with no room at all: the window
       // may be full of outcomes being written, with nothing on the wire) sleep until woken or the poll.
-      if (claimed.length < want || want === 0) await this.signal.wait(this.config.DELIVERY_POLL_MS);
+      if (claimed.length < want || want === 0) {
+        if (!(await this.signal.wait(this.config.DELIVERY_POLL_MS))) this.events = true; // the poll: look again
+      }
       // While sends are finishing, let a few milliseconds of them free their slots so that one claim query
       // serves many.
       if (this.sending > 0) await new Promise((r) => setTimeout(r, CLAIM_COALESCE_MS));
+    }
+  }
+
+  /** Leases events and takes their deliveries that can go at once; the others were written as rows to claim. */
+  private async fanOutEvents(want: number, saturated: string[]): Promise<ClaimedDelivery[]> {
+    if (!this.events) return [];
+    try {
+      const result = await this.deliveries.fanOut(want, saturated, this.leaseMs);
+      this.events = result.more;
+      if (result.deferred > 0) this.backlog = true;
+      for (const d of result.claimed) {
+        const state = this.fanOuts.get(d.eventId) ?? { unrecorded: 0, broken: false };
+        state.unrecorded++;
+        this.fanOuts.set(d.eventId, state);
+      }
+      return result.claimed;
+    } catch (err) {
+      this.logger.warn(`fanning out events failed, will retry: ${(err as Error).message}`);
+      return [];
+    }
+  }
+
+  private async claimRows(want: number, saturated: string[]): Promise<ClaimedDelivery[]> {
+    try {
+      this.lastRowClaim = Date.now();
+      const result = await this.deliveries.claimDue(want, saturated, this.leaseMs);
+      this.backlog = result.more || saturated.length > 0;
+      return result.claimed;
+    } catch (err) {
+      this.logger.warn(`claiming deliveries failed, will retry: ${(err as Error).message}`);
+      return [];
     }
   }
 
@@ -170,13 +220,34 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       if (n === 0) this.inFlight.delete(d.subscriptionId);
       else this.inFlight.set(d.subscriptionId, n);
       if (!this.stopped) this.pump();
-      if (this.backlog) this.signal.notify();
+      if (this.backlog || this.events) this.signal.notify();
     };
     const task = this.attempt(d, release).finally(() => {
       this.running.delete(task);
-      if (this.backlog) this.signal.notify(); // a later delivery for the same plant may now be due
+      // A later delivery, or event, of the same plant may now be due.
+      if (this.backlog || this.events) this.signal.notify();
     });
     this.running.add(task);
+  }
+
+  /**
+   * One of an event's deliveries from memory is recorded (or failed to be). Once all are, the event is marked
+   * fanned out, in a later statement than theirs: never before every one of them is durable. An event with a
+   * delivery that could not be recorded is left to its lease, after which a fan-out sends only what is missing.
+   */
+  private async recordedFromFanOut(eventId: string, recorded: boolean) {
+    const state = this.fanOuts.get(eventId);
+    if (!state) return;
+    state.broken ||= !recorded;
+    if (--state.unrecorded > 0) return;
+    this.fanOuts.delete(eventId);
+    if (state.broken) return;
+    try {
+      await this.recorder.add({ fannedOut: eventId });
+    } catch (err) {
+      this.logger.warn(`marking event ${eventId} fanned out failed, its lease will run out: ${(err as Error).message}`);
+    }
+    this.events = true; // the next event of its plant may now go
   }
 
   private async attempt(d: ClaimedDelivery, release: () => void) {
@@ -191,10 +262,12 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     const outcome = decideOutcome(result, d.attempts + 1, this.schedule);
     this.recording++;
     try {
-      await this.recorder.add({ deliveryId: d.id, attempt: result, outcome });
+      await this.recorder.add({ delivery: d, attempt: result, outcome });
+      if (!d.stored) await this.recordedFromFanOut(d.eventId, true);
     } catch (err) {
       // The lease will expire and the delivery will be sent again: at least once, never lost.
       this.logger.error(`recording attempt of delivery ${d.id} failed: ${(err as Error).message}`);
+      if (!d.stored) await this.recordedFromFanOut(d.eventId, false);
       return;
     } finally {
       this.recording--;

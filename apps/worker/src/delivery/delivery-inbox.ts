@@ -1,15 +1,10 @@
-import { ClaimedDelivery, OutboxLease } from '@app/delivery';
-
 /**
- * How the consumer in the same process hands fresh deliveries to the dispatcher. The consumer writes a batch's
- * deliveries already leased to this worker, as many as `room()` allows, and hands them over once they are
- * stored, so a fresh delivery goes out without a claim query and without waiting for the dispatcher to wake.
+ * How the consumer in the same process tells the dispatcher that it has stored events to fan out, so that they
+ * go out at once rather than at the dispatcher's next poll.
  */
 export interface DeliveryInbox {
-  /** How many deliveries the dispatcher can take on now, and for which subscribers not. */
-  room(): OutboxLease;
-  /** `leftBehind`: deliveries written in the same batch but not leased, for the claim path to pick up. */
-  accept(leased: ClaimedDelivery[], leftBehind: number): void;
+  /** `count` events were written to the outbox. */
+  eventsStored(count: number): void;
 }
 
 /** The token DeliveryModule exports the dispatcher under, for the consumer module to inject. */

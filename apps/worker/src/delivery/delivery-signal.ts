@@ -17,20 +17,23 @@ export class DeliverySignal {
     waiters.forEach((w) => w());
   }
 
-  /** Resolves on the next notify() (or one missed since the last wait) or after `ms`, whichever comes first. */
-  wait(ms: number): Promise<void> {
+  /**
+   * Resolves on the next notify() (or one missed since the last wait) or after `ms`, whichever comes first:
+   * true when notified, false when the time ran out.
+   */
+  wait(ms: number): Promise<boolean> {
     if (this.pending) {
       this.pending = false;
-      return Promise.resolve();
+      return Promise.resolve(true);
     }
     return new Promise((resolve) => {
       const waiter = () => {
         clearTimeout(timer);
-        resolve();
+        resolve(true);
       };
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w !== waiter); // an idle poll must not pile up waiters
-        resolve();
+        resolve(false);
       }, ms);
       this.waiters.push(waiter);
     });

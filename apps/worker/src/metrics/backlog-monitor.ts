@@ -60,9 +60,12 @@ export class BacklogMonitor implements OnApplicationBootstrap, OnApplicationShut
 
   private async samplePending() {
     try {
-      this.metrics.deliveriesPending.set(await this.outbox.countPending());
+      const pending = await this.outbox.countPending();
+      this.metrics.deliveriesPending.set(pending.deliveries);
+      this.metrics.eventsToFanOut.set(pending.events);
     } catch {
       this.metrics.deliveriesPending.set(NaN);
+      this.metrics.eventsToFanOut.set(NaN);
     }
   }
 

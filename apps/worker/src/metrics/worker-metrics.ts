@@ -50,7 +50,11 @@ export class WorkerMetrics {
 
   readonly deliveriesPending = this.m.gauge(
     'plant_store_deliveries_pending',
-    'Deliveries waiting to be sent or retried, sampled every 5 s (NaN while the database cannot be asked)',
+    'Delivery rows waiting to be sent or retried, sampled every 5 s (NaN while the database cannot be asked)',
+  );
+  readonly eventsToFanOut = this.m.gauge(
+    'plant_store_outbox_events_pending',
+    'Stored events not yet fanned out to their subscribers, sampled every 5 s (NaN while the database cannot be asked)',
   );
 
   readonly loopsCut = this.m.counter(

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { EventHeaders } from '@app/contracts';
 import { workerConsumerGroup } from '@app/kafka';
-import { ApplyResult, emptyApplyResult, IngestEvent, NO_LEASE } from '@app/delivery';
+import { ApplyResult, emptyApplyResult, IngestEvent } from '@app/delivery';
 import { nestSink, RateLimitedLog, Tracing } from '@app/observability';
 import { IngestRepository, isDataError, WriteCoalescer } from '@app/persistence';
 import { DELIVERY_INBOX, DeliveryInbox } from '../delivery/delivery-inbox';
@@ -104,17 +104,17 @@ export class PlantIngestService {
   }
 
   /**
-   * One statement for many batches. Stored: the deliveries leased to this worker go to the dispatcher now,
-   * before the dead letters and the offset commits; the rest wait for a claim.
+   * One statement for many batches. Stored: the dispatcher is told now, before the dead letters and the offset
+   * commits, and fans the events out (or another replica's does).
    */
   private async storeAndHandOver(events: IngestEvent[]): Promise<ApplyResult> {
-    const result = await this.store.applyEvents(events, this.inbox.room(), this.maxHops);
+    const result = await this.store.applyEvents(events, this.maxHops);
     this.loops.record(result.suppressed);
-    this.inbox.accept(result.leased, result.deliveries - result.leased.length);
+    this.inbox.eventsStored(result.outboxed);
     return result;
   }
 
-  /** Row by row nothing is leased: the dispatcher claims these deliveries. */
+  /** Row by row, so that one row the database refuses does not hold the others back. */
   private async storeOneByOne(
     batch: PlantBatch,
     plan: BatchPlan,
@@ -124,19 +124,19 @@ export class PlantIngestService {
     const unstorable: PoisonMessage[] = [];
     for (const event of plan.events) {
       try {
-        const r = await this.store.applyEvents([event], NO_LEASE, this.maxHops);
+        const r = await this.store.applyEvents([event], this.maxHops);
         r.fresh.forEach((id) => result.fresh.add(id));
         r.applied.forEach((id) => result.applied.add(id));
         r.unchanged.forEach((id) => result.unchanged.add(id));
         result.keyReused.push(...r.keyReused);
         this.loops.record(r.suppressed);
-        result.deliveries += r.deliveries;
+        result.outboxed += r.outboxed;
       } catch (err) {
         if (!isDataError(err)) throw err;
         unstorable.push({ message: byOffset.get(event.offset)!, reason: `unstorable: ${(err as Error).message}` });
       }
     }
-    this.inbox.accept([], result.deliveries);
+    this.inbox.eventsStored(result.outboxed);
     return { result, unstorable };
   }
 

@@ -7,6 +7,8 @@ import { WorkerMetrics } from '../metrics/worker-metrics';
 const MAX_BATCHES_PER_SWEEP = 50;
 /** Pause between batches, so ingest and delivery always find a free connection and an unloaded disk. */
 const PAUSE_BETWEEN_BATCHES_MS = 20;
+/** An event's outbox row outlives its deliveries by this much: a delivery that succeeded at once reads its body there. */
+const OUTBOX_EVENT_MARGIN_MS = 3_600_000;
 
 /**
  * Keeps the per-event tables from growing forever. Every RETENTION_SWEEP_MS it deletes, in batches of
@@ -38,7 +40,7 @@ export class RetentionPruner implements OnApplicationBootstrap, OnApplicationShu
     await this.sweeping;
   }
 
-  /** One pass over both tables; overlapping calls share the pass in progress. */
+  /** One pass over the tables; overlapping calls share the pass in progress. */
   sweep(now = Date.now()): Promise<void> {
     this.sweeping ??= this.pruneAll(now).finally(() => (this.sweeping = null));
     return this.sweeping;
@@ -48,6 +50,7 @@ export class RetentionPruner implements OnApplicationBootstrap, OnApplicationShu
     const windows: [PrunedTable, number][] = [
       ['processed_events', this.config.PROCESSED_EVENTS_RETENTION],
       ['deliveries', this.config.DELIVERY_RETENTION],
+      ['outbox_events', this.config.DELIVERY_RETENTION + OUTBOX_EVENT_MARGIN_MS], // after their deliveries
       ['subscriptions', this.config.DELIVERY_RETENTION], // deleted ones, once their deliveries are gone
     ];
     for (const [table, windowMs] of windows) {

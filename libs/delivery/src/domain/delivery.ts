@@ -18,6 +18,11 @@ export interface DeliveryAttempt {
 /** A delivery leased to this worker, with everything needed to send it. */
 export interface ClaimedDelivery {
   id: string;
+  /**
+   * Whether its row is written: claimed from the outbox's delivery rows. False when it was fanned out from its
+   * event in memory; its row is written once, with the outcome of its first attempt (under the event's lease).
+   */
+  stored: boolean;
   subscriptionId: string;
   eventId: string;
   plantId: number;
@@ -45,8 +50,13 @@ export interface ClaimResult {
 export type AttemptOutcome =
   { kind: 'succeeded' } | { kind: 'retry'; delayMs: number } | { kind: 'failed'; disableSubscription?: string };
 
+/** A fan-out: deliveries to send from memory, and how many of the event's had to be written to wait instead. */
+export interface FanOutResult extends ClaimResult {
+  deferred: number;
+}
+
 export interface AttemptRecord {
-  deliveryId: string;
+  delivery: ClaimedDelivery;
   attempt: DeliveryAttempt;
   outcome: AttemptOutcome;
 }

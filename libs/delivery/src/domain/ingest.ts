@@ -1,6 +1,5 @@
-// Storing a plant.created event and the deliveries it owes (the transactional outbox): what goes in, what
-// comes out, and how many of the new deliveries the storing worker takes on itself.
-import { ClaimedDelivery } from './delivery';
+// Storing a plant.created event and the deliveries it owes (the transactional outbox): what goes in and what
+// comes out.
 
 /** One decoded plant.created event with the Kafka position it came from. */
 export interface IngestEvent {
@@ -46,10 +45,8 @@ export interface ApplyResult {
    * reused an idempotency key for a different plant, on a gateway replica that had not seen it.
    */
   keyReused: string[];
-  /** Deliveries recorded in the outbox for subscribers. */
-  deliveries: number;
-  /** Of those, the ones leased to the caller as they were written, to send at once (see OutboxLease). */
-  leased: ClaimedDelivery[];
+  /** Events written to the outbox, each to fan out to its subscribers (none when no subscription is enabled). */
+  outboxed: number;
 }
 
 /** A result with nothing in it, to add to (its sets are new each time). */
@@ -59,21 +56,5 @@ export const emptyApplyResult = (): ApplyResult => ({
   unchanged: new Set(),
   keyReused: [],
   suppressed: [],
-  deliveries: 0,
-  leased: [],
+  outboxed: 0,
 });
-
-/**
- * How many of the deliveries it writes the caller (the worker's dispatcher) can take on right away. Those are
- * written already leased to it: nobody else can see them before the commit, so there is nothing to claim
- * from anyone, and the dispatcher skips the claim query for them. The rest are left for claims.
- */
-export interface OutboxLease {
-  limit: number;
-  /** Subscriptions whose queue is full here: their deliveries are left for claims (by any replica). */
-  skipSubscriptions: string[];
-  leaseMs: number;
-}
-
-/** Lease nothing: every delivery written is left for claims. */
-export const NO_LEASE: OutboxLease = { limit: 0, skipSubscriptions: [], leaseMs: 0 };

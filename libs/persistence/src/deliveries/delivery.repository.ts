@@ -77,9 +77,12 @@ export class DeliveryRepository {
 
   async findById(id: string): Promise<DeliveryDetailRow | null> {
     const { rows } = await this.pool.query<DeliveryDetailRow>(
-      `SELECT ${columnsOf('d')}, d.attempt_log, d.body, d.hops, d.origin_event_id,
+      // A delivery that succeeded at once has no body of its own: its event's outbox row holds it.
+      `SELECT ${columnsOf('d')}, d.attempt_log, coalesce(d.body, e.body) AS body, d.hops, d.origin_event_id,
               s.token IS NOT NULL AS has_token
-       FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id WHERE d.id = $1`,
+       FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
+       LEFT JOIN outbox_events e ON d.body IS NULL AND e.event_id = d.event_id
+       WHERE d.id = $1`,
       [id],
     );
     return rows[0] ?? null;

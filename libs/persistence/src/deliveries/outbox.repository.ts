@@ -1,7 +1,10 @@
 import { Pool } from 'pg';
-import { AttemptRecord, ClaimResult, Outbox } from '@app/delivery';
+import { AttemptRecord, ClaimedDelivery, ClaimResult, FanOutResult, Outbox } from '@app/delivery';
+import { FAN_OUT, RECORD_FANNED_OUT } from './fan-out.sql';
 import {
+  attemptEntry,
   DELIVERY_SEND_COLUMNS,
+  disableGone,
   noEarlierPending,
   SendRow,
   SUBSCRIPTION_SEND_COLUMNS,
@@ -57,19 +60,10 @@ WITH r AS (
 ), updated AS (
   UPDATE deliveries d SET attempts = d.attempts + 1, status = r.next_status, leased_until = NULL, updated_at = now(),
          next_attempt_at = now() + r.delay_ms * interval '1 millisecond',
-         attempt_log = d.attempt_log || jsonb_build_array(jsonb_build_object(
-           'attemptedAt', r.attempted_at, 'status', r.status, 'latencyMs', r.latency_ms,
-           'error', r.error, 'responseBody', r.response_body, 'signature', r.signature))
+         attempt_log = d.attempt_log || jsonb_build_array(${attemptEntry('r')})
   FROM r WHERE d.id = r.delivery_id -- a delivery deleted meanwhile (subscription gone) is skipped
   RETURNING d.subscription_id, r.disable_reason
-), disabled AS (
-  UPDATE subscriptions s SET enabled = false, disabled_reason = u.disable_reason, updated_at = now()
-  FROM updated u WHERE s.id = u.subscription_id AND u.disable_reason IS NOT NULL AND s.enabled
-  RETURNING s.id, s.disabled_reason
-)
--- A subscriber that said 410 Gone is disabled by the worker: the audit trail shows it beside the admins' changes.
-INSERT INTO audit_events (actor, action, subscription_id, details)
-SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled`;
+), ${disableGone('updated')}`;
 
 /** The outbox as the worker's dispatcher uses it: claim, record, release. */
 export class OutboxRepository implements Outbox {
@@ -77,6 +71,16 @@ export class OutboxRepository implements Outbox {
     private readonly pool: Pool,
     private readonly box: SecretBox,
   ) {}
+
+  /** Events to fan out, as deliveries to send from memory (see FAN_OUT). */
+  async fanOut(limit: number, deferSubscriptions: string[], leaseMs: number): Promise<FanOutResult> {
+    if (limit <= 0) return { claimed: [], more: true, deferred: 0 };
+    const { rows } = await this.pool.query<
+      SendRow & { due_events: number; events: number; deferred: number; subscription_id: string | null }
+    >(FAN_OUT, [limit, deferSubscriptions, leaseMs]);
+    const claimed = rows.filter((r) => r.subscription_id !== null).map((r) => toClaimedDelivery(r, this.box));
+    return { claimed, more: rows[0].due_events > rows[0].events, deferred: rows[0].deferred };
+  }
 
   async claimDue(limit: number, excludeSubscriptions: string[], leaseMs: number): Promise<ClaimResult> {
     if (limit <= 0) return { claimed: [], more: true };
@@ -86,39 +90,97 @@ export class OutboxRepository implements Outbox {
     return { claimed, more: rows[0].due > claimed.length };
   }
 
-  /** Many attempts in one statement, so the dispatcher pays one round trip per batch rather than four per send. */
-  async recordAttempts(records: AttemptRecord[]): Promise<void> {
-    if (records.length === 0) return;
-    const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
+  /**
+   * Attempts and their consequences (next attempt, final status, a disabled subscription), many in one
+   * statement per kind, so the dispatcher pays a round trip per batch rather than one per send: a claimed
+   * delivery's row is updated; a delivery fanned out from memory is written for the first time. `fannedOut`:
+   * events whose deliveries were all written by earlier calls.
+   */
+  async record(records: AttemptRecord[], fannedOut: string[] = []): Promise<void> {
+    const stored = records.filter((r) => r.delivery.stored);
+    const fresh = records.filter((r) => !r.delivery.stored);
+    if (stored.length > 0) await this.updateStored(stored);
+    if (fresh.length > 0 || fannedOut.length > 0) await this.writeFannedOut(fresh, fannedOut);
+  }
+
+  private async updateStored(records: AttemptRecord[]) {
     // Named: parsed and planned once per connection, not once per batch.
     await this.pool.query({
       name: 'record-attempts',
       text: RECORD_ATTEMPTS,
+      values: [records.map((r) => r.delivery.id), ...attemptColumns(records)],
+    });
+  }
+
+  private async writeFannedOut(records: AttemptRecord[], fannedOut: string[]) {
+    const col = <T>(f: (d: ClaimedDelivery) => T) => records.map((r) => f(r.delivery));
+    const [attemptedAt, status, latencyMs, error, responseBody, nextStatus, delayMs, disable, signature] =
+      attemptColumns(records);
+    await this.pool.query({
+      name: 'record-fanned-out',
+      text: RECORD_FANNED_OUT,
       values: [
-        col((r) => r.deliveryId),
-        col((r) => r.attempt.attemptedAt),
-        col((r) => r.attempt.status),
-        col((r) => r.attempt.latencyMs),
-        col((r) => r.attempt.error),
-        col((r) => r.attempt.responseBody),
-        col((r) => (r.outcome.kind === 'retry' ? 'pending' : r.outcome.kind)),
-        col((r) => (r.outcome.kind === 'retry' ? r.outcome.delayMs : 0)),
-        col((r) => (r.outcome.kind === 'failed' ? (r.outcome.disableSubscription ?? null) : null)),
-        col((r) => r.attempt.signature ?? null),
+        col((d) => d.id),
+        col((d) => d.subscriptionId),
+        col((d) => d.eventId),
+        col((d) => d.plantId),
+        col((d) => d.eventTime),
+        col((d) => d.hops),
+        col((d) => d.originEventId),
+        col((d) => d.traceparent),
+        attemptedAt,
+        status,
+        latencyMs,
+        error,
+        responseBody,
+        signature,
+        nextStatus,
+        delayMs,
+        disable,
+        fannedOut,
       ],
     });
   }
 
-  async releaseLeases(ids: string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await this.pool.query(
-      "UPDATE deliveries SET leased_until = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'",
-      [ids],
-    );
+  /**
+   * Hands leased but unsent work back at once, rather than when its lease expires: claimed deliveries by id,
+   * and events whose fan-out is not all written (the next fan-out leaves out what was).
+   */
+  async releaseLeases(deliveryIds: string[], eventIds: string[] = []): Promise<void> {
+    if (deliveryIds.length > 0)
+      await this.pool.query(
+        "UPDATE deliveries SET leased_until = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'",
+        [deliveryIds],
+      );
+    if (eventIds.length > 0)
+      await this.pool.query(
+        'UPDATE outbox_events SET leased_until = NULL WHERE event_id = ANY($1::text[]) AND fanned_out_at IS NULL',
+        [eventIds],
+      );
   }
 
-  async countPending(): Promise<number> {
-    const { rows } = await this.pool.query("SELECT count(*)::int AS n FROM deliveries WHERE status = 'pending'");
-    return rows[0].n;
+  /** Pending delivery rows, and events not yet fanned out to their subscribers. */
+  async countPending(): Promise<{ deliveries: number; events: number }> {
+    const { rows } = await this.pool.query(
+      `SELECT (SELECT count(*) FROM deliveries WHERE status = 'pending')::int AS deliveries,
+              (SELECT count(*) FROM outbox_events WHERE fanned_out_at IS NULL)::int AS events`,
+    );
+    return rows[0];
   }
+}
+
+/** The attempt's columns of RECORD_ATTEMPTS ($2..$10) and RECORD_FANNED_OUT. */
+function attemptColumns(records: AttemptRecord[]): unknown[][] {
+  const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
+  return [
+    col((r) => r.attempt.attemptedAt),
+    col((r) => r.attempt.status),
+    col((r) => r.attempt.latencyMs),
+    col((r) => r.attempt.error),
+    col((r) => r.attempt.responseBody),
+    col((r) => (r.outcome.kind === 'retry' ? 'pending' : r.outcome.kind)),
+    col((r) => (r.outcome.kind === 'retry' ? r.outcome.delayMs : 0)),
+    col((r) => (r.outcome.kind === 'failed' ? (r.outcome.disableSubscription ?? null) : null)),
+    col((r) => r.attempt.signature ?? null),
+  ];
 }

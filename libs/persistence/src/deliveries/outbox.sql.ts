@@ -1,5 +1,6 @@
-// The SQL rules every statement that touches the outbox shares, each written once: per-plant order, and the
-// columns a delivery is sent with.
+// The SQL rules every statement that touches the outbox shares, each written once: per-plant order, who
+// receives a plant, the columns a delivery is sent with, and an attempt as its log records it.
+import { randomUUID } from 'node:crypto';
 import { ClaimedDelivery } from '@app/delivery';
 import { SecretBox, subscriptionContext } from '../secrets/secret-box';
 
@@ -11,6 +12,38 @@ import { SecretBox, subscriptionContext } from '../secrets/secret-box';
 export const noEarlierPending = (subscriptionId: string, plantId: string, seq?: string) => `NOT EXISTS (
   SELECT 1 FROM deliveries e
   WHERE e.subscription_id = ${subscriptionId} AND e.plant_id = ${plantId} AND e.status = 'pending'${seq ? ` AND e.seq < ${seq}` : ''})`;
+
+/**
+ * Per-plant order between events: an event is fanned out only once every earlier event of its plant has been
+ * (each subscriber's delivery of it written). Holds for the outbox row aliased `e`.
+ */
+export const noEarlierEventPending = (e: string) => `NOT EXISTS (
+  SELECT 1 FROM outbox_events p WHERE p.plant_id = ${e}.plant_id AND p.fanned_out_at IS NULL AND p.seq < ${e}.seq)`;
+
+/** The subscriber's filter (SubscriptionFilter), for the subscription `s` and a plant's id and tag. */
+export const matchesFilter = (s: string, plantId: string, tag: string) => `
+  (NOT ${s}.filter ? 'tags' OR coalesce(${s}.filter->'tags' ? ${tag}, false))
+  AND (${s}.filter #>> '{plantIds,min}' IS NULL OR ${plantId} >= (${s}.filter #>> '{plantIds,min}')::bigint)
+  AND (${s}.filter #>> '{plantIds,max}' IS NULL OR ${plantId} <= (${s}.filter #>> '{plantIds,max}')::bigint)`;
+
+/** One entry of a delivery's attempt log, from a row `r` of attempt columns (see AttemptRecord). */
+export const attemptEntry = (r: string) => `jsonb_build_object(
+  'attemptedAt', ${r}.attempted_at, 'status', ${r}.status, 'latencyMs', ${r}.latency_ms,
+  'error', ${r}.error, 'responseBody', ${r}.response_body, 'signature', ${r}.signature)`;
+
+/**
+ * A subscriber that said 410 Gone is disabled by the worker, and the audit trail shows it beside the admins'
+ * changes. `source` yields (subscription_id, disable_reason) rows.
+ */
+export const disableGone = (source: string) => `disabled AS (
+  UPDATE subscriptions s SET enabled = false, disabled_reason = g.disable_reason, updated_at = now()
+  FROM (SELECT DISTINCT ON (subscription_id) subscription_id, disable_reason FROM ${source}
+        WHERE disable_reason IS NOT NULL) g
+  WHERE s.id = g.subscription_id AND s.enabled
+  RETURNING s.id, s.disabled_reason
+)
+INSERT INTO audit_events (actor, action, subscription_id, details)
+SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled`;
 
 /** The delivery's side of a delivery about to be sent, from the outbox row (alias `o`). */
 export const DELIVERY_SEND_COLUMNS = (o: string) =>
@@ -38,7 +71,7 @@ export const SUBSCRIPTION_SEND_COLUMNS = `s.url, s.token, s.secret,
 
 /** A row of DELIVERY_SEND_COLUMNS and SUBSCRIPTION_SEND_COLUMNS. */
 export interface SendRow {
-  id: string;
+  id: string | null;
   subscription_id: string;
   event_id: string;
   plant_id: number | string;
@@ -69,9 +102,10 @@ export function openSendCredentials(r: SubscriptionSendRow, subscriptionId: stri
   };
 }
 
-/** The row as the dispatcher sends it: credentials opened. */
+/** The row as the dispatcher sends it: credentials opened. `id` null: fanned out, no row written yet. */
 export const toClaimedDelivery = (r: SendRow, box: SecretBox): ClaimedDelivery => ({
-  id: r.id,
+  id: r.id ?? randomUUID(),
+  stored: r.id !== null,
   subscriptionId: r.subscription_id,
   eventId: r.event_id,
   plantId: Number(r.plant_id),

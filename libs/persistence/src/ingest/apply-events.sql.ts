@@ -1,21 +1,18 @@
-import { DELIVERY_SEND_COLUMNS, noEarlierPending, SUBSCRIPTION_SEND_COLUMNS } from '../deliveries/outbox.sql';
-
 /**
  * The ingest statement: the one place that writes several tables. One statement, one round trip, for a whole
  * batch: record the event ids (duplicates drop out), keep the latest event per plant, upsert it unless the
  * stored plant comes from a newer event or already holds the same data (an update that changes nothing
- * changes and sends nothing: that is what ends an echo loop), and write one delivery per enabled subscription
- * for every plant that changed (the transactional outbox), unless its event has already been through
- * MAX_WEBHOOK_HOPS deliveries (a loop that changes data). Deliveries free to go at once (nothing earlier
- * pending for their plant, their subscriber not saturated) are leased to the caller, up to its room.
+ * changes and sends nothing: that is what ends an echo loop), and write one outbox row for every plant that
+ * changed (the transactional outbox: a worker fans it out to the subscribers, see FAN_OUT), unless its event
+ * has already been through MAX_WEBHOOK_HOPS deliveries (a loop that changes data) or no subscription is enabled.
  *
- * $1..$10 the events' columns; $11 lease limit, $12 subscriptions to skip, $13 lease ms, $14 max hops; $15 the
- * events' other plant properties (jsonb); $16 their traceparents, $17 their plants' digests.
+ * $1..$10 the events' columns; $11 max hops; $12 the events' other plant properties (jsonb); $13 their
+ * traceparents, $14 their plants' digests.
  */
 export const APPLY_EVENTS = `
 WITH input AS (
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::int[], $8::bigint[],
-                       $9::int[], $10::text[], $15::jsonb[], $16::text[], $17::text[])
+                       $9::int[], $10::text[], $12::jsonb[], $13::text[], $14::text[])
     AS t(event_id, plant_id, name, tag, event_time, topic, kafka_partition, kafka_offset, hops, origin_event_id, extra,
          traceparent, digest)
 ), firsts AS (
@@ -53,37 +50,20 @@ WITH input AS (
   RETURNING p.id, p.name, p.tag, p.extra, p.last_event_id, p.last_event_time
 ), changed AS (
   SELECT u.*, l.hops, l.origin_event_id, l.traceparent FROM upserted u JOIN latest l ON l.event_id = u.last_event_id
-), fanout AS (
-  SELECT s.id AS subscription_id, u.last_event_id AS event_id, u.id AS plant_id, u.last_event_time AS event_time,
-         u.hops, u.origin_event_id, u.traceparent,
-         (u.extra || jsonb_strip_nulls(jsonb_build_object('id', u.id, 'name', u.name, 'tag', u.tag)))::text AS body,
-         NOT (s.id = ANY($12::uuid[])) AND ${noEarlierPending('s.id', 'u.id')} AS free
-  FROM changed u CROSS JOIN subscriptions s
-  WHERE s.enabled AND u.hops < $14
-    -- The subscriber's filter (SubscriptionFilter): a plant it filtered out gets no delivery row.
-    AND (NOT s.filter ? 'tags' OR coalesce(s.filter->'tags' ? u.tag, false))
-    AND (s.filter #>> '{plantIds,min}' IS NULL OR u.id >= (s.filter #>> '{plantIds,min}')::bigint)
-    AND (s.filter #>> '{plantIds,max}' IS NULL OR u.id <= (s.filter #>> '{plantIds,max}')::bigint)
-), ranked AS (
-  SELECT f.*, f.free AND row_number() OVER (PARTITION BY f.free ORDER BY f.event_time, f.plant_id, f.subscription_id) <= $11 AS leased
-  FROM fanout f
 ), outbox AS (
-  INSERT INTO deliveries (subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id, traceparent,
-                          leased_until)
-  SELECT subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id, traceparent,
-         CASE WHEN leased THEN now() + $13 * interval '1 millisecond' END
-  FROM ranked
-  ON CONFLICT (subscription_id, event_id) DO NOTHING
-  RETURNING ${DELIVERY_SEND_COLUMNS('deliveries')}, leased_until
+  INSERT INTO outbox_events (event_id, plant_id, tag, body, event_time, hops, origin_event_id, traceparent)
+  SELECT last_event_id, id, tag, (extra || jsonb_strip_nulls(jsonb_build_object('id', id, 'name', name, 'tag', tag)))::text,
+         last_event_time, hops, origin_event_id, traceparent
+  FROM changed
+  WHERE hops < $11 AND EXISTS (SELECT 1 FROM subscriptions WHERE enabled)
+  ORDER BY last_event_time, id -- numbered in event order: fanned out in it
+  ON CONFLICT (event_id) DO NOTHING
+  RETURNING event_id
 )
 SELECT (SELECT coalesce(array_agg(event_id), '{}') FROM fresh) AS fresh,
        (SELECT coalesce(array_agg(last_event_id), '{}') FROM upserted) AS applied,
        (SELECT coalesce(array_agg(event_id), '{}') FROM unchanged) AS unchanged,
        (SELECT coalesce(array_agg(at), '{}') FROM key_reused) AS key_reused,
        (SELECT coalesce(json_agg(json_build_object('eventId', last_event_id, 'plantId', id, 'hops', hops, 'originEventId', origin_event_id)), '[]')
-          FROM changed WHERE hops >= $14) AS suppressed,
-       (SELECT count(*) FROM outbox)::int AS deliveries,
-       (SELECT coalesce(json_agg(h), '[]') FROM (
-          SELECT ${DELIVERY_SEND_COLUMNS('o')}, ${SUBSCRIPTION_SEND_COLUMNS}
-          FROM outbox o JOIN subscriptions s ON s.id = o.subscription_id
-          WHERE o.leased_until IS NOT NULL) h) AS leased`;
+          FROM changed WHERE hops >= $11) AS suppressed,
+       (SELECT count(*) FROM outbox)::int AS outboxed`;

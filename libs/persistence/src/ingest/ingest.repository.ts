@@ -1,24 +1,12 @@
 import { Pool } from 'pg';
-import {
-  ApplyResult,
-  emptyApplyResult,
-  IngestEvent,
-  OutboxLease,
-  PlantEventStore,
-  SuppressedEvent,
-} from '@app/delivery';
-import { SendRow, toClaimedDelivery } from '../deliveries/outbox.sql';
-import { SecretBox } from '../secrets/secret-box';
+import { ApplyResult, emptyApplyResult, IngestEvent, PlantEventStore, SuppressedEvent } from '@app/delivery';
 import { APPLY_EVENTS } from './apply-events.sql';
 
 /** Stores plant.created events with the deliveries they owe (see APPLY_EVENTS). */
 export class IngestRepository implements PlantEventStore {
-  constructor(
-    private readonly pool: Pool,
-    private readonly box: SecretBox,
-  ) {}
+  constructor(private readonly pool: Pool) {}
 
-  async applyEvents(events: IngestEvent[], lease: OutboxLease, maxHops: number): Promise<ApplyResult> {
+  async applyEvents(events: IngestEvent[], maxHops: number): Promise<ApplyResult> {
     if (events.length === 0) return emptyApplyResult();
     const col = <K extends keyof IngestEvent>(k: K) => events.map((e) => e[k]);
     // Named: each connection parses and plans this big statement once, not once per batch.
@@ -28,8 +16,7 @@ export class IngestRepository implements PlantEventStore {
       unchanged: string[];
       key_reused: string[];
       suppressed: SuppressedEvent[];
-      deliveries: number;
-      leased: SendRow[];
+      outboxed: number;
     }>({
       name: 'apply-events',
       text: APPLY_EVENTS,
@@ -44,9 +31,6 @@ export class IngestRepository implements PlantEventStore {
         col('offset'),
         col('hops'),
         col('originEventId'),
-        lease.limit,
-        lease.skipSubscriptions,
-        lease.leaseMs,
         maxHops,
         events.map((e) => JSON.stringify(e.extra)),
         col('traceparent'),
@@ -60,8 +44,7 @@ export class IngestRepository implements PlantEventStore {
       unchanged: new Set(r.unchanged),
       keyReused: r.key_reused,
       suppressed: r.suppressed,
-      deliveries: r.deliveries,
-      leased: r.leased.map((row) => toClaimedDelivery(row, this.box)),
+      outboxed: r.outboxed,
     };
   }
 }

@@ -15,6 +15,14 @@ DELETE FROM deliveries WHERE id IN (
   WHERE created_at < $1 AND updated_at < $1 AND status <> 'pending'
   LIMIT $2 FOR UPDATE SKIP LOCKED)`;
 
+// An event's outbox row is done once fanned out, but a delivery that succeeded at once reads its body from it:
+// it goes with its deliveries (the caller gives it their window, plus a margin: they were written after it).
+// One not yet fanned out is work still to do.
+const PRUNE_OUTBOX_EVENTS = `
+DELETE FROM outbox_events WHERE event_id IN (
+  SELECT event_id FROM outbox_events WHERE created_at < $1 AND fanned_out_at < $1
+  LIMIT $2 FOR UPDATE SKIP LOCKED)`;
+
 // A deleted subscription goes once its last delivery has aged out (its audit events stay: they name it by id).
 const PRUNE_SUBSCRIPTIONS = `
 DELETE FROM subscriptions WHERE id IN (
@@ -22,11 +30,12 @@ DELETE FROM subscriptions WHERE id IN (
   WHERE s.deleted_at < $1 AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = s.id)
   LIMIT $2 FOR UPDATE SKIP LOCKED)`;
 
-export type PrunedTable = 'processed_events' | 'deliveries' | 'subscriptions';
+export type PrunedTable = 'processed_events' | 'deliveries' | 'outbox_events' | 'subscriptions';
 
 const PRUNE: Record<PrunedTable, string> = {
   processed_events: PRUNE_PROCESSED_EVENTS,
   deliveries: PRUNE_DELIVERIES,
+  outbox_events: PRUNE_OUTBOX_EVENTS,
   subscriptions: PRUNE_SUBSCRIPTIONS,
 };
 

@@ -1,0 +1,106 @@
+import {
+  attemptEntry,
+  disableGone,
+  matchesFilter,
+  noEarlierEventPending,
+  noEarlierPending,
+  SUBSCRIPTION_SEND_COLUMNS,
+} from './outbox.sql';
+
+/**
+ * Leases outbox events to this dispatcher and fans them out to their subscribers, for it to send from memory:
+ * no delivery row is written for a delivery that can go at once (its row is written with its outcome, see
+ * RECORD_FANNED_OUT). A delivery that must wait, behind an earlier pending one of its plant for that subscriber
+ * or for a subscriber saturated here, is written as a pending row now, for the claims (CLAIM) to send in order.
+ * Events come oldest first, never behind an earlier event of their plant still being fanned out, and as many
+ * as fill the room given (one event more at most, so a fan-out is never split). A subscriber whose delivery of
+ * the event is already written (a crashed worker's lease ran out after it recorded some) is left out. An event
+ * with nothing to send from memory is done at once.
+ *
+ * $1 deliveries wanted, $2 subscriptions saturated here, $3 lease ms.
+ */
+export const FAN_OUT = `
+WITH subscribers AS MATERIALIZED (
+  SELECT s.id, s.filter FROM subscriptions s WHERE s.enabled
+), events_wanted AS (
+  -- Enough events to fill the room if every subscriber receives each (fewer with filters: claimed again).
+  SELECT ceil($1::numeric / greatest(1, (SELECT count(*) FROM subscribers)))::int AS n
+), candidates AS MATERIALIZED (
+  SELECT e.event_id FROM outbox_events e
+  WHERE e.fanned_out_at IS NULL AND (e.leased_until IS NULL OR e.leased_until < now())
+  ORDER BY e.seq
+  LIMIT (SELECT 8 * n FROM events_wanted)
+), due AS MATERIALIZED (
+  -- Re-checked on the locked row's newest version: a replica may have leased or finished it since this
+  -- statement's snapshot (as in CLAIM).
+  SELECT e.* FROM candidates c JOIN outbox_events e ON e.event_id = c.event_id
+  WHERE e.fanned_out_at IS NULL AND (e.leased_until IS NULL OR e.leased_until < now())
+    AND ${noEarlierEventPending('e')}
+  LIMIT (SELECT n FROM events_wanted)
+  FOR UPDATE OF e SKIP LOCKED
+), fanout AS MATERIALIZED (
+  SELECT e.event_id, e.seq, s.id AS subscription_id,
+         NOT (s.id = ANY($2::uuid[])) AND ${noEarlierPending('s.id', 'e.plant_id')} AS sendable
+  FROM due e JOIN subscribers s ON ${matchesFilter('s', 'e.plant_id', 'e.tag')}
+  WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = s.id AND d.event_id = e.event_id)
+), deferred AS (
+  INSERT INTO deliveries (subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id, traceparent)
+  SELECT f.subscription_id, e.event_id, e.plant_id, e.body, e.event_time, e.hops, e.origin_event_id, e.traceparent
+  FROM fanout f JOIN due e USING (event_id) WHERE NOT f.sendable
+  ORDER BY e.seq, f.subscription_id -- rows numbered in the events' order: the claims keep it
+  ON CONFLICT (subscription_id, event_id) DO NOTHING
+  RETURNING 1
+), leased AS (
+  UPDATE outbox_events e SET leased_until = now() + $3 * interval '1 millisecond',
+         fanned_out_at = CASE WHEN EXISTS (SELECT 1 FROM fanout f WHERE f.event_id = e.event_id AND f.sendable)
+                         THEN NULL ELSE now() END
+  FROM due WHERE e.event_id = due.event_id
+  RETURNING 1
+)
+-- Always one row at least: how many events were due tells the dispatcher whether to fan out again.
+SELECT n.*, x.* FROM (
+  SELECT (SELECT count(*) FROM candidates)::int AS due_events, (SELECT count(*) FROM leased)::int AS events,
+         (SELECT count(*) FROM deferred)::int AS deferred
+) n LEFT JOIN (
+  SELECT NULL::uuid AS id, f.subscription_id, e.event_id, e.plant_id, e.body, e.event_time, 0 AS attempts, e.hops,
+         e.origin_event_id, e.traceparent, ${SUBSCRIPTION_SEND_COLUMNS}
+  FROM fanout f JOIN due e USING (event_id) JOIN subscriptions s ON s.id = f.subscription_id
+  WHERE f.sendable
+  ORDER BY e.seq, f.subscription_id
+) x ON true`;
+
+/**
+ * Writes the deliveries sent from memory, each once, with its outcome, and marks the events whose deliveries
+ * are all written as fanned out (their last deliveries were written by an earlier call, so an event is never
+ * done before all of its deliveries are). A retry, or a failure an operator may replay, keeps its own body; a
+ * success reads its event's. The same delivery written twice (sent again after its lease ran out) keeps both
+ * attempts.
+ *
+ * $1..$8 the deliveries' columns, $9..$14 their attempts, $15 next status, $16 delay ms, $17 disable reason;
+ * $18 events fanned out.
+ */
+export const RECORD_FANNED_OUT = `
+WITH r AS (
+  SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::bigint[], $5::timestamptz[], $6::int[], $7::text[],
+                       $8::text[], $9::timestamptz[], $10::int[], $11::int[], $12::text[], $13::text[], $14::text[],
+                       $15::text[], $16::bigint[], $17::text[])
+    AS t(id, subscription_id, event_id, plant_id, event_time, hops, origin_event_id, traceparent,
+         attempted_at, status, latency_ms, error, response_body, signature, next_status, delay_ms, disable_reason)
+), written AS (
+  INSERT INTO deliveries AS d (id, subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id,
+                               traceparent, status, attempts, next_attempt_at, attempt_log)
+  SELECT r.id, r.subscription_id, r.event_id, r.plant_id,
+         CASE WHEN r.next_status <> 'succeeded' THEN (SELECT e.body FROM outbox_events e WHERE e.event_id = r.event_id) END,
+         r.event_time, r.hops, r.origin_event_id, r.traceparent, r.next_status, 1,
+         now() + r.delay_ms * interval '1 millisecond', jsonb_build_array(${attemptEntry('r')})
+  FROM r
+  -- A subscription removed for good meanwhile (retention) takes its deliveries with it.
+  WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = r.subscription_id)
+  ON CONFLICT (subscription_id, event_id) DO UPDATE
+    SET attempts = d.attempts + 1, attempt_log = d.attempt_log || EXCLUDED.attempt_log, updated_at = now()
+  RETURNING 1
+), done AS (
+  UPDATE outbox_events SET fanned_out_at = now(), leased_until = NULL
+  WHERE event_id = ANY($18::text[]) AND fanned_out_at IS NULL
+  RETURNING 1
+), ${disableGone('r')}`;
