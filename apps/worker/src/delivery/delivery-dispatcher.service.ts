@@ -261,17 +261,18 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     }
     const outcome = decideOutcome(result, d.attempts + 1, this.schedule);
     this.recording++;
+    let recorded = true;
     try {
       await this.recorder.add({ delivery: d, attempt: result, outcome });
-      if (!d.stored) await this.recordedFromFanOut(d.eventId, true);
     } catch (err) {
       // The lease will expire and the delivery will be sent again: at least once, never lost.
       this.logger.error(`recording attempt of delivery ${d.id} failed: ${(err as Error).message}`);
-      if (!d.stored) await this.recordedFromFanOut(d.eventId, false);
-      return;
+      recorded = false;
     } finally {
-      this.recording--;
+      this.recording--; // durable (or given up): its slot is free while its event is being marked done
     }
+    if (!d.stored) await this.recordedFromFanOut(d.eventId, recorded);
+    if (!recorded) return;
     if (outcome.kind === 'succeeded') {
       this.metrics.deliveries.inc({ ...labels, outcome: 'succeeded' });
       this.metrics.deliveryLatency.observe(Math.max(0, Date.now() - d.eventTime.getTime()) / 1000);
