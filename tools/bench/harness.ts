@@ -233,7 +233,11 @@ export function cpuMeter(pids: Record<string, number | undefined>) {
         const name = owner(pid, stat);
         if (!name) continue;
         const fields = stat.split(') ')[1].split(' ');
-        ticks[name] = (ticks[name] ?? 0) + Number(fields[11]) + Number(fields[12]); // utime + stime
+        // utime + stime; and for PostgreSQL cutime + cstime too: a backend that exits (a pool closing an idle
+        // connection) takes its ticks with it, and they reappear in the postmaster's children's times. Without
+        // them PostgreSQL's share could even come out negative.
+        const children = name.startsWith('postgresql') ? Number(fields[13]) + Number(fields[14]) : 0;
+        ticks[name] = (ticks[name] ?? 0) + Number(fields[11]) + Number(fields[12]) + children;
       } catch {
         // exited meanwhile
       }
