@@ -276,19 +276,29 @@ describe('the ingest statement and the claim', () => {
       expect((await outbox.fanOut(100, [], LEASE_MS)).claimed.map((d) => JSON.parse(d.body).name)).toEqual(['v2']);
     });
 
-    it('takes as many events as fill the room, and an event with nothing to send is done at once', async () => {
+    it('takes as many events as fit the room, and an event with nothing to send is done at once', async () => {
       const [a, b] = [await subscribe(), await subscribe()];
       await ingest.applyEvents(
         Array.from({ length: 5 }, (_, i) => event({ plantId: plantId + i })),
         MAX_HOPS,
       );
-      const r = await outbox.fanOut(3, [], LEASE_MS);
-      expect(r.claimed).toHaveLength(4); // two events: a fan-out is never split
+      const r = await outbox.fanOut(5, [], LEASE_MS);
+      expect(r.claimed).toHaveLength(4); // two events of two deliveries fit in five
       expect(r.more).toBe(true);
       const deferred = await outbox.fanOut(100, [a, b], LEASE_MS); // all three left written as rows
       expect(deferred.claimed).toEqual([]);
       expect(deferred.deferred).toBe(6);
       expect((await outboxRows()).filter((e) => e.fanned_out_at === null)).toHaveLength(2); // the first two
+    });
+
+    it('never hands back more than the room: an event with more subscribers has the rest written as rows', async () => {
+      for (let i = 0; i < 5; i++) await subscribe();
+      const e = event();
+      await ingest.applyEvents([e], MAX_HOPS);
+      const r = await outbox.fanOut(3, [], LEASE_MS);
+      expect(r.claimed).toHaveLength(3);
+      expect(r.deferred).toBe(2);
+      expect((await outbox.claimDue(10, [], LEASE_MS)).claimed).toHaveLength(2);
     });
 
     it('fans each event out to one replica when replicas race', async () => {

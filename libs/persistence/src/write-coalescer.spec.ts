@@ -18,6 +18,16 @@ describe(WriteCoalescer.name, () => {
     expect(writes).toEqual([['a'], ['b', 'c']]);
   });
 
+  it('lets the first item wait up to lingerMs for others to join its write', async () => {
+    const writes: string[][] = [];
+    const sut = new WriteCoalescer(async (items: string[]) => void writes.push(items), 100, undefined, 30);
+    const first = sut.add('a');
+    await new Promise((r) => setTimeout(r, 10));
+    const second = sut.add('b');
+    await Promise.all([first, second]);
+    expect(writes).toEqual([['a', 'b']]);
+  });
+
   it('bounds a write by the items’ sizes, but always takes at least one', async () => {
     const writes: number[][] = [];
     const sut = new WriteCoalescer(

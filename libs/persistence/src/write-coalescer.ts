@@ -19,6 +19,11 @@ export class WriteCoalescer<T, R> {
     /** A write takes items until their sizes reach this (always at least one item). */
     private readonly maxSize: number,
     private readonly sizeOf: (item: T) => number = () => 1,
+    /**
+     * How long the first item of a write may wait for others (0: the rest of this turn of the event loop).
+     * For writes nobody waits on to answer a request, a few milliseconds make a write carry many more items.
+     */
+    private readonly lingerMs = 0,
   ) {}
 
   add(item: T): Promise<R> {
@@ -31,11 +36,13 @@ export class WriteCoalescer<T, R> {
   private schedule() {
     if (this.scheduled || this.writing) return;
     this.scheduled = true;
-    // setImmediate lets everything handed in during this turn of the event loop join the write.
-    setImmediate(() => {
+    const go = () => {
       this.scheduled = false;
       void this.flush();
-    });
+    };
+    // setImmediate lets everything handed in during this turn of the event loop join the write.
+    if (this.lingerMs > 0) setTimeout(go, this.lingerMs);
+    else setImmediate(go);
   }
 
   private async flush() {

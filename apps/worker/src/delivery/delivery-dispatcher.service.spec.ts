@@ -98,7 +98,8 @@ function setup(env: Record<string, string> = {}) {
   };
 }
 
-const settle = () => new Promise((r) => setTimeout(r, 20));
+// Long enough for two of the recorder's lingers (an outcome, then its event's done mark).
+const settle = () => new Promise((r) => setTimeout(r, 60));
 
 describe(DeliveryDispatcher.name, () => {
   it("sends an event's deliveries from memory, records them, then marks the event fanned out in a later write", async () => {
@@ -169,7 +170,7 @@ describe(DeliveryDispatcher.name, () => {
   it('does not mark an event fanned out when one of its deliveries could not be recorded', async () => {
     const { sut, writes, db, start, hold } = setup();
     db.failFor = 'b';
-    hold(async (d) => (d.id === 'b' ? new Promise((r) => setTimeout(() => r(ok), 5)) : ok)); // b in a write of its own
+    hold(async (d) => (d.id === 'b' ? new Promise((r) => setTimeout(() => r(ok), 30)) : ok)); // b in a write of its own
     start(delivery('a', 's1', 'e1'), delivery('b', 's2', 'e1'));
     await settle();
     expect(writes.flatMap((w) => w.records).map((r) => r.delivery.id)).toEqual(['a']);

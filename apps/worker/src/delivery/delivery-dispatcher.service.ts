@@ -9,6 +9,11 @@ import { DeliverySender } from './delivery-sender';
 import { DeliverySignal } from './delivery-signal';
 
 const CLAIM_COALESCE_MS = 5;
+/**
+ * Outcomes wait this long for others to share their statement: the receiver has its delivery already, and a
+ * statement costs ~0.8 ms plus ~35 µs a row (measured), so a few milliseconds buy fewer, fuller statements.
+ */
+const RECORD_LINGER_MS = 10;
 
 /** "Every delivery of this event is recorded": written after the records themselves, in a later statement. */
 interface FannedOut {
@@ -82,6 +87,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
           items.filter((i): i is FannedOut => 'fannedOut' in i).map((i) => i.fannedOut),
         ),
       500,
+      undefined,
+      RECORD_LINGER_MS,
     );
     metrics.watchDispatcher(this.window, () => ({
       sending: this.sending,

@@ -13,9 +13,11 @@ import {
  * RECORD_FANNED_OUT). A delivery that must wait, behind an earlier pending one of its plant for that subscriber
  * or for a subscriber saturated here, is written as a pending row now, for the claims (CLAIM) to send in order.
  * Events come oldest first, never behind an earlier event of their plant still being fanned out, and as many
- * as fill the room given (one event more at most, so a fan-out is never split). A subscriber whose delivery of
- * the event is already written (a crashed worker's lease ran out after it recorded some) is left out. An event
- * with nothing to send from memory is done at once.
+ * as fit the room given if each goes to every subscriber (one at least). Never more deliveries than the room
+ * are handed back: an event with more subscribers than that has the rest written as rows, so memory stays
+ * bounded however many subscribers there are. A subscriber whose delivery of the event is already written (a
+ * crashed worker's lease ran out after it recorded some) is left out. An event with nothing to send from
+ * memory is done at once.
  *
  * $1 deliveries wanted, $2 subscriptions saturated here, $3 lease ms.
  */
@@ -23,8 +25,9 @@ export const FAN_OUT = `
 WITH subscribers AS MATERIALIZED (
   SELECT s.id, s.filter FROM subscriptions s WHERE s.enabled
 ), events_wanted AS (
-  -- Enough events to fill the room if every subscriber receives each (fewer with filters: claimed again).
-  SELECT ceil($1::numeric / greatest(1, (SELECT count(*) FROM subscribers)))::int AS n
+  -- As many events as fit the room if every subscriber receives each (with filters, fewer deliveries: the
+  -- dispatcher fans out again).
+  SELECT greatest(1, $1 / greatest(1, (SELECT count(*) FROM subscribers)))::int AS n
 ), candidates AS MATERIALIZED (
   SELECT e.event_id FROM outbox_events e
   WHERE e.fanned_out_at IS NULL AND (e.leased_until IS NULL OR e.leased_until < now())
@@ -43,16 +46,21 @@ WITH subscribers AS MATERIALIZED (
          NOT (s.id = ANY($2::uuid[])) AND ${noEarlierPending('s.id', 'e.plant_id')} AS sendable
   FROM due e JOIN subscribers s ON ${matchesFilter('s', 'e.plant_id', 'e.tag')}
   WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = s.id AND d.event_id = e.event_id)
+), ranked AS MATERIALIZED (
+  -- The ones handed back to send from memory: sendable, and within the room.
+  SELECT f.*, f.sendable AND row_number() OVER (PARTITION BY f.sendable ORDER BY f.seq, f.subscription_id) <= $1
+         AS in_memory
+  FROM fanout f
 ), deferred AS (
   INSERT INTO deliveries (subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id, traceparent)
   SELECT f.subscription_id, e.event_id, e.plant_id, e.body, e.event_time, e.hops, e.origin_event_id, e.traceparent
-  FROM fanout f JOIN due e USING (event_id) WHERE NOT f.sendable
+  FROM ranked f JOIN due e USING (event_id) WHERE NOT f.in_memory
   ORDER BY e.seq, f.subscription_id -- rows numbered in the events' order: the claims keep it
   ON CONFLICT (subscription_id, event_id) DO NOTHING
   RETURNING 1
 ), leased AS (
   UPDATE outbox_events e SET leased_until = now() + $3 * interval '1 millisecond',
-         fanned_out_at = CASE WHEN EXISTS (SELECT 1 FROM fanout f WHERE f.event_id = e.event_id AND f.sendable)
+         fanned_out_at = CASE WHEN EXISTS (SELECT 1 FROM ranked f WHERE f.event_id = e.event_id AND f.in_memory)
                          THEN NULL ELSE now() END
   FROM due WHERE e.event_id = due.event_id
   RETURNING 1
@@ -64,8 +72,8 @@ SELECT n.*, x.* FROM (
 ) n LEFT JOIN (
   SELECT NULL::uuid AS id, f.subscription_id, e.event_id, e.plant_id, e.body, e.event_time, 0 AS attempts, e.hops,
          e.origin_event_id, e.traceparent, ${SUBSCRIPTION_SEND_COLUMNS}
-  FROM fanout f JOIN due e USING (event_id) JOIN subscriptions s ON s.id = f.subscription_id
-  WHERE f.sendable
+  FROM ranked f JOIN due e USING (event_id) JOIN subscriptions s ON s.id = f.subscription_id
+  WHERE f.in_memory
   ORDER BY e.seq, f.subscription_id
 ) x ON true`;
 
