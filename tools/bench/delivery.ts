@@ -41,9 +41,9 @@ async function printStatementStats(url: string) {
   try {
     await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
     const { rows } = await client.query(
-      `SELECT calls, round(total_exec_time)::int AS total_ms, round(mean_exec_time::numeric, 2) AS mean_ms, rows,
-              left(regexp_replace(query, '\\s+', ' ', 'g'), 90) AS query
-       FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 8`,
+      `SELECT calls, round(total_exec_time)::int AS total_ms, round(mean_exec_time::numeric, 2) AS mean_ms,
+              round(total_plan_time)::int AS plan_ms, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 90) AS query
+       FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT 8`,
     );
     console.log('\nPostgreSQL statements by total time:');
     table(rows);

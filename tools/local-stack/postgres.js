@@ -123,7 +123,12 @@ async function startPostgres({ name, port, fresh = false, restart = false }) {
     ['max_connections', '200'],
     ['fsync', 'on'],
     // PG_STAT_STATEMENTS=1 (benchmarks): record per-statement time, to see what the database spends it on
-    ...(process.env.PG_STAT_STATEMENTS === '1' ? [['shared_preload_libraries', 'pg_stat_statements']] : []),
+    ...(process.env.PG_STAT_STATEMENTS === '1'
+      ? [
+          ['shared_preload_libraries', 'pg_stat_statements'],
+          ['pg_stat_statements.track_planning', 'on'],
+        ]
+      : []),
   ].flatMap(([k, v]) => ['-c', `${k}=${v}`]);
   const service = new Supervised('postgres', {
     owner: name,
