@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
-import { AttemptOutcome, ClaimedDelivery, IngestEvent } from '@app/delivery';
+import { AttemptOutcome, ClaimedDelivery, IngestEvent, NO_LEASE, OutboxLease } from '@app/delivery';
 import { IngestRepository, OutboxRepository, runMigrations, SecretBox, subscriptionContext } from '@app/persistence';
 import * as e2e from './support/stack';
 
@@ -9,6 +9,11 @@ import * as e2e from './support/stack';
 // one), the fan-out of outbox events, the recording of what was sent from memory, and the claim of rows.
 const MAX_HOPS = 10;
 const LEASE_MS = 30_000;
+const room = (limit: number, skipSubscriptions: string[] = []): OutboxLease => ({
+  limit,
+  skipSubscriptions,
+  leaseMs: LEASE_MS,
+});
 const box = new SecretBox(randomBytes(32));
 
 describe('the ingest statement and the claim', () => {
@@ -69,7 +74,7 @@ describe('the ingest statement and the claim', () => {
   const failOnce = (d: ClaimedDelivery) => record(d, { kind: 'retry', delayMs: 0 });
   /** Stores events and writes every delivery they owe as a row (each subscriber treated as saturated). */
   const storeAsRows = async (events: IngestEvent[]) => {
-    await ingest.applyEvents(events, MAX_HOPS);
+    await ingest.applyEvents(events, NO_LEASE, MAX_HOPS);
     const all = (await pool.query('SELECT id FROM subscriptions')).rows.map((r) => r.id);
     for (;;) {
       const r = await outbox.fanOut(10_000, all, LEASE_MS);
@@ -84,7 +89,7 @@ describe('the ingest statement and the claim', () => {
     db = await e2e.scratchDatabase('outbox');
     pool = db.pool;
     await runMigrations(pool);
-    ingest = new IngestRepository(pool);
+    ingest = new IngestRepository(pool, box);
     outbox = new OutboxRepository(pool, box);
   });
 
@@ -98,8 +103,8 @@ describe('the ingest statement and the claim', () => {
   describe('ingest', () => {
     it('applies an event id once, however often it comes', async () => {
       const e = event();
-      const first = await ingest.applyEvents([e, { ...e, offset: String(offset++) }], MAX_HOPS);
-      const again = await ingest.applyEvents([e], MAX_HOPS);
+      const first = await ingest.applyEvents([e, { ...e, offset: String(offset++) }], NO_LEASE, MAX_HOPS);
+      const again = await ingest.applyEvents([e], NO_LEASE, MAX_HOPS);
       expect([...first.fresh]).toEqual([e.eventId]);
       expect([...first.applied]).toEqual([e.eventId]);
       expect(again.fresh.size + again.applied.size).toBe(0);
@@ -109,10 +114,10 @@ describe('the ingest statement and the claim', () => {
       const t = Date.now();
       const older = event({ name: 'Old', eventTime: new Date(t - 1000).toISOString() });
       const newer = event({ name: 'New', eventTime: new Date(t).toISOString() });
-      const r = await ingest.applyEvents([newer, older], MAX_HOPS);
+      const r = await ingest.applyEvents([newer, older], NO_LEASE, MAX_HOPS);
       expect([...r.applied]).toEqual([newer.eventId]);
       const late = event({ name: 'Late but older', eventTime: new Date(t - 500).toISOString() });
-      const stale = await ingest.applyEvents([late], MAX_HOPS);
+      const stale = await ingest.applyEvents([late], NO_LEASE, MAX_HOPS);
       expect([...stale.fresh]).toEqual([late.eventId]);
       expect(stale.applied.size).toBe(0);
       const { rows } = await pool.query('SELECT name, last_event_id FROM plants WHERE id = $1', [plantId]);
@@ -120,30 +125,30 @@ describe('the ingest statement and the claim', () => {
     });
 
     it('writes one outbox event per changed plant, none for the same data again, none with no one subscribed', async () => {
-      const nobody = await ingest.applyEvents([event({ name: 'Alone' })], MAX_HOPS);
+      const nobody = await ingest.applyEvents([event({ name: 'Alone' })], NO_LEASE, MAX_HOPS);
       expect([...nobody.applied]).toHaveLength(1);
       expect(nobody.outboxed).toBe(0);
       await subscribe();
-      const r = await ingest.applyEvents([event({ name: 'Fern', tag: 'x' })], MAX_HOPS);
+      const r = await ingest.applyEvents([event({ name: 'Fern', tag: 'x' })], NO_LEASE, MAX_HOPS);
       expect(r.outboxed).toBe(1);
       expect(await deliveriesOf(plantId)).toEqual([]); // written when fanned out
       const same = event({ name: 'Fern', tag: 'x' });
-      const echo = await ingest.applyEvents([same], MAX_HOPS);
+      const echo = await ingest.applyEvents([same], NO_LEASE, MAX_HOPS);
       expect([...echo.unchanged]).toEqual([same.eventId]);
       expect(echo.outboxed).toBe(0);
     });
 
     it('reports, and does not store, an event id that comes again with another plant (a reused key)', async () => {
       const first = event({ name: 'Fern' });
-      const r1 = await ingest.applyEvents([first], MAX_HOPS);
+      const r1 = await ingest.applyEvents([first], NO_LEASE, MAX_HOPS);
       expect(r1.keyReused).toEqual([]);
       // Another replica accepted the same key with another plant: same event id, another digest.
       const other = { ...first, name: 'Not a fern', digest: 'digest of Not a fern', offset: String(offset++) };
-      const r2 = await ingest.applyEvents([other], MAX_HOPS);
+      const r2 = await ingest.applyEvents([other], NO_LEASE, MAX_HOPS);
       expect(r2.keyReused).toEqual([`${other.partition}:${other.offset}`]);
       expect(r2.fresh.size + r2.applied.size).toBe(0);
       // The same plant again (a sender's retry, a redelivered record) is an ordinary duplicate.
-      const retry = await ingest.applyEvents([{ ...first, offset: String(offset++) }], MAX_HOPS);
+      const retry = await ingest.applyEvents([{ ...first, offset: String(offset++) }], NO_LEASE, MAX_HOPS);
       expect(retry.keyReused).toEqual([]);
       // Within one batch, the first by offset is stored and the other reported.
       const e = event({ name: 'Palm' });
@@ -154,7 +159,7 @@ describe('the ingest statement and the claim', () => {
         digest: 'digest of Cactus',
         offset: String(offset++),
       };
-      const r3 = await ingest.applyEvents([clash, e], MAX_HOPS);
+      const r3 = await ingest.applyEvents([clash, e], NO_LEASE, MAX_HOPS);
       expect(r3.keyReused).toEqual([`${clash.partition}:${clash.offset}`]);
       expect([...r3.applied]).toEqual([e.eventId]);
       const { rows } = await pool.query('SELECT id, name FROM plants WHERE id = ANY($1) ORDER BY id', [
@@ -166,12 +171,60 @@ describe('the ingest statement and the claim', () => {
     it('stores but does not fan out an event that has been through MAX_WEBHOOK_HOPS deliveries', async () => {
       await subscribe();
       const looped = event({ name: 'echo', hops: MAX_HOPS, originEventId: randomUUID() });
-      const r = await ingest.applyEvents([looped], MAX_HOPS);
+      const r = await ingest.applyEvents([looped], NO_LEASE, MAX_HOPS);
       expect([...r.applied]).toEqual([looped.eventId]);
       expect(r.outboxed).toBe(0);
       expect(r.suppressed).toEqual([
         { eventId: looped.eventId, plantId, hops: MAX_HOPS, originEventId: looped.originEventId },
       ]);
+    });
+  });
+
+  describe('fan-out at ingest', () => {
+    it("takes on the new events' deliveries while they fit the room given; the rest are left for a fan-out", async () => {
+      const subs = [await subscribe(), await subscribe(), await subscribe()];
+      const [first, second] = [event({ plantId }), event({ plantId: plantId + 1 })];
+      const r = await ingest.applyEvents([first, second], room(4), MAX_HOPS);
+      expect(r.outboxed).toBe(2);
+      expect(r.leftForFanOut).toBe(1);
+      expect(r.fanned.map((d) => d.subscriptionId).sort()).toEqual([...subs].sort());
+      expect(r.fanned[0]).toMatchObject({ stored: false, eventId: first.eventId, plantId, attempts: 0 });
+      expect(r.fanned[0].secrets).toEqual(['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw']);
+      const rows = await outboxRows();
+      expect(rows.map((e) => [e.event_id, e.leased_until !== null, e.fanned_out_at])).toEqual([
+        [first.eventId, true, null],
+        [second.eventId, false, null],
+      ]);
+      const rest = await outbox.fanOut(100, [], LEASE_MS);
+      expect(rest.claimed.map((d) => d.eventId)).toEqual([second.eventId, second.eventId, second.eventId]);
+    });
+
+    it('writes as rows what must wait, and takes no event behind an earlier one of its plant still going out', async () => {
+      const [a, b] = [await subscribe(), await subscribe()];
+      const v1 = event({ name: 'v1' });
+      const r1 = await ingest.applyEvents([v1], room(10, [b]), MAX_HOPS);
+      expect(r1.fanned.map((d) => d.subscriptionId)).toEqual([a]);
+      expect((await deliveriesOf(plantId)).map((d) => [d.subscription_id, d.status])).toEqual([[b, 'pending']]);
+      // v1 is still going out to a (not recorded): v2 of the same plant is left for a fan-out, and waits.
+      const r2 = await ingest.applyEvents([event({ name: 'v2' })], room(10), MAX_HOPS);
+      expect(r2.fanned).toEqual([]);
+      expect(r2.leftForFanOut).toBe(1);
+      expect((await outbox.fanOut(100, [], LEASE_MS)).claimed).toEqual([]);
+      await succeed(r1.fanned[0]);
+      await outbox.record([], [v1.eventId]);
+      // Now v2 goes to a at once; to b it waits behind v1's row.
+      const r3 = await outbox.fanOut(100, [], LEASE_MS);
+      expect(r3.claimed.map((d) => [d.subscriptionId, JSON.parse(d.body).name])).toEqual([[a, 'v2']]);
+      expect(r3.deferred).toBe(1);
+    });
+
+    it('marks an event fanned out at once when all of its deliveries had to be written as rows', async () => {
+      const a = await subscribe();
+      const r = await ingest.applyEvents([event()], room(10, [a]), MAX_HOPS);
+      expect(r.fanned).toEqual([]);
+      expect(r.leftForFanOut).toBe(0);
+      expect((await outboxRows()).map((e) => e.fanned_out_at !== null)).toEqual([true]);
+      expect((await outbox.claimDue(10, [], LEASE_MS)).claimed.map((d) => d.subscriptionId)).toEqual([a]);
     });
   });
 
@@ -182,7 +235,7 @@ describe('the ingest statement and the claim', () => {
       const other = await subscribe();
       await pool.query(`UPDATE subscriptions SET filter = '{"tags": ["other"]}' WHERE id = $1`, [other]);
       const e = event({ name: 'Fern', tag: 'x' });
-      await ingest.applyEvents([e], MAX_HOPS);
+      await ingest.applyEvents([e], NO_LEASE, MAX_HOPS);
       const first = await outbox.fanOut(100, [], LEASE_MS);
       expect(first.claimed.map((d) => d.subscriptionId).sort()).toEqual([a, b].sort());
       expect(first.claimed[0]).toMatchObject({ stored: false, eventId: e.eventId, plantId, attempts: 0, hops: 0 });
@@ -197,7 +250,7 @@ describe('the ingest statement and the claim', () => {
     it('writes each delivery once with its outcome; after a crash only the unrecorded ones are sent again', async () => {
       const [a, b] = [await subscribe(), await subscribe()];
       const e = event();
-      await ingest.applyEvents([e], MAX_HOPS);
+      await ingest.applyEvents([e], NO_LEASE, MAX_HOPS);
       const { claimed } = await outbox.fanOut(100, [], LEASE_MS);
       const [da, db] = [claimed.find((d) => d.subscriptionId === a)!, claimed.find((d) => d.subscriptionId === b)!];
       await succeed(da);
@@ -229,12 +282,12 @@ describe('the ingest statement and the claim', () => {
     it('keeps per-plant order when the first delivery of a fan-out fails and the next event arrives', async () => {
       const [a, b] = [await subscribe(), await subscribe()];
       const v1 = event({ name: 'v1' });
-      await ingest.applyEvents([v1], MAX_HOPS);
+      await ingest.applyEvents([v1], NO_LEASE, MAX_HOPS);
       const first = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
       await failOnce(first.find((d) => d.subscriptionId === a)!);
       await succeed(first.find((d) => d.subscriptionId === b)!);
       await outbox.record([], [v1.eventId]);
-      await ingest.applyEvents([event({ name: 'v2' })], MAX_HOPS);
+      await ingest.applyEvents([event({ name: 'v2' })], NO_LEASE, MAX_HOPS);
       // b has nothing pending for the plant: v2 goes at once. a waits behind its v1 retry: written as a row.
       const second = await outbox.fanOut(100, [], LEASE_MS);
       expect(second.claimed.map((d) => [d.subscriptionId, JSON.parse(d.body).name])).toEqual([[b, 'v2']]);
@@ -249,7 +302,7 @@ describe('the ingest statement and the claim', () => {
 
     it("writes a saturated subscriber's deliveries as rows for the claims, in order", async () => {
       const [a, b] = [await subscribe(), await subscribe()];
-      await ingest.applyEvents([event({ plantId }), event({ plantId: plantId + 1 })], MAX_HOPS);
+      await ingest.applyEvents([event({ plantId }), event({ plantId: plantId + 1 })], NO_LEASE, MAX_HOPS);
       const r = await outbox.fanOut(100, [b], LEASE_MS);
       expect(r.claimed.map((d) => d.subscriptionId)).toEqual([a, a]);
       expect(r.deferred).toBe(2);
@@ -263,10 +316,10 @@ describe('the ingest statement and the claim', () => {
     it('does not fan out an event while an earlier one of its plant is; other plants go', async () => {
       await subscribe();
       const v1 = event({ name: 'v1' });
-      await ingest.applyEvents([v1], MAX_HOPS);
+      await ingest.applyEvents([v1], NO_LEASE, MAX_HOPS);
       const [d1] = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
-      await ingest.applyEvents([event({ name: 'v2' })], MAX_HOPS);
-      await ingest.applyEvents([event({ plantId: plantId + 1, name: 'other plant' })], MAX_HOPS);
+      await ingest.applyEvents([event({ name: 'v2' })], NO_LEASE, MAX_HOPS);
+      await ingest.applyEvents([event({ plantId: plantId + 1, name: 'other plant' })], NO_LEASE, MAX_HOPS);
       const meanwhile = await outbox.fanOut(100, [], LEASE_MS);
       expect(meanwhile.claimed.map((d) => JSON.parse(d.body).name)).toEqual(['other plant']);
       expect(meanwhile.more).toBe(true); // v2 waits
@@ -280,6 +333,7 @@ describe('the ingest statement and the claim', () => {
       const [a, b] = [await subscribe(), await subscribe()];
       await ingest.applyEvents(
         Array.from({ length: 5 }, (_, i) => event({ plantId: plantId + i })),
+        NO_LEASE,
         MAX_HOPS,
       );
       const r = await outbox.fanOut(5, [], LEASE_MS);
@@ -294,7 +348,7 @@ describe('the ingest statement and the claim', () => {
     it('never hands back more than the room: an event with more subscribers has the rest written as rows', async () => {
       for (let i = 0; i < 5; i++) await subscribe();
       const e = event();
-      await ingest.applyEvents([e], MAX_HOPS);
+      await ingest.applyEvents([e], NO_LEASE, MAX_HOPS);
       const r = await outbox.fanOut(3, [], LEASE_MS);
       expect(r.claimed).toHaveLength(3);
       expect(r.deferred).toBe(2);
@@ -306,7 +360,7 @@ describe('the ingest statement and the claim', () => {
       await subscribe();
       const events = Array.from({ length: 2000 }, (_, i) => event({ plantId: plantId + i }));
       plantId += 10_000; // past these plants: later tests store new ones
-      await ingest.applyEvents(events, MAX_HOPS);
+      await ingest.applyEvents(events, NO_LEASE, MAX_HOPS);
       const replicas = Array.from({ length: 4 }, () => new Pool({ connectionString: db.url, max: 2 }));
       const sent: string[] = [];
       await Promise.all(

@@ -167,6 +167,36 @@ describe(DeliveryDispatcher.name, () => {
     await sut.onModuleDestroy();
   });
 
+  it('takes on deliveries the consumer hands over within its room, and fans out what it left', async () => {
+    const { sut, inbox, writes, sent, mocks, hold } = setup();
+    let answer!: (r: SendResult) => void;
+    const unanswered = new Promise<SendResult>((r) => (answer = r));
+    hold(() => unanswered);
+    expect(inbox.room().limit).toBe(4);
+    inbox.accept([delivery('a', 's1', 'e1'), delivery('b', 's2', 'e1'), delivery('c', 's1', 'e2')], 0);
+    expect(sent).toEqual(['a', 'c']); // two at once (s1's queue first), b queued
+    expect(inbox.room().limit).toBe(1);
+    expect(inbox.room().leaseMs).toBeGreaterThan(15000); // outlives an attempt's timeout
+    answer(ok);
+    await settle();
+    expect(writes.flatMap((w) => w.fannedOut).sort()).toEqual(['e1', 'e2']);
+    sut.onApplicationBootstrap();
+    inbox.accept([], 3); // events left for a fan-out: the loop runs one
+    await settle();
+    expect(mocks.fanOut).toHaveBeenCalled();
+    await sut.onModuleDestroy();
+  });
+
+  it('hands events back when their deliveries arrive after it stopped, instead of letting them wait for expiry', async () => {
+    const { sut, inbox, released, sent } = setup();
+    await sut.onModuleDestroy();
+    expect(inbox.room().limit).toBe(0);
+    inbox.accept([delivery('late', 's1', 'e9'), delivery('later', 's2', 'e9')], 0);
+    await settle();
+    expect(sent).toEqual([]);
+    expect(released.events).toEqual(['e9']);
+  });
+
   it('does not mark an event fanned out when one of its deliveries could not be recorded', async () => {
     const { sut, writes, db, start, hold } = setup();
     db.failFor = 'b';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
-import { AttemptRecord, ClaimedDelivery, decideOutcome, parseSchedule } from '@app/delivery';
+import { AttemptRecord, ClaimedDelivery, decideOutcome, NO_LEASE, OutboxLease, parseSchedule } from '@app/delivery';
 import { nestSink, RateLimitedLog } from '@app/observability';
 import { OutboxRepository, WriteCoalescer } from '@app/persistence';
 import { WorkerMetrics } from '../metrics/worker-metrics';
@@ -30,9 +30,10 @@ interface FanOutState {
  * Sends deliveries from the outbox. Work is leased, so any number of worker replicas share it and a crashed
  * worker's work is picked up again once its lease runs out (same webhook-id, so receivers can de-duplicate).
  * Two sources, in batches (up to twice the concurrency ahead), because a query costs more than an HTTP request:
- * - events, fanned out to their subscribers in memory (fanOut): each delivery is written once, with the outcome
- *   of its first attempt, and the event is done once all of them are. This is the usual path; the consumer
- *   says when it has stored events (DeliveryInbox).
+ * - events, fanned out to their subscribers in memory: each delivery is written once, with the outcome of its
+ *   first attempt, and the event is done once all of them are. Usually the consumer in this process stores
+ *   events already leased to this dispatcher, up to its room, and hands their deliveries over (DeliveryInbox);
+ *   the others are leased with a fan-out statement (fanOut).
  * - delivery rows (claimDue): retries, deliveries waiting behind an earlier one of their plant, those of a
  *   subscriber that was saturated here, and any a crashed worker left.
  * Concurrency is bounded overall and per subscription: deliveries wait in a per-subscription queue for a free
@@ -97,10 +98,24 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     }));
   }
 
-  eventsStored(count: number) {
-    if (count === 0) return;
-    this.events = true;
-    this.signal.notify();
+  room(): OutboxLease {
+    if (this.stopped) return NO_LEASE;
+    return { limit: this.free(), skipSubscriptions: this.saturated(), leaseMs: this.leaseMs };
+  }
+
+  accept(fanned: ClaimedDelivery[], leftForFanOut: number) {
+    if (this.stopped) {
+      // Stopping between room() and here: hand the events back rather than let them wait for the lease.
+      const events = [...new Set(fanned.map((d) => d.eventId))];
+      this.deliveries.releaseLeases([], events).catch(() => undefined);
+    } else {
+      for (const d of fanned) this.enqueue(this.tracked(d));
+      this.pump();
+    }
+    if (leftForFanOut > 0) {
+      this.events = true;
+      this.signal.notify();
+    }
   }
 
   onApplicationBootstrap() {
@@ -158,16 +173,19 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       const result = await this.deliveries.fanOut(want, saturated, this.leaseMs);
       this.events = result.more;
       if (result.deferred > 0) this.backlog = true;
-      for (const d of result.claimed) {
-        const state = this.fanOuts.get(d.eventId) ?? { unrecorded: 0, broken: false };
-        state.unrecorded++;
-        this.fanOuts.set(d.eventId, state);
-      }
-      return result.claimed;
+      return result.claimed.map((d) => this.tracked(d));
     } catch (err) {
       this.logger.warn(`fanning out events failed, will retry: ${(err as Error).message}`);
       return [];
     }
+  }
+
+  /** A delivery fanned out from its event: the event is done here once all such deliveries are recorded. */
+  private tracked(d: ClaimedDelivery): ClaimedDelivery {
+    const state = this.fanOuts.get(d.eventId) ?? { unrecorded: 0, broken: false };
+    state.unrecorded++;
+    this.fanOuts.set(d.eventId, state);
+    return d;
   }
 
   private async claimRows(want: number, saturated: string[]): Promise<ClaimedDelivery[]> {

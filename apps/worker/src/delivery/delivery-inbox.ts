@@ -1,10 +1,15 @@
+import { ClaimedDelivery, OutboxLease } from '@app/delivery';
+
 /**
- * How the consumer in the same process tells the dispatcher that it has stored events to fan out, so that they
- * go out at once rather than at the dispatcher's next poll.
+ * How the consumer in the same process hands fresh work to the dispatcher. The consumer writes a batch's events
+ * already leased to this worker, as many as `room()` allows, and hands their deliveries over once they are
+ * stored, so they go out without a fan-out statement and without waiting for the dispatcher to wake.
  */
 export interface DeliveryInbox {
-  /** `count` events were written to the outbox. */
-  eventsStored(count: number): void;
+  /** How many deliveries the dispatcher can take on now, and for which subscribers not. */
+  room(): OutboxLease;
+  /** `leftForFanOut`: events written in the same batch but not taken on, for a fan-out to lease. */
+  accept(fanned: ClaimedDelivery[], leftForFanOut: number): void;
 }
 
 /** The token DeliveryModule exports the dispatcher under, for the consumer module to inject. */

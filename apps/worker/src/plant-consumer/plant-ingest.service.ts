@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { EventHeaders } from '@app/contracts';
 import { workerConsumerGroup } from '@app/kafka';
-import { ApplyResult, emptyApplyResult, IngestEvent } from '@app/delivery';
+import { ApplyResult, emptyApplyResult, IngestEvent, NO_LEASE } from '@app/delivery';
 import { nestSink, RateLimitedLog, Tracing } from '@app/observability';
 import { IngestRepository, isDataError, WriteCoalescer } from '@app/persistence';
 import { DELIVERY_INBOX, DeliveryInbox } from '../delivery/delivery-inbox';
@@ -104,13 +104,13 @@ export class PlantIngestService {
   }
 
   /**
-   * One statement for many batches. Stored: the dispatcher is told now, before the dead letters and the offset
-   * commits, and fans the events out (or another replica's does).
+   * One statement for many batches. Stored: the deliveries of the events leased to this worker go to the
+   * dispatcher now, before the dead letters and the offset commits; the other events wait for a fan-out.
    */
   private async storeAndHandOver(events: IngestEvent[]): Promise<ApplyResult> {
-    const result = await this.store.applyEvents(events, this.maxHops);
+    const result = await this.store.applyEvents(events, this.inbox.room(), this.maxHops);
     this.loops.record(result.suppressed);
-    this.inbox.eventsStored(result.outboxed);
+    this.inbox.accept(result.fanned, result.leftForFanOut);
     return result;
   }
 
@@ -124,7 +124,7 @@ export class PlantIngestService {
     const unstorable: PoisonMessage[] = [];
     for (const event of plan.events) {
       try {
-        const r = await this.store.applyEvents([event], this.maxHops);
+        const r = await this.store.applyEvents([event], NO_LEASE, this.maxHops);
         r.fresh.forEach((id) => result.fresh.add(id));
         r.applied.forEach((id) => result.applied.add(id));
         r.unchanged.forEach((id) => result.unchanged.add(id));
@@ -136,7 +136,7 @@ export class PlantIngestService {
         unstorable.push({ message: byOffset.get(event.offset)!, reason: `unstorable: ${(err as Error).message}` });
       }
     }
-    this.inbox.eventsStored(result.outboxed);
+    this.inbox.accept([], result.outboxed);
     return { result, unstorable };
   }
 

@@ -1,5 +1,6 @@
-// Storing a plant.created event and the deliveries it owes (the transactional outbox): what goes in and what
-// comes out.
+// Storing a plant.created event and the deliveries it owes (the transactional outbox): what goes in, what
+// comes out, and how much of the fan-out the storing worker takes on itself.
+import { ClaimedDelivery } from './delivery';
 
 /** One decoded plant.created event with the Kafka position it came from. */
 export interface IngestEvent {
@@ -47,6 +48,10 @@ export interface ApplyResult {
   keyReused: string[];
   /** Events written to the outbox, each to fan out to its subscribers (none when no subscription is enabled). */
   outboxed: number;
+  /** Of those, the ones not taken on by the caller (see OutboxLease), for a fan-out to lease. */
+  leftForFanOut: number;
+  /** The deliveries of the events the caller took on, to send from memory (their rows are not written yet). */
+  fanned: ClaimedDelivery[];
 }
 
 /** A result with nothing in it, to add to (its sets are new each time). */
@@ -57,4 +62,21 @@ export const emptyApplyResult = (): ApplyResult => ({
   keyReused: [],
   suppressed: [],
   outboxed: 0,
+  leftForFanOut: 0,
+  fanned: [],
 });
+
+/**
+ * How many deliveries the caller (the worker's dispatcher) can take on right away from the events it stores:
+ * those events are written already leased to it, and their deliveries come back to send. Nobody else can see
+ * them before the commit, so there is nothing to claim from anyone, and the fan-out statement is skipped.
+ */
+export interface OutboxLease {
+  limit: number;
+  /** Subscriptions whose queue is full there: their deliveries are written as rows, for claims (by any replica). */
+  skipSubscriptions: string[];
+  leaseMs: number;
+}
+
+/** Take nothing on: every event written is left for a fan-out. */
+export const NO_LEASE: OutboxLease = { limit: 0, skipSubscriptions: [], leaseMs: 0 };

@@ -1,12 +1,15 @@
 // What the worker needs from storage, declared here and implemented in libs/persistence (as Convoy's
 // datastore/repository.go declares and database/postgres implements), so the rules read without the SQL.
 import { AttemptRecord, ClaimResult, FanOutResult } from './delivery';
-import { ApplyResult, IngestEvent } from './ingest';
+import { ApplyResult, IngestEvent, OutboxLease } from './ingest';
 
 /** Stores a batch of events, each changed plant's with an outbox row that owes its deliveries, in one transaction. */
 export interface PlantEventStore {
-  /** `maxHops`: events that have been through this many deliveries are stored but not delivered again. */
-  applyEvents(events: IngestEvent[], maxHops: number): Promise<ApplyResult>;
+  /**
+   * `lease`: how much of the new events' fan-out the caller takes on now; `maxHops`: events that have been
+   * through this many deliveries are stored but not delivered again.
+   */
+  applyEvents(events: IngestEvent[], lease: OutboxLease, maxHops: number): Promise<ApplyResult>;
 }
 
 /** The deliveries waiting to be sent, shared by every worker replica through leases. */

@@ -1,13 +1,21 @@
+import { matchesFilter, noEarlierPending, SUBSCRIPTION_SEND_COLUMNS } from '../deliveries/outbox.sql';
+
 /**
  * The ingest statement: the one place that writes several tables. One statement, one round trip, for a whole
  * batch: record the event ids (duplicates drop out), keep the latest event per plant, upsert it unless the
  * stored plant comes from a newer event or already holds the same data (an update that changes nothing
  * changes and sends nothing: that is what ends an echo loop), and write one outbox row for every plant that
- * changed (the transactional outbox: a worker fans it out to the subscribers, see FAN_OUT), unless its event
- * has already been through MAX_WEBHOOK_HOPS deliveries (a loop that changes data) or no subscription is enabled.
+ * changed (the transactional outbox), unless its event has already been through MAX_WEBHOOK_HOPS deliveries
+ * (a loop that changes data) or no subscription is enabled.
+ *
+ * The caller's dispatcher takes the new events on at once, as FAN_OUT would but without a statement of its
+ * own: in event order, while their deliveries to send fit its room, each event no earlier one of its plant is
+ * still being fanned out, they are written leased to it and their deliveries come back to send from memory
+ * (a delivery that must wait is written as a row, as in FAN_OUT). Nobody else can see these rows before the
+ * commit. The other events are left for FAN_OUT (by any replica).
  *
  * $1..$10 the events' columns; $11 max hops; $12 the events' other plant properties (jsonb); $13 their
- * traceparents, $14 their plants' digests.
+ * traceparents, $14 their plants' digests; $15 room (deliveries), $16 subscriptions saturated there, $17 lease ms.
  */
 export const APPLY_EVENTS = `
 WITH input AS (
@@ -50,15 +58,42 @@ WITH input AS (
   RETURNING p.id, p.name, p.tag, p.extra, p.last_event_id, p.last_event_time
 ), changed AS (
   SELECT u.*, l.hops, l.origin_event_id, l.traceparent FROM upserted u JOIN latest l ON l.event_id = u.last_event_id
-), outbox AS (
-  INSERT INTO outbox_events (event_id, plant_id, tag, body, event_time, hops, origin_event_id, traceparent)
-  SELECT last_event_id, id, tag, (extra || jsonb_strip_nulls(jsonb_build_object('id', id, 'name', name, 'tag', tag)))::text,
-         last_event_time, hops, origin_event_id, traceparent
-  FROM changed
+), to_outbox AS (
+  SELECT last_event_id AS event_id, id AS plant_id, tag, last_event_time AS event_time, hops, origin_event_id,
+         traceparent, (extra || jsonb_strip_nulls(jsonb_build_object('id', id, 'name', name, 'tag', tag)))::text AS body,
+         -- Read before this statement's own rows: every event of the plant not yet fanned out is earlier.
+         NOT EXISTS (SELECT 1 FROM outbox_events p WHERE p.plant_id = c.id AND p.fanned_out_at IS NULL) AS free
+  FROM changed c
   WHERE hops < $11 AND EXISTS (SELECT 1 FROM subscriptions WHERE enabled)
-  ORDER BY last_event_time, id -- numbered in event order: fanned out in it
+), fanout AS (
+  SELECT t.event_id, t.event_time, t.plant_id, s.id AS subscription_id,
+         NOT (s.id = ANY($16::uuid[])) AND ${noEarlierPending('s.id', 't.plant_id')} AS sendable
+  FROM to_outbox t JOIN subscriptions s ON s.enabled AND ${matchesFilter('s', 't.plant_id', 't.tag')}
+  WHERE t.free
+), per_event AS (
+  SELECT event_id, count(*) FILTER (WHERE sendable) AS sending,
+         sum(count(*) FILTER (WHERE sendable)) OVER (ORDER BY min(event_time), min(plant_id), event_id) AS upto
+  FROM fanout GROUP BY event_id
+), taken AS (
+  SELECT event_id, sending FROM per_event WHERE upto <= $15
+), outbox AS (
+  INSERT INTO outbox_events (event_id, plant_id, tag, body, event_time, hops, origin_event_id, traceparent,
+                             leased_until, fanned_out_at)
+  SELECT t.event_id, t.plant_id, t.tag, t.body, t.event_time, t.hops, t.origin_event_id, t.traceparent,
+         CASE WHEN k.event_id IS NOT NULL THEN now() + $17 * interval '1 millisecond' END,
+         CASE WHEN k.sending = 0 THEN now() END -- nothing to send from memory: done now
+  FROM to_outbox t LEFT JOIN taken k USING (event_id)
+  ORDER BY t.event_time, t.plant_id -- numbered in event order: fanned out in it
   ON CONFLICT (event_id) DO NOTHING
   RETURNING event_id
+), deferred AS (
+  INSERT INTO deliveries (subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id, traceparent)
+  SELECT f.subscription_id, t.event_id, t.plant_id, t.body, t.event_time, t.hops, t.origin_event_id, t.traceparent
+  FROM fanout f JOIN taken USING (event_id) JOIN to_outbox t USING (event_id)
+  WHERE NOT f.sendable
+  ORDER BY t.event_time, t.plant_id, f.subscription_id
+  ON CONFLICT (subscription_id, event_id) DO NOTHING
+  RETURNING 1
 )
 SELECT (SELECT coalesce(array_agg(event_id), '{}') FROM fresh) AS fresh,
        (SELECT coalesce(array_agg(last_event_id), '{}') FROM upserted) AS applied,
@@ -66,4 +101,11 @@ SELECT (SELECT coalesce(array_agg(event_id), '{}') FROM fresh) AS fresh,
        (SELECT coalesce(array_agg(at), '{}') FROM key_reused) AS key_reused,
        (SELECT coalesce(json_agg(json_build_object('eventId', last_event_id, 'plantId', id, 'hops', hops, 'originEventId', origin_event_id)), '[]')
           FROM changed WHERE hops >= $11) AS suppressed,
-       (SELECT count(*) FROM outbox)::int AS outboxed`;
+       (SELECT count(*) FROM outbox)::int AS outboxed,
+       (SELECT count(*) FROM taken)::int AS taken,
+       (SELECT coalesce(json_agg(h), '[]') FROM (
+          SELECT NULL AS id, f.subscription_id, t.event_id, t.plant_id, t.body, t.event_time, 0 AS attempts, t.hops,
+                 t.origin_event_id, t.traceparent, ${SUBSCRIPTION_SEND_COLUMNS}
+          FROM fanout f JOIN taken USING (event_id) JOIN to_outbox t USING (event_id)
+          JOIN subscriptions s ON s.id = f.subscription_id
+          WHERE f.sendable) h) AS fanned`;

@@ -1,12 +1,24 @@
 import { Pool } from 'pg';
-import { ApplyResult, emptyApplyResult, IngestEvent, PlantEventStore, SuppressedEvent } from '@app/delivery';
+import {
+  ApplyResult,
+  emptyApplyResult,
+  IngestEvent,
+  OutboxLease,
+  PlantEventStore,
+  SuppressedEvent,
+} from '@app/delivery';
+import { SendRow, toClaimedDelivery } from '../deliveries/outbox.sql';
+import { SecretBox } from '../secrets/secret-box';
 import { APPLY_EVENTS } from './apply-events.sql';
 
 /** Stores plant.created events with the deliveries they owe (see APPLY_EVENTS). */
 export class IngestRepository implements PlantEventStore {
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly box: SecretBox,
+  ) {}
 
-  async applyEvents(events: IngestEvent[], maxHops: number): Promise<ApplyResult> {
+  async applyEvents(events: IngestEvent[], lease: OutboxLease, maxHops: number): Promise<ApplyResult> {
     if (events.length === 0) return emptyApplyResult();
     const col = <K extends keyof IngestEvent>(k: K) => events.map((e) => e[k]);
     // Named: each connection parses and plans this big statement once, not once per batch.
@@ -17,6 +29,8 @@ export class IngestRepository implements PlantEventStore {
       key_reused: string[];
       suppressed: SuppressedEvent[];
       outboxed: number;
+      taken: number;
+      fanned: SendRow[];
     }>({
       name: 'apply-events',
       text: APPLY_EVENTS,
@@ -35,6 +49,9 @@ export class IngestRepository implements PlantEventStore {
         events.map((e) => JSON.stringify(e.extra)),
         col('traceparent'),
         col('digest'),
+        lease.limit,
+        lease.skipSubscriptions,
+        lease.leaseMs,
       ],
     });
     const r = rows[0];
@@ -45,6 +62,8 @@ export class IngestRepository implements PlantEventStore {
       keyReused: r.key_reused,
       suppressed: r.suppressed,
       outboxed: r.outboxed,
+      leftForFanOut: r.outboxed - r.taken,
+      fanned: r.fanned.map((row) => toClaimedDelivery(row, this.box)),
     };
   }
 }
