@@ -68,10 +68,11 @@ describe('the ingest statement and the claim', () => {
     error: null,
     responseBody: null,
   });
-  const record = (d: ClaimedDelivery, outcome: AttemptOutcome = { kind: 'succeeded' }, fannedOut: string[] = []) =>
-    outbox.record([{ delivery: d, attempt: attempt(outcome.kind === 'succeeded' ? 204 : 503), outcome }], fannedOut);
-  const succeed = (d: ClaimedDelivery) => record(d);
-  const failOnce = (d: ClaimedDelivery) => record(d, { kind: 'retry', delayMs: 0 });
+  /** `completes`: the delivery is its event's last to be answered; these are the subscribers it went to. */
+  const record = (d: ClaimedDelivery, outcome: AttemptOutcome, completes?: string[]) =>
+    outbox.record([{ delivery: d, attempt: attempt(outcome.kind === 'succeeded' ? 204 : 503), outcome, completes }]);
+  const succeed = (d: ClaimedDelivery, completes?: string[]) => record(d, { kind: 'succeeded' }, completes);
+  const failOnce = (d: ClaimedDelivery, completes?: string[]) => record(d, { kind: 'retry', delayMs: 0 }, completes);
   /** Stores events and writes every delivery they owe as a row (each subscriber treated as saturated). */
   const storeAsRows = async (events: IngestEvent[]) => {
     await ingest.applyEvents(events, NO_LEASE, MAX_HOPS);
@@ -210,8 +211,7 @@ describe('the ingest statement and the claim', () => {
       expect(r2.fanned).toEqual([]);
       expect(r2.leftForFanOut).toBe(1);
       expect((await outbox.fanOut(100, [], LEASE_MS)).claimed).toEqual([]);
-      await succeed(r1.fanned[0]);
-      await outbox.record([], [v1.eventId]);
+      await succeed(r1.fanned[0], [a]);
       // Now v2 goes to a at once; to b it waits behind v1's row.
       const r3 = await outbox.fanOut(100, [], LEASE_MS);
       expect(r3.claimed.map((d) => [d.subscriptionId, JSON.parse(d.body).name])).toEqual([[a, 'v2']]);
@@ -258,10 +258,9 @@ describe('the ingest statement and the claim', () => {
       await expireLeases();
       const again = await outbox.fanOut(100, [], LEASE_MS);
       expect(again.claimed.map((d) => d.subscriptionId)).toEqual([b]);
-      await failOnce(again.claimed[0]);
-      await succeed(db); // the dead worker's attempt is recorded too (late, say): both attempts kept
-      await outbox.record([], [e.eventId]);
+      await failOnce(again.claimed[0], [b]); // the second fan-out had b alone: its last, so the event is done
       expect((await outboxRows()).map((r) => r.fanned_out_at !== null)).toEqual([true]);
+      await succeed(db); // the dead worker's attempt is recorded too (late, say): both attempts kept
       const { rows } = await pool.query(
         `SELECT subscription_id, status, attempts, body, jsonb_array_length(attempt_log) AS logged FROM deliveries
          WHERE event_id = $1`,
@@ -279,14 +278,50 @@ describe('the ingest statement and the claim', () => {
       expect((await outbox.fanOut(100, [], LEASE_MS)).claimed).toEqual([]);
     });
 
+    it('marks an event fanned out with its last delivery only if every other one has its row', async () => {
+      const [a, b] = [await subscribe(), await subscribe()];
+      const e = event();
+      await ingest.applyEvents([e], NO_LEASE, MAX_HOPS);
+      const { claimed } = await outbox.fanOut(100, [], LEASE_MS);
+      const [da, db] = [claimed.find((d) => d.subscriptionId === a)!, claimed.find((d) => d.subscriptionId === b)!];
+      // a's write failed (nothing of it stored); b is answered last and carries the event's subscribers.
+      await succeed(db, [a, b]);
+      expect((await outboxRows()).map((r) => r.fanned_out_at)).toEqual([null]);
+      // Both in one statement: done.
+      const e2 = event({ plantId: plantId + 1 });
+      await ingest.applyEvents([e2], NO_LEASE, MAX_HOPS);
+      const second = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
+      await outbox.record(
+        second.map((d, i) => ({
+          delivery: d,
+          attempt: attempt(204),
+          outcome: { kind: 'succeeded' as const },
+          completes: i === second.length - 1 ? [a, b] : undefined,
+        })),
+      );
+      expect((await outboxRows()).map((r) => [r.event_id, r.fanned_out_at !== null])).toEqual([
+        [e.eventId, false],
+        [e2.eventId, true],
+      ]);
+      // The first event's lease runs out: a fan-out sends a's alone, and that write completes it.
+      await expireLeases();
+      const again = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
+      expect(again.map((d) => d.subscriptionId)).toEqual([a]);
+      await succeed(again[0], [a]);
+      expect((await outboxRows()).every((r) => r.fanned_out_at !== null)).toBe(true);
+      expect(da.eventId).toBe(e.eventId);
+    });
+
     it('keeps per-plant order when the first delivery of a fan-out fails and the next event arrives', async () => {
       const [a, b] = [await subscribe(), await subscribe()];
       const v1 = event({ name: 'v1' });
       await ingest.applyEvents([v1], NO_LEASE, MAX_HOPS);
       const first = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
       await failOnce(first.find((d) => d.subscriptionId === a)!);
-      await succeed(first.find((d) => d.subscriptionId === b)!);
-      await outbox.record([], [v1.eventId]);
+      await succeed(
+        first.find((d) => d.subscriptionId === b)!,
+        [a, b],
+      );
       await ingest.applyEvents([event({ name: 'v2' })], NO_LEASE, MAX_HOPS);
       // b has nothing pending for the plant: v2 goes at once. a waits behind its v1 retry: written as a row.
       const second = await outbox.fanOut(100, [], LEASE_MS);
@@ -323,9 +358,7 @@ describe('the ingest statement and the claim', () => {
       const meanwhile = await outbox.fanOut(100, [], LEASE_MS);
       expect(meanwhile.claimed.map((d) => JSON.parse(d.body).name)).toEqual(['other plant']);
       expect(meanwhile.more).toBe(true); // v2 waits
-      await succeed(d1);
-      expect((await outbox.fanOut(100, [], LEASE_MS)).claimed).toEqual([]); // recorded, not yet marked done
-      await outbox.record([], [v1.eventId]);
+      await succeed(d1, [d1.subscriptionId]);
       expect((await outbox.fanOut(100, [], LEASE_MS)).claimed.map((d) => JSON.parse(d.body).name)).toEqual(['v2']);
     });
 

@@ -39,7 +39,7 @@ const ok: SendResult = {
  * remembers what was recorded (each write apart), marked fanned out and released.
  */
 function fakeRepository() {
-  const writes: { records: AttemptRecord[]; fannedOut: string[] }[] = [];
+  const writes: { records: AttemptRecord[] }[] = [];
   const released = { deliveries: [] as string[], events: [] as string[] };
   const db = { stalled: null as Promise<void> | null, failFor: null as string | null };
   const events: ClaimedDelivery[][] = [];
@@ -54,10 +54,10 @@ function fakeRepository() {
       more: false,
     })),
     countPending: async () => ({ deliveries: 0, events: 0 }),
-    record: async (records: AttemptRecord[], fannedOut: string[]) => {
+    record: async (records: AttemptRecord[]) => {
       await db.stalled;
       if (records.some((r) => r.delivery.id === db.failFor)) throw new Error('connection terminated');
-      writes.push({ records, fannedOut });
+      writes.push({ records });
     },
     releaseLeases: async (ids: string[], eventIds: string[] = []) => {
       released.deliveries.push(...ids);
@@ -102,15 +102,14 @@ function setup(env: Record<string, string> = {}) {
 const settle = () => new Promise((r) => setTimeout(r, 60));
 
 describe(DeliveryDispatcher.name, () => {
-  it("sends an event's deliveries from memory, records them, then marks the event fanned out in a later write", async () => {
-    const { sut, writes, sent, start } = setup();
+  it("sends an event's deliveries from memory and records them; the last answered carries the event's subscribers", async () => {
+    const { sut, writes, sent, start, hold } = setup();
+    hold(async (d) => (d.id === 'a' ? new Promise((r) => setTimeout(() => r(ok), 15)) : ok)); // a answers last
     start(delivery('a', 's1', 'e1'), delivery('b', 's2', 'e1'), delivery('c', 's1', 'e2'));
     await settle();
     expect(sent.sort()).toEqual(['a', 'b', 'c']);
-    const recordedIn = (id: string) => writes.findIndex((w) => w.records.some((r) => r.delivery.id === id));
-    const doneIn = (event: string) => writes.findIndex((w) => w.fannedOut.includes(event));
-    expect(doneIn('e1')).toBeGreaterThan(Math.max(recordedIn('a'), recordedIn('b')));
-    expect(doneIn('e2')).toBeGreaterThan(recordedIn('c'));
+    const completes = Object.fromEntries(writes.flatMap((w) => w.records).map((r) => [r.delivery.id, r.completes]));
+    expect(completes).toEqual({ a: ['s1', 's2'], b: undefined, c: ['s1'] });
     expect(writes.flatMap((w) => w.records).map((r) => r.outcome.kind)).toEqual([
       'succeeded',
       'succeeded',
@@ -179,7 +178,8 @@ describe(DeliveryDispatcher.name, () => {
     expect(inbox.room().leaseMs).toBeGreaterThan(15000); // outlives an attempt's timeout
     answer(ok);
     await settle();
-    expect(writes.flatMap((w) => w.fannedOut).sort()).toEqual(['e1', 'e2']);
+    const completing = writes.flatMap((w) => w.records).filter((r) => r.completes);
+    expect(completing.map((r) => r.delivery.eventId).sort()).toEqual(['e1', 'e2']);
     sut.onApplicationBootstrap();
     inbox.accept([], 3); // events left for a fan-out: the loop runs one
     await settle();
@@ -197,19 +197,7 @@ describe(DeliveryDispatcher.name, () => {
     expect(released.events).toEqual(['e9']);
   });
 
-  it('does not mark an event fanned out when one of its deliveries could not be recorded', async () => {
-    const { sut, writes, db, start, hold } = setup();
-    db.failFor = 'b';
-    hold(async (d) => (d.id === 'b' ? new Promise((r) => setTimeout(() => r(ok), 30)) : ok)); // b in a write of its own
-    start(delivery('a', 's1', 'e1'), delivery('b', 's2', 'e1'));
-    await settle();
-    expect(writes.flatMap((w) => w.records).map((r) => r.delivery.id)).toEqual(['a']);
-    // Not done: when its lease runs out, a fan-out sends b (and only b) again.
-    expect(writes.flatMap((w) => w.fannedOut)).toEqual([]);
-    await sut.onModuleDestroy();
-  });
-
-  it('on stop, hands back claimed rows not sent yet and events whose fan-out is not all recorded', async () => {
+  it('on stop, hands back claimed rows not sent yet and events with deliveries not sent', async () => {
     const { sut, released, sent, hold, start, mocks } = setup();
     let answer!: (r: SendResult) => void;
     const unanswered = new Promise<SendResult>((r) => (answer = r));

@@ -15,15 +15,10 @@ const CLAIM_COALESCE_MS = 5;
  */
 const RECORD_LINGER_MS = 10;
 
-/** "Every delivery of this event is recorded": written after the records themselves, in a later statement. */
-interface FannedOut {
-  fannedOut: string;
-}
-
-/** What the dispatcher keeps of an event it fans out: deliveries not yet recorded, and whether one failed to be. */
+/** What the dispatcher keeps of an event it fans out: the subscribers of its deliveries, and how many answered. */
 interface FanOutState {
-  unrecorded: number;
-  broken: boolean;
+  subscriptionIds: string[];
+  answered: number;
 }
 
 /**
@@ -58,7 +53,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   private recording = 0;
   private readonly running = new Set<Promise<void>>();
   /** Outcomes are written in batches: one statement for every attempt that finished meanwhile. */
-  private readonly recorder: WriteCoalescer<AttemptRecord | FannedOut, void>;
+  private readonly recorder: WriteCoalescer<AttemptRecord, void>;
   /** Events being fanned out from memory here, by id. Bounded by the window: each has a delivery in it. */
   private readonly fanOuts = new Map<string, FanOutState>();
   private stopped = false;
@@ -81,16 +76,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     // worker is what makes a crash safe.
     this.leaseMs = config.DELIVERY_TIMEOUT_MS + 5000;
     this.window = 2 * config.DELIVERY_CONCURRENCY;
-    this.recorder = new WriteCoalescer(
-      (items) =>
-        deliveries.record(
-          items.filter((i): i is AttemptRecord => 'attempt' in i),
-          items.filter((i): i is FannedOut => 'fannedOut' in i).map((i) => i.fannedOut),
-        ),
-      500,
-      undefined,
-      RECORD_LINGER_MS,
-    );
+    this.recorder = new WriteCoalescer((records) => deliveries.record(records), 500, undefined, RECORD_LINGER_MS);
     metrics.watchDispatcher(this.window, () => ({
       sending: this.sending,
       queued: this.queuedCount,
@@ -182,8 +168,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
 
   /** A delivery fanned out from its event: the event is done here once all such deliveries are recorded. */
   private tracked(d: ClaimedDelivery): ClaimedDelivery {
-    const state = this.fanOuts.get(d.eventId) ?? { unrecorded: 0, broken: false };
-    state.unrecorded++;
+    const state = this.fanOuts.get(d.eventId) ?? { subscriptionIds: [], answered: 0 };
+    state.subscriptionIds.push(d.subscriptionId);
     this.fanOuts.set(d.eventId, state);
     return d;
   }
@@ -256,23 +242,16 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   }
 
   /**
-   * One of an event's deliveries from memory is recorded (or failed to be). Once all are, the event is marked
-   * fanned out, in a later statement than theirs: never before every one of them is durable. An event with a
-   * delivery that could not be recorded is left to its lease, after which a fan-out sends only what is missing.
+   * One of an event's deliveries from memory has its answer. The last one to be answered carries the event's
+   * subscribers with its record: the statement that writes it marks the event fanned out if every one of them
+   * then has its row (see RECORD_FANNED_OUT). So an event is never done with a delivery missing (one whose write
+   * failed is sent again, alone, by a fan-out once the lease runs out), and no statement of its own is needed.
    */
-  private async recordedFromFanOut(eventId: string, recorded: boolean) {
-    const state = this.fanOuts.get(eventId);
-    if (!state) return;
-    state.broken ||= !recorded;
-    if (--state.unrecorded > 0) return;
-    this.fanOuts.delete(eventId);
-    if (state.broken) return;
-    try {
-      await this.recorder.add({ fannedOut: eventId });
-    } catch (err) {
-      this.logger.warn(`marking event ${eventId} fanned out failed, its lease will run out: ${(err as Error).message}`);
-    }
-    this.events = true; // the next event of its plant may now go
+  private answered(d: ClaimedDelivery): AttemptRecord['completes'] {
+    const state = this.fanOuts.get(d.eventId);
+    if (!state || ++state.answered < state.subscriptionIds.length) return undefined;
+    this.fanOuts.delete(d.eventId);
+    return state.subscriptionIds;
   }
 
   private async attempt(d: ClaimedDelivery, release: () => void) {
@@ -285,19 +264,18 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       release();
     }
     const outcome = decideOutcome(result, d.attempts + 1, this.schedule);
+    const completes = d.stored ? undefined : this.answered(d);
     this.recording++;
-    let recorded = true;
     try {
-      await this.recorder.add({ delivery: d, attempt: result, outcome });
+      await this.recorder.add({ delivery: d, attempt: result, outcome, completes });
     } catch (err) {
       // The lease will expire and the delivery will be sent again: at least once, never lost.
       this.logger.error(`recording attempt of delivery ${d.id} failed: ${(err as Error).message}`);
-      recorded = false;
+      return;
     } finally {
-      this.recording--; // durable (or given up): its slot is free while its event is being marked done
+      this.recording--;
     }
-    if (!d.stored) await this.recordedFromFanOut(d.eventId, recorded);
-    if (!recorded) return;
+    if (completes) this.events = true; // the next event of its plant may now go
     if (outcome.kind === 'succeeded') {
       this.metrics.deliveries.inc({ ...labels, outcome: 'succeeded' });
       this.metrics.deliveryLatency.observe(Math.max(0, Date.now() - d.eventTime.getTime()) / 1000);

@@ -59,4 +59,9 @@ export interface AttemptRecord {
   delivery: ClaimedDelivery;
   attempt: DeliveryAttempt;
   outcome: AttemptOutcome;
+  /**
+   * On the last of an event's deliveries from memory to be answered: the subscribers of all of them. The event
+   * is marked fanned out by the same statement if each of them has its row by then.
+   */
+  completes?: string[];
 }

@@ -22,10 +22,10 @@ export interface Outbox {
   /** Leases up to `limit` due deliveries, none of `excludeSubscriptions`, none behind an earlier one for its plant. */
   claimDue(limit: number, excludeSubscriptions: string[], leaseMs: number): Promise<ClaimResult>;
   /**
-   * Records attempts and their consequences (next attempt, final status, a disabled subscription); `fannedOut`:
-   * events whose deliveries have all been recorded by earlier calls.
+   * Records attempts and their consequences (next attempt, final status, a disabled subscription), and marks
+   * events fanned out (see AttemptRecord.completes).
    */
-  record(records: AttemptRecord[], fannedOut?: string[]): Promise<void>;
+  record(records: AttemptRecord[]): Promise<void>;
   /** Hands leased but unsent deliveries (by id) and events (by id) back at once, rather than when leases expire. */
   releaseLeases(deliveryIds: string[], eventIds?: string[]): Promise<void>;
   countPending(): Promise<{ deliveries: number; events: number }>;

@@ -78,14 +78,15 @@ SELECT n.*, x.* FROM (
 ) x ON true`;
 
 /**
- * Writes the deliveries sent from memory, each once, with its outcome, and marks the events whose deliveries
- * are all written as fanned out (their last deliveries were written by an earlier call, so an event is never
- * done before all of its deliveries are). A retry, or a failure an operator may replay, keeps its own body; a
- * success reads its event's. The same delivery written twice (sent again after its lease ran out) keeps both
- * attempts.
+ * Writes the deliveries sent from memory, each once, with its outcome, and marks an event fanned out when the
+ * last of its deliveries is written and every other one has its row: written by an earlier statement (which
+ * committed before this one began: the dispatcher's writes go one at a time) or by this one. If one of them
+ * could not be written, the event stays leased until its lease runs out and a fan-out sends that one again. A
+ * retry, or a failure an operator may replay, keeps its own body; a success reads its event's. The same
+ * delivery written twice (sent again after its lease ran out) keeps both attempts.
  *
  * $1..$8 the deliveries' columns, $9..$14 their attempts, $15 next status, $16 delay ms, $17 disable reason;
- * $18 events fanned out.
+ * $18, $19 the (event, subscription) pairs each completing event must have a row for.
  */
 export const RECORD_FANNED_OUT = `
 WITH r AS (
@@ -107,8 +108,15 @@ WITH r AS (
   ON CONFLICT (subscription_id, event_id) DO UPDATE
     SET attempts = d.attempts + 1, attempt_log = d.attempt_log || EXCLUDED.attempt_log, updated_at = now()
   RETURNING 1
+), expected AS (
+  SELECT * FROM unnest($18::text[], $19::uuid[]) AS x(event_id, subscription_id)
 ), done AS (
-  UPDATE outbox_events SET fanned_out_at = now(), leased_until = NULL
-  WHERE event_id = ANY($18::text[]) AND fanned_out_at IS NULL
+  UPDATE outbox_events o SET fanned_out_at = now(), leased_until = NULL
+  WHERE o.event_id IN (SELECT event_id FROM expected) AND o.fanned_out_at IS NULL
+    AND NOT EXISTS (
+      SELECT 1 FROM expected x
+      WHERE x.event_id = o.event_id
+        AND NOT EXISTS (SELECT 1 FROM r WHERE r.event_id = x.event_id AND r.subscription_id = x.subscription_id)
+        AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = x.subscription_id AND d.event_id = x.event_id))
   RETURNING 1
 ), ${disableGone('r')}`;

@@ -93,14 +93,14 @@ export class OutboxRepository implements Outbox {
   /**
    * Attempts and their consequences (next attempt, final status, a disabled subscription), many in one
    * statement per kind, so the dispatcher pays a round trip per batch rather than one per send: a claimed
-   * delivery's row is updated; a delivery fanned out from memory is written for the first time. `fannedOut`:
-   * events whose deliveries were all written by earlier calls.
+   * delivery's row is updated; a delivery fanned out from memory is written for the first time, and its event
+   * marked fanned out once all of its deliveries are (AttemptRecord.completes).
    */
-  async record(records: AttemptRecord[], fannedOut: string[] = []): Promise<void> {
+  async record(records: AttemptRecord[]): Promise<void> {
     const stored = records.filter((r) => r.delivery.stored);
     const fresh = records.filter((r) => !r.delivery.stored);
     if (stored.length > 0) await this.updateStored(stored);
-    if (fresh.length > 0 || fannedOut.length > 0) await this.writeFannedOut(fresh, fannedOut);
+    if (fresh.length > 0) await this.writeFannedOut(fresh);
   }
 
   private async updateStored(records: AttemptRecord[]) {
@@ -112,7 +112,9 @@ export class OutboxRepository implements Outbox {
     });
   }
 
-  private async writeFannedOut(records: AttemptRecord[], fannedOut: string[]) {
+  private async writeFannedOut(records: AttemptRecord[]) {
+    // One (event, subscriber) pair per delivery an event that completes here must have.
+    const expected = records.flatMap((r) => (r.completes ?? []).map((s) => [r.delivery.eventId, s]));
     const col = <T>(f: (d: ClaimedDelivery) => T) => records.map((r) => f(r.delivery));
     const [attemptedAt, status, latencyMs, error, responseBody, nextStatus, delayMs, disable, signature] =
       attemptColumns(records);
@@ -137,7 +139,8 @@ export class OutboxRepository implements Outbox {
         nextStatus,
         delayMs,
         disable,
-        fannedOut,
+        expected.map(([event]) => event),
+        expected.map(([, subscription]) => subscription),
       ],
     });
   }
