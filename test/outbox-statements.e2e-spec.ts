@@ -205,6 +205,7 @@ describe('the ingest statement and the claim', () => {
       const v1 = event({ name: 'v1' });
       const r1 = await ingest.applyEvents([v1], room(10, [b]), MAX_HOPS);
       expect(r1.fanned.map((d) => d.subscriptionId)).toEqual([a]);
+      expect(r1.deferred).toBe(1);
       expect((await deliveriesOf(plantId)).map((d) => [d.subscription_id, d.status])).toEqual([[b, 'pending']]);
       // v1 is still going out to a (not recorded): v2 of the same plant is left for a fan-out, and waits.
       const r2 = await ingest.applyEvents([event({ name: 'v2' })], room(10), MAX_HOPS);

@@ -172,7 +172,10 @@ describe(DeliveryDispatcher.name, () => {
     const unanswered = new Promise<SendResult>((r) => (answer = r));
     hold(() => unanswered);
     expect(inbox.room().limit).toBe(4);
-    inbox.accept([delivery('a', 's1', 'e1'), delivery('b', 's2', 'e1'), delivery('c', 's1', 'e2')], 0);
+    inbox.accept([delivery('a', 's1', 'e1'), delivery('b', 's2', 'e1'), delivery('c', 's1', 'e2')], {
+      events: 0,
+      rows: 0,
+    });
     expect(sent).toEqual(['a', 'c']); // two at once (s1's queue first), b queued
     expect(inbox.room().limit).toBe(1);
     expect(inbox.room().leaseMs).toBeGreaterThan(15000); // outlives an attempt's timeout
@@ -181,7 +184,7 @@ describe(DeliveryDispatcher.name, () => {
     const completing = writes.flatMap((w) => w.records).filter((r) => r.completes);
     expect(completing.map((r) => r.delivery.eventId).sort()).toEqual(['e1', 'e2']);
     sut.onApplicationBootstrap();
-    inbox.accept([], 3); // events left for a fan-out: the loop runs one
+    inbox.accept([], { events: 3, rows: 0 }); // events left for a fan-out: the loop runs one
     await settle();
     expect(mocks.fanOut).toHaveBeenCalled();
     await sut.onModuleDestroy();
@@ -191,7 +194,7 @@ describe(DeliveryDispatcher.name, () => {
     const { sut, inbox, released, sent } = setup();
     await sut.onModuleDestroy();
     expect(inbox.room().limit).toBe(0);
-    inbox.accept([delivery('late', 's1', 'e9'), delivery('later', 's2', 'e9')], 0);
+    inbox.accept([delivery('late', 's1', 'e9'), delivery('later', 's2', 'e9')], { events: 0, rows: 0 });
     await settle();
     expect(sent).toEqual([]);
     expect(released.events).toEqual(['e9']);

@@ -89,7 +89,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     return { limit: this.free(), skipSubscriptions: this.saturated(), leaseMs: this.leaseMs };
   }
 
-  accept(fanned: ClaimedDelivery[], leftForFanOut: number) {
+  accept(fanned: ClaimedDelivery[], left: { events: number; rows: number }) {
     if (this.stopped) {
       // Stopping between room() and here: hand the events back rather than let them wait for the lease.
       const events = [...new Set(fanned.map((d) => d.eventId))];
@@ -98,10 +98,9 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       for (const d of fanned) this.enqueue(this.tracked(d));
       this.pump();
     }
-    if (leftForFanOut > 0) {
-      this.events = true;
-      this.signal.notify();
-    }
+    if (left.events > 0) this.events = true;
+    if (left.rows > 0) this.backlog = true;
+    if (left.events + left.rows > 0) this.signal.notify();
   }
 
   onApplicationBootstrap() {
@@ -275,7 +274,6 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     } finally {
       this.recording--;
     }
-    if (completes) this.events = true; // the next event of its plant may now go
     if (outcome.kind === 'succeeded') {
       this.metrics.deliveries.inc({ ...labels, outcome: 'succeeded' });
       this.metrics.deliveryLatency.observe(Math.max(0, Date.now() - d.eventTime.getTime()) / 1000);

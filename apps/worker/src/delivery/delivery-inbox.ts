@@ -8,8 +8,11 @@ import { ClaimedDelivery, OutboxLease } from '@app/delivery';
 export interface DeliveryInbox {
   /** How many deliveries the dispatcher can take on now, and for which subscribers not. */
   room(): OutboxLease;
-  /** `leftForFanOut`: events written in the same batch but not taken on, for a fan-out to lease. */
-  accept(fanned: ClaimedDelivery[], leftForFanOut: number): void;
+  /**
+   * `left`: what the same batch wrote for others to take: events not taken on (for a fan-out to lease), and
+   * delivery rows that must wait (for claims).
+   */
+  accept(fanned: ClaimedDelivery[], left: { events: number; rows: number }): void;
 }
 
 /** The token DeliveryModule exports the dispatcher under, for the consumer module to inject. */

@@ -110,7 +110,7 @@ export class PlantIngestService {
   private async storeAndHandOver(events: IngestEvent[]): Promise<ApplyResult> {
     const result = await this.store.applyEvents(events, this.inbox.room(), this.maxHops);
     this.loops.record(result.suppressed);
-    this.inbox.accept(result.fanned, result.leftForFanOut);
+    this.inbox.accept(result.fanned, { events: result.leftForFanOut, rows: result.deferred });
     return result;
   }
 
@@ -131,12 +131,13 @@ export class PlantIngestService {
         result.keyReused.push(...r.keyReused);
         this.loops.record(r.suppressed);
         result.outboxed += r.outboxed;
+        result.deferred += r.deferred;
       } catch (err) {
         if (!isDataError(err)) throw err;
         unstorable.push({ message: byOffset.get(event.offset)!, reason: `unstorable: ${(err as Error).message}` });
       }
     }
-    this.inbox.accept([], result.outboxed);
+    this.inbox.accept([], { events: result.outboxed, rows: result.deferred });
     return { result, unstorable };
   }
 

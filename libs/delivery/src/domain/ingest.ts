@@ -50,6 +50,8 @@ export interface ApplyResult {
   outboxed: number;
   /** Of those, the ones not taken on by the caller (see OutboxLease), for a fan-out to lease. */
   leftForFanOut: number;
+  /** Delivery rows written to wait (behind an earlier one of their plant, or for a saturated subscriber). */
+  deferred: number;
   /** The deliveries of the events the caller took on, to send from memory (their rows are not written yet). */
   fanned: ClaimedDelivery[];
 }
@@ -63,6 +65,7 @@ export const emptyApplyResult = (): ApplyResult => ({
   suppressed: [],
   outboxed: 0,
   leftForFanOut: 0,
+  deferred: 0,
   fanned: [],
 });
 

@@ -103,6 +103,7 @@ SELECT (SELECT coalesce(array_agg(event_id), '{}') FROM fresh) AS fresh,
           FROM changed WHERE hops >= $11) AS suppressed,
        (SELECT count(*) FROM outbox)::int AS outboxed,
        (SELECT count(*) FROM taken)::int AS taken,
+       (SELECT count(*) FROM deferred)::int AS deferred,
        (SELECT coalesce(json_agg(h), '[]') FROM (
           SELECT NULL AS id, f.subscription_id, t.event_id, t.plant_id, t.body, t.event_time, 0 AS attempts, t.hops,
                  t.origin_event_id, t.traceparent, ${SUBSCRIPTION_SEND_COLUMNS}

@@ -30,6 +30,7 @@ export class IngestRepository implements PlantEventStore {
       suppressed: SuppressedEvent[];
       outboxed: number;
       taken: number;
+      deferred: number;
       fanned: SendRow[];
     }>({
       name: 'apply-events',
@@ -63,6 +64,7 @@ export class IngestRepository implements PlantEventStore {
       suppressed: r.suppressed,
       outboxed: r.outboxed,
       leftForFanOut: r.outboxed - r.taken,
+      deferred: r.deferred,
       fanned: r.fanned.map((row) => toClaimedDelivery(row, this.box)),
     };
   }
