@@ -109,7 +109,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
 
   /**
    * Stops claiming, hands back what is queued, waits for the attempts in flight, then hands back the events
-   * whose fan-out is not all recorded (the next fan-out sends only what was not), before the pool closes.
+   * with deliveries not sent (the next fan-out sends only those without a row), before the pool closes.
    */
   async onModuleDestroy() {
     this.stopped = true;
@@ -165,7 +165,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     }
   }
 
-  /** A delivery fanned out from its event: the event is done here once all such deliveries are recorded. */
+  /** A delivery fanned out from its event: the last of them to be answered completes the event (see answered). */
   private tracked(d: ClaimedDelivery): ClaimedDelivery {
     const state = this.fanOuts.get(d.eventId) ?? { subscriptionIds: [], answered: 0 };
     state.subscriptionIds.push(d.subscriptionId);
