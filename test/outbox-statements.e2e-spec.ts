@@ -219,6 +219,15 @@ describe('the ingest statement and the claim', () => {
       expect(r3.deferred).toBe(1);
     });
 
+    it("marks an event fanned out at once when no subscriber's filter lets it through", async () => {
+      const a = await subscribe();
+      await pool.query(`UPDATE subscriptions SET filter = '{"tags": ["other"]}' WHERE id = $1`, [a]);
+      const r = await ingest.applyEvents([event({ tag: 'x' })], room(10), MAX_HOPS);
+      expect(r.outboxed).toBe(1);
+      expect(r.leftForFanOut).toBe(0);
+      expect((await outboxRows()).map((e) => e.fanned_out_at !== null)).toEqual([true]);
+    });
+
     it('marks an event fanned out at once when all of its deliveries had to be written as rows', async () => {
       const a = await subscribe();
       const r = await ingest.applyEvents([event()], room(10, [a]), MAX_HOPS);

@@ -81,7 +81,9 @@ WITH input AS (
                              leased_until, fanned_out_at)
   SELECT t.event_id, t.plant_id, t.tag, t.body, t.event_time, t.hops, t.origin_event_id, t.traceparent,
          CASE WHEN k.event_id IS NOT NULL THEN now() + $17 * interval '1 millisecond' END,
-         CASE WHEN k.sending = 0 THEN now() END -- nothing to send from memory: done now
+         -- Done now: nothing to send from memory, or no subscriber's filter lets it through.
+         CASE WHEN k.sending = 0 OR (t.free AND NOT EXISTS (SELECT 1 FROM fanout f WHERE f.event_id = t.event_id))
+              THEN now() END
   FROM to_outbox t LEFT JOIN taken k USING (event_id)
   ORDER BY t.event_time, t.plant_id -- numbered in event order: fanned out in it
   ON CONFLICT (event_id) DO NOTHING
@@ -102,7 +104,9 @@ SELECT (SELECT coalesce(array_agg(event_id), '{}') FROM fresh) AS fresh,
        (SELECT coalesce(json_agg(json_build_object('eventId', last_event_id, 'plantId', id, 'hops', hops, 'originEventId', origin_event_id)), '[]')
           FROM changed WHERE hops >= $11) AS suppressed,
        (SELECT count(*) FROM outbox)::int AS outboxed,
-       (SELECT count(*) FROM taken)::int AS taken,
+       (SELECT count(*) FROM to_outbox t
+          WHERE t.event_id IN (SELECT event_id FROM taken)
+             OR (t.free AND NOT EXISTS (SELECT 1 FROM fanout f WHERE f.event_id = t.event_id)))::int AS taken,
        (SELECT count(*) FROM deferred)::int AS deferred,
        (SELECT coalesce(json_agg(h), '[]') FROM (
           SELECT NULL AS id, f.subscription_id, t.event_id, t.plant_id, t.body, t.event_time, 0 AS attempts, t.hops,
