@@ -176,7 +176,7 @@ describe(DeliveryDispatcher.name, () => {
       events: 0,
       rows: 0,
     });
-    expect(sent).toEqual(['a', 'c']); // two at once (s1's queue first), b queued
+    expect(sent).toEqual(['a', 'b']); // two at once, one per subscriber in turn; c queued
     expect(inbox.room().limit).toBe(1);
     expect(inbox.room().leaseMs).toBeGreaterThan(15000); // outlives an attempt's timeout
     answer(ok);
@@ -187,6 +187,23 @@ describe(DeliveryDispatcher.name, () => {
     inbox.accept([], { events: 3, rows: 0 }); // events left for a fan-out: the loop runs one
     await settle();
     expect(mocks.fanOut).toHaveBeenCalled();
+    await sut.onModuleDestroy();
+  });
+
+  it('gives freed slots to subscribers in turn, not to the first one with a queue', async () => {
+    const { sut, inbox, sent, hold } = setup({ DELIVERY_CONCURRENCY: '1' });
+    const answers: (() => void)[] = [];
+    hold(() => new Promise<SendResult>((r) => answers.push(() => r(ok))));
+    inbox.accept(
+      ['a1', 'a2', 'a3', 'b1', 'b2', 'c1'].map((id) => delivery(id, `s-${id[0]}`)),
+      { events: 0, rows: 0 },
+    );
+    for (let i = 0; i < 5; i++) {
+      answers.shift()!(); // one slot frees
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(sent).toEqual(['a1', 'b1', 'c1', 'a2', 'b2', 'a3']);
+    answers.shift()!();
     await sut.onModuleDestroy();
   });
 

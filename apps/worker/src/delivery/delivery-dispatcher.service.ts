@@ -204,18 +204,19 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     this.queuedCount++;
   }
 
-  /** Starts queued deliveries while there are free slots overall and for their subscription. */
+  /**
+   * Starts queued deliveries while there are free slots overall and for their subscription, one subscriber at a
+   * time in turn: a subscriber that got a slot goes to the back of the line (a Map iterates what is added while
+   * it iterates), so the first subscribers in the map cannot take every slot that frees while the others queue.
+   */
   private pump() {
     for (const [subscriptionId, q] of this.queued) {
-      while (
-        q.length > 0 &&
-        this.sending < this.config.DELIVERY_CONCURRENCY &&
-        (this.inFlight.get(subscriptionId) ?? 0) < this.config.DELIVERY_CONCURRENCY_PER_SUBSCRIPTION
-      ) {
-        this.queuedCount--;
-        this.start(q.shift()!);
-      }
-      if (q.length === 0) this.queued.delete(subscriptionId);
+      if (this.sending >= this.config.DELIVERY_CONCURRENCY) return;
+      if ((this.inFlight.get(subscriptionId) ?? 0) >= this.config.DELIVERY_CONCURRENCY_PER_SUBSCRIPTION) continue;
+      this.queued.delete(subscriptionId);
+      this.queuedCount--;
+      this.start(q.shift()!);
+      if (q.length > 0) this.queued.set(subscriptionId, q);
     }
   }
 
