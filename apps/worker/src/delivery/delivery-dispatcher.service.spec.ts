@@ -98,15 +98,20 @@ function setup(env: Record<string, string> = {}) {
   };
 }
 
-// Long enough for two of the recorder's lingers (an outcome, then its event's done mark).
+// Long enough for the recorder's linger on an idle machine; `until` for what must have happened (a loaded CI
+// machine runs timers late).
 const settle = () => new Promise((r) => setTimeout(r, 60));
+async function until(what: string, done: () => boolean, ms = 5000) {
+  for (const end = Date.now() + ms; !done(); await new Promise((r) => setTimeout(r, 10)))
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+}
 
 describe(DeliveryDispatcher.name, () => {
   it("sends an event's deliveries from memory and records them; the last answered carries the event's subscribers", async () => {
     const { sut, writes, sent, start, hold } = setup();
     hold(async (d) => (d.id === 'a' ? new Promise((r) => setTimeout(() => r(ok), 15)) : ok)); // a answers last
     start(delivery('a', 's1', 'e1'), delivery('b', 's2', 'e1'), delivery('c', 's1', 'e2'));
-    await settle();
+    await until('three outcomes written', () => writes.flatMap((w) => w.records).length === 3);
     expect(sent.sort()).toEqual(['a', 'b', 'c']);
     const completes = Object.fromEntries(writes.flatMap((w) => w.records).map((r) => [r.delivery.id, r.completes]));
     expect(completes).toEqual({ a: ['s1', 's2'], b: undefined, c: ['s1'] });
@@ -136,10 +141,11 @@ describe(DeliveryDispatcher.name, () => {
   });
 
   it('counts answered deliveries whose outcome is not yet written against its window: a slow database slows the intake', async () => {
-    const { sut, db, recorded, metrics, mocks, start } = setup();
+    const { sut, db, recorded, metrics, mocks, start, sent } = setup();
     let unstall!: () => void;
     db.stalled = new Promise((r) => (unstall = r));
     start(delivery('a'), delivery('b'), delivery('c'), delivery('d'));
+    await until('four sent', () => sent.length === 4);
     await settle();
     // All four answered; their outcomes wait for the database, and still hold the window.
     const scraped = await metrics.registry.getSingleMetricAsString('plant_store_dispatcher_deliveries');
@@ -147,8 +153,7 @@ describe(DeliveryDispatcher.name, () => {
     expect(await metrics.registry.getSingleMetricAsString('plant_store_dispatcher_window')).toMatch(/ 4$/m);
     expect(mocks.fanOut).toHaveBeenCalledTimes(1);
     unstall();
-    await settle();
-    expect(recorded()).toHaveLength(4);
+    await until('four outcomes written', () => recorded().length === 4);
     await sut.onModuleDestroy();
   });
 
@@ -180,13 +185,12 @@ describe(DeliveryDispatcher.name, () => {
     expect(inbox.room().limit).toBe(1);
     expect(inbox.room().leaseMs).toBeGreaterThan(15000); // outlives an attempt's timeout
     answer(ok);
-    await settle();
+    await until('three outcomes written', () => writes.flatMap((w) => w.records).length === 3);
     const completing = writes.flatMap((w) => w.records).filter((r) => r.completes);
     expect(completing.map((r) => r.delivery.eventId).sort()).toEqual(['e1', 'e2']);
     sut.onApplicationBootstrap();
     inbox.accept([], { events: 3, rows: 0 }); // events left for a fan-out: the loop runs one
-    await settle();
-    expect(mocks.fanOut).toHaveBeenCalled();
+    await until('a fan-out', () => mocks.fanOut.mock.calls.length > 0);
     await sut.onModuleDestroy();
   });
 
@@ -224,6 +228,7 @@ describe(DeliveryDispatcher.name, () => {
     hold(() => unanswered);
     mocks.claimDue.mockResolvedValueOnce({ claimed: [delivery('r', 's1', 'e0', true)], more: false });
     start(delivery('a', 's1', 'e1'), delivery('b', 's1', 'e1'), delivery('c', 's1', 'e2'));
+    await until('two sent', () => sent.length === 2);
     await settle();
     expect(sent).toEqual(['a', 'b']); // two at once: c and r wait in the queue
     const stopping = sut.onModuleDestroy();
