@@ -68,6 +68,13 @@ function fakeRepository() {
   return { repo: repo as unknown as OutboxRepository, writes, recorded, released, events, db, mocks: repo };
 }
 
+/** Every dispatcher a test made: stopped after it, even when an assertion failed first (its loop would keep
+ * jest from exiting). */
+const made: DeliveryDispatcher[] = [];
+afterEach(async () => {
+  await Promise.all(made.splice(0).map((d) => d.onModuleDestroy()));
+});
+
 function setup(env: Record<string, string> = {}) {
   const config = loadConfig(workerEnvSchema, {
     DELIVERY_CONCURRENCY: '2',
@@ -81,6 +88,7 @@ function setup(env: Record<string, string> = {}) {
   const sender = { send: async (d: ClaimedDelivery) => (sent.push(d.id), answer(d)) } as unknown as DeliverySender;
   const metrics = new WorkerMetrics();
   const sut = new DeliveryDispatcher(config, fake.repo, sender, new DeliverySignal(), metrics);
+  made.push(sut);
   const inbox: DeliveryInbox = sut; // what the consumer sees of it
   /** Starts the loop with these events' deliveries for its first fan-out. */
   const start = (...deliveries: ClaimedDelivery[]) => {
