@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
-import { AttemptOutcome, ClaimedDelivery, IngestEvent, NO_LEASE, OutboxLease } from '@app/delivery';
+import { AttemptOutcome, ClaimedDelivery, ClaimResult, IngestEvent, NO_LEASE, OutboxLease } from '@app/delivery';
 import { IngestRepository, OutboxRepository, runMigrations, SecretBox, subscriptionContext } from '@app/persistence';
 import * as e2e from './support/stack';
 
@@ -82,6 +82,25 @@ describe('the ingest statement and the claim', () => {
       expect(r.claimed).toEqual([]);
       if (!r.more) return;
     }
+  };
+  /** Four replicas, two loops each, taking with `take` until nothing is left: everything they took. */
+  const race = async (take: (o: OutboxRepository) => Promise<ClaimResult>): Promise<ClaimedDelivery[]> => {
+    const replicas = Array.from({ length: 4 }, () => new Pool({ connectionString: db.url, max: 2 }));
+    const taken: ClaimedDelivery[] = [];
+    await Promise.all(
+      replicas.flatMap((p) => {
+        const o = new OutboxRepository(p, box);
+        return [0, 1].map(async () => {
+          for (;;) {
+            const r = await take(o);
+            taken.push(...r.claimed);
+            if (r.claimed.length === 0 && !r.more) return;
+          }
+        });
+      }),
+    );
+    await Promise.all(replicas.map((p) => p.end()));
+    return taken;
   };
   const expireLeases = () =>
     pool.query("UPDATE outbox_events SET leased_until = now() - interval '1 second' WHERE fanned_out_at IS NULL");
@@ -404,21 +423,7 @@ describe('the ingest statement and the claim', () => {
       const events = Array.from({ length: 2000 }, (_, i) => event({ plantId: plantId + i }));
       plantId += 10_000; // past these plants: later tests store new ones
       await ingest.applyEvents(events, NO_LEASE, MAX_HOPS);
-      const replicas = Array.from({ length: 4 }, () => new Pool({ connectionString: db.url, max: 2 }));
-      const sent: string[] = [];
-      await Promise.all(
-        replicas.flatMap((p) => {
-          const o = new OutboxRepository(p, box);
-          return [0, 1].map(async () => {
-            for (;;) {
-              const r = await o.fanOut(50, [], 60_000);
-              sent.push(...r.claimed.map((d) => `${d.subscriptionId}:${d.eventId}`));
-              if (r.claimed.length === 0 && !r.more) return;
-            }
-          });
-        }),
-      );
-      await Promise.all(replicas.map((p) => p.end()));
+      const sent = (await race((o) => o.fanOut(50, [], 60_000))).map((d) => `${d.subscriptionId}:${d.eventId}`);
       expect(new Set(sent).size).toBe(4000);
       expect(sent).toHaveLength(4000);
     });
@@ -442,21 +447,7 @@ describe('the ingest statement and the claim', () => {
       const events = Array.from({ length: 3000 }, (_, i) => event({ plantId: plantId + i }));
       plantId += 10_000; // past these plants: later tests store new ones
       await storeAsRows(events);
-      const claimers = Array.from({ length: 4 }, () => new Pool({ connectionString: db.url, max: 2 }));
-      const claimed: string[] = [];
-      await Promise.all(
-        claimers.flatMap((p) => {
-          const o = new OutboxRepository(p, box);
-          return [0, 1].map(async () => {
-            for (;;) {
-              const r = await o.claimDue(25, [], 60_000);
-              claimed.push(...r.claimed.map((d) => d.id));
-              if (r.claimed.length === 0 && !r.more) return;
-            }
-          });
-        }),
-      );
-      await Promise.all(claimers.map((p) => p.end()));
+      const claimed = (await race((o) => o.claimDue(25, [], 60_000))).map((d) => d.id);
       const twice = claimed.filter((id, i) => claimed.indexOf(id) !== i);
       expect(new Set(claimed).size).toBe(3000);
       expect(twice).toEqual([]);

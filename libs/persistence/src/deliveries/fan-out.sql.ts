@@ -1,10 +1,11 @@
 import {
   attemptEntry,
   disableGone,
+  FANNED_OUT_SEND_COLUMNS,
   matchesFilter,
   noEarlierEventPending,
   noEarlierPending,
-  SUBSCRIPTION_SEND_COLUMNS,
+  writeWaiting,
 } from './outbox.sql';
 
 /**
@@ -38,7 +39,7 @@ WITH subscribers AS MATERIALIZED (
   -- statement's snapshot (as in CLAIM).
   SELECT e.* FROM candidates c JOIN outbox_events e ON e.event_id = c.event_id
   WHERE e.fanned_out_at IS NULL AND (e.leased_until IS NULL OR e.leased_until < now())
-    AND ${noEarlierEventPending('e')}
+    AND ${noEarlierEventPending('e.plant_id', 'e.seq')}
   LIMIT (SELECT n FROM events_wanted)
   FOR UPDATE OF e SKIP LOCKED
 ), fanout AS MATERIALIZED (
@@ -51,13 +52,7 @@ WITH subscribers AS MATERIALIZED (
   SELECT f.*, f.sendable AND row_number() OVER (PARTITION BY f.sendable ORDER BY f.seq, f.subscription_id) <= $1
          AS in_memory
   FROM fanout f
-), deferred AS (
-  INSERT INTO deliveries (subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id, traceparent)
-  SELECT f.subscription_id, e.event_id, e.plant_id, e.body, e.event_time, e.hops, e.origin_event_id, e.traceparent
-  FROM ranked f JOIN due e USING (event_id) WHERE NOT f.in_memory
-  ORDER BY e.seq, f.subscription_id -- rows numbered in the events' order: the claims keep it
-  ON CONFLICT (subscription_id, event_id) DO NOTHING
-  RETURNING 1
+), deferred AS (${writeWaiting('ranked f JOIN due e USING (event_id) WHERE NOT f.in_memory', 'e.seq')}
 ), leased AS (
   UPDATE outbox_events e SET leased_until = now() + $3 * interval '1 millisecond',
          fanned_out_at = CASE WHEN EXISTS (SELECT 1 FROM ranked f WHERE f.event_id = e.event_id AND f.in_memory)
@@ -70,8 +65,7 @@ SELECT n.*, x.* FROM (
   SELECT (SELECT count(*) FROM candidates)::int AS due_events, (SELECT count(*) FROM leased)::int AS events,
          (SELECT count(*) FROM deferred)::int AS deferred
 ) n LEFT JOIN (
-  SELECT NULL::uuid AS id, f.subscription_id, e.event_id, e.plant_id, e.body, e.event_time, 0 AS attempts, e.hops,
-         e.origin_event_id, e.traceparent, ${SUBSCRIPTION_SEND_COLUMNS}
+  SELECT ${FANNED_OUT_SEND_COLUMNS('f', 'e')}
   FROM ranked f JOIN due e USING (event_id) JOIN subscriptions s ON s.id = f.subscription_id
   WHERE f.in_memory
   ORDER BY e.seq, f.subscription_id

@@ -15,10 +15,36 @@ export const noEarlierPending = (subscriptionId: string, plantId: string, seq?: 
 
 /**
  * Per-plant order between events: an event is fanned out only once every earlier event of its plant has been
- * (each subscriber's delivery of it written). Holds for the outbox row aliased `e`.
+ * (each subscriber's delivery of it written). `seq` bounds "earlier" when the event is already stored; an event
+ * being written has no row yet, so every one not yet fanned out that the statement can see is earlier.
  */
-export const noEarlierEventPending = (e: string) => `NOT EXISTS (
-  SELECT 1 FROM outbox_events p WHERE p.plant_id = ${e}.plant_id AND p.fanned_out_at IS NULL AND p.seq < ${e}.seq)`;
+export const noEarlierEventPending = (plantId: string, seq?: string) => `NOT EXISTS (
+  SELECT 1 FROM outbox_events p
+  WHERE p.plant_id = ${plantId} AND p.fanned_out_at IS NULL${seq ? ` AND p.seq < ${seq}` : ''})`;
+
+/** The event's columns a delivery row copies (the row that waits carries its own body). */
+export const EVENT_DELIVERY_COLUMNS = (e: string) =>
+  ['event_id', 'plant_id', 'body', 'event_time', 'hops', 'origin_event_id', 'traceparent'].map((c) => `${e}.${c}`);
+
+/**
+ * A fanned-out delivery as the fan-outs hand it back (a SendRow with no id: its row is not written yet), from
+ * the fan-out row `f` and its event `e`, with SUBSCRIPTION_SEND_COLUMNS.
+ */
+export const FANNED_OUT_SEND_COLUMNS = (f: string, e: string) =>
+  `NULL::uuid AS id, ${f}.subscription_id, ${e}.event_id, ${e}.plant_id, ${e}.body, ${e}.event_time, 0 AS attempts,
+   ${e}.hops, ${e}.origin_event_id, ${e}.traceparent, ${SUBSCRIPTION_SEND_COLUMNS}`;
+
+/**
+ * Writes the deliveries of `source` (fan-out row `f` joined to its event `e`) that must wait, as pending rows
+ * numbered in the events' order (the claims keep it).
+ */
+export const writeWaiting = (source: string, order: string) => `
+  INSERT INTO deliveries (subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id, traceparent)
+  SELECT f.subscription_id, ${EVENT_DELIVERY_COLUMNS('e').join(', ')}
+  FROM ${source}
+  ORDER BY ${order}, f.subscription_id
+  ON CONFLICT (subscription_id, event_id) DO NOTHING
+  RETURNING 1`;
 
 /** The subscriber's filter (SubscriptionFilter), for the subscription `s` and a plant's id and tag. */
 export const matchesFilter = (s: string, plantId: string, tag: string) => `

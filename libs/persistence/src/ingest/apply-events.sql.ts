@@ -1,4 +1,10 @@
-import { matchesFilter, noEarlierPending, SUBSCRIPTION_SEND_COLUMNS } from '../deliveries/outbox.sql';
+import {
+  FANNED_OUT_SEND_COLUMNS,
+  matchesFilter,
+  noEarlierEventPending,
+  noEarlierPending,
+  writeWaiting,
+} from '../deliveries/outbox.sql';
 
 /**
  * The ingest statement: the one place that writes several tables. One statement, one round trip, for a whole
@@ -61,8 +67,7 @@ WITH input AS (
 ), to_outbox AS (
   SELECT last_event_id AS event_id, id AS plant_id, tag, last_event_time AS event_time, hops, origin_event_id,
          traceparent, (extra || jsonb_strip_nulls(jsonb_build_object('id', id, 'name', name, 'tag', tag)))::text AS body,
-         -- Read before this statement's own rows: every event of the plant not yet fanned out is earlier.
-         NOT EXISTS (SELECT 1 FROM outbox_events p WHERE p.plant_id = c.id AND p.fanned_out_at IS NULL) AS free
+         ${noEarlierEventPending('c.id')} AS free
   FROM changed c
   WHERE hops < $11 AND EXISTS (SELECT 1 FROM subscriptions WHERE enabled)
 ), fanout AS (
@@ -76,26 +81,20 @@ WITH input AS (
   FROM fanout GROUP BY event_id
 ), taken AS (
   SELECT event_id, sending FROM per_event WHERE upto <= $15
+  UNION ALL -- no subscriber's filter lets it through: nothing to send, done now
+  SELECT t.event_id, 0 FROM to_outbox t
+  WHERE t.free AND NOT EXISTS (SELECT 1 FROM fanout f WHERE f.event_id = t.event_id)
 ), outbox AS (
   INSERT INTO outbox_events (event_id, plant_id, tag, body, event_time, hops, origin_event_id, traceparent,
                              leased_until, fanned_out_at)
   SELECT t.event_id, t.plant_id, t.tag, t.body, t.event_time, t.hops, t.origin_event_id, t.traceparent,
          CASE WHEN k.event_id IS NOT NULL THEN now() + $17 * interval '1 millisecond' END,
-         -- Done now: nothing to send from memory, or no subscriber's filter lets it through.
-         CASE WHEN k.sending = 0 OR (t.free AND NOT EXISTS (SELECT 1 FROM fanout f WHERE f.event_id = t.event_id))
-              THEN now() END
+         CASE WHEN k.sending = 0 THEN now() END -- nothing to send from memory: done now
   FROM to_outbox t LEFT JOIN taken k USING (event_id)
   ORDER BY t.event_time, t.plant_id -- numbered in event order: fanned out in it
   ON CONFLICT (event_id) DO NOTHING
   RETURNING event_id
-), deferred AS (
-  INSERT INTO deliveries (subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id, traceparent)
-  SELECT f.subscription_id, t.event_id, t.plant_id, t.body, t.event_time, t.hops, t.origin_event_id, t.traceparent
-  FROM fanout f JOIN taken USING (event_id) JOIN to_outbox t USING (event_id)
-  WHERE NOT f.sendable
-  ORDER BY t.event_time, t.plant_id, f.subscription_id
-  ON CONFLICT (subscription_id, event_id) DO NOTHING
-  RETURNING 1
+), deferred AS (${writeWaiting('fanout f JOIN taken USING (event_id) JOIN to_outbox e USING (event_id) WHERE NOT f.sendable', 'e.event_time, e.plant_id')}
 )
 SELECT (SELECT coalesce(array_agg(event_id), '{}') FROM fresh) AS fresh,
        (SELECT coalesce(array_agg(last_event_id), '{}') FROM upserted) AS applied,
@@ -104,13 +103,10 @@ SELECT (SELECT coalesce(array_agg(event_id), '{}') FROM fresh) AS fresh,
        (SELECT coalesce(json_agg(json_build_object('eventId', last_event_id, 'plantId', id, 'hops', hops, 'originEventId', origin_event_id)), '[]')
           FROM changed WHERE hops >= $11) AS suppressed,
        (SELECT count(*) FROM outbox)::int AS outboxed,
-       (SELECT count(*) FROM to_outbox t
-          WHERE t.event_id IN (SELECT event_id FROM taken)
-             OR (t.free AND NOT EXISTS (SELECT 1 FROM fanout f WHERE f.event_id = t.event_id)))::int AS taken,
+       (SELECT count(*) FROM taken)::int AS taken,
        (SELECT count(*) FROM deferred)::int AS deferred,
        (SELECT coalesce(json_agg(h), '[]') FROM (
-          SELECT NULL AS id, f.subscription_id, t.event_id, t.plant_id, t.body, t.event_time, 0 AS attempts, t.hops,
-                 t.origin_event_id, t.traceparent, ${SUBSCRIPTION_SEND_COLUMNS}
+          SELECT ${FANNED_OUT_SEND_COLUMNS('f', 't')}
           FROM fanout f JOIN taken USING (event_id) JOIN to_outbox t USING (event_id)
           JOIN subscriptions s ON s.id = f.subscription_id
           WHERE f.sendable) h) AS fanned`;
