@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { loadConfig, workerEnvSchema } from '@app/config';
 import { AttemptRecord, ClaimedDelivery } from '@app/delivery';
 import { OutboxRepository } from '@app/persistence';
@@ -217,6 +218,23 @@ describe(DeliveryDispatcher.name, () => {
     expect(sent).toEqual(['a1', 'b1', 'c1', 'a2', 'b2', 'a3']);
     answers.shift()!();
     await sut.onModuleDestroy();
+  });
+
+  it('says once per 10 s, not every poll, that the database cannot be reached', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      const { sut, mocks } = setup({ DELIVERY_POLL_MS: '10' });
+      mocks.fanOut.mockRejectedValue(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+      mocks.claimDue.mockRejectedValue(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+      sut.onApplicationBootstrap();
+      await until('several polls', () => mocks.fanOut.mock.calls.length >= 5 && mocks.claimDue.mock.calls.length >= 5);
+      expect(warn.mock.calls.map((c) => String(c[0]).split(':')[0]).sort()).toEqual([
+        'claiming deliveries failed, will retry',
+        'fanning out events failed, will retry',
+      ]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('hands events back when their deliveries arrive after it stopped, instead of letting them wait for expiry', async () => {

@@ -37,7 +37,10 @@ interface FanOutState {
 @Injectable()
 export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestroy, DeliveryInbox {
   private readonly logger = new Logger(DeliveryDispatcher.name);
-  /** One line per failing subscriber every 10 s, however many deliveries fail: a dead one cannot flood the log. */
+  /**
+   * One line per failing subscriber every 10 s, however many deliveries fail: a dead one cannot flood the log.
+   * The same for fan-outs and claims while the database is away (two lines a poll otherwise).
+   */
   private readonly failures = new RateLimitedLog(nestSink(this.logger));
   private readonly schedule: number[];
   private readonly leaseMs: number;
@@ -160,7 +163,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       if (result.deferred > 0) this.backlog = true;
       return result.claimed.map((d) => this.tracked(d));
     } catch (err) {
-      this.logger.warn(`fanning out events failed, will retry: ${(err as Error).message}`);
+      this.failures.log('warn', 'fan-out', {}, `fanning out events failed, will retry: ${(err as Error).message}`);
       return [];
     }
   }
@@ -180,7 +183,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       this.backlog = result.more || saturated.length > 0;
       return result.claimed;
     } catch (err) {
-      this.logger.warn(`claiming deliveries failed, will retry: ${(err as Error).message}`);
+      this.failures.log('warn', 'claim', {}, `claiming deliveries failed, will retry: ${(err as Error).message}`);
       return [];
     }
   }
