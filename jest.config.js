@@ -16,16 +16,24 @@ const shared = {
   transformIgnorePatterns: ['/node_modules/(?!@opentelemetry/otlp-exporter-base/)'],
 };
 
+// Suites that read files and schemas only (docs, manifests, the OpenAPI document): no broker, no database.
+// `npm run test:static` runs them in seconds; `npm test` runs them with the rest.
+const STATIC = ['readme', 'monitoring', 'openapi-lint', 'compose', 'k8s', 'env-example'].map(
+  (name) => `<rootDir>/test/${name}.e2e-spec.ts`,
+);
+
 module.exports = {
   testTimeout: 60000,
   testSequencer: '<rootDir>/test/support/sequencer.js',
   projects: [
     { ...shared, displayName: 'unit', roots: ['<rootDir>/apps', '<rootDir>/libs'], testMatch: ['**/*.spec.ts'] },
+    { ...shared, displayName: 'static', roots: ['<rootDir>/test'], testMatch: STATIC },
     {
       ...shared,
       displayName: 'e2e',
       roots: ['<rootDir>/test'],
       testMatch: ['**/*.e2e-spec.ts'],
+      testPathIgnorePatterns: STATIC,
       slowTestThreshold: 20,
     },
   ],
