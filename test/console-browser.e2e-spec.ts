@@ -8,7 +8,7 @@ import * as e2e from './support/stack';
 import { waitFor } from './support/wait';
 
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-// `npm run screenshots` points this at docs/console, where the README shows them.
+// `npm run screenshots` points this at docs/console, where docs/console-and-cli.md shows them.
 const SHOTS = process.env.SCREENSHOT_DIR ?? 'test/output';
 
 // The operator console in Debian's Chromium, against the real gateway, worker, Kafka and PostgreSQL (a database

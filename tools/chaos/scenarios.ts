@@ -1,5 +1,5 @@
 // The faults, one per scenario, each injected while the load runs and resolved once it is healed (the part
-// restarted or resumed). What each one proves is in the README's "Fault suite" section.
+// restarted or resumed). What each one proves is in docs/fault-suite.md.
 import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import { ChaosReceiver } from './receiver';
