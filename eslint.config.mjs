@@ -7,7 +7,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', '.local/', 'coverage/', 'node_modules/'] },
+  { ignores: ['dist/', '.local/', 'coverage/', 'node_modules/', '**/*.generated.ts'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,

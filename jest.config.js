@@ -18,7 +18,7 @@ const shared = {
 
 // Suites that read files and schemas only (docs, manifests, the OpenAPI document): no broker, no database.
 // `npm run test:static` runs them in seconds; `npm test` runs them with the rest.
-const STATIC = ['readme', 'monitoring', 'openapi-lint', 'compose', 'k8s', 'env-example'].map(
+const STATIC = ['readme', 'monitoring', 'openapi-lint', 'compose', 'k8s', 'env-example', 'api-schema'].map(
   (name) => `<rootDir>/test/${name}.e2e-spec.ts`,
 );
 

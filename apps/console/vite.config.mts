@@ -32,6 +32,8 @@ export default defineConfig({
   base: '/console/',
   oxc: { jsx: { runtime: 'automatic' } },
   plugins: [precompress()],
+  // The API client and its generated types are shared with the CLI (libs/api-client).
+  resolve: { alias: { '@app/api-client': fileURLToPath(new URL('../../libs/api-client/src', import.meta.url)) } },
   build: {
     outDir,
     emptyOutDir: true,

@@ -1,16 +1,9 @@
-/** A webhook as it went out: the exact body, and its headers (the subscriber's token hidden by the API). */
-export interface SentRequest {
-  body: string;
-  /** Null until it was first sent. */
-  headers: Record<string, string> | null;
-}
+import type { Schema } from './api';
 
-export interface Received {
-  status: number | null;
-  latencyMs: number;
-  error: string | null;
-  body: string | null;
-}
+/** A webhook as it went out: the exact body, and its headers (the subscriber's token hidden by the API). */
+export type SentRequest = Schema<'SentRequest'>;
+/** What came back, when anything did. */
+export type Received = Schema<'SubscriptionTestResult'>['response'];
 
 /** A request as it was sent and, when there was one, what came back. */
 export function Exchange({ request, response }: { request: SentRequest; response?: Received }) {

@@ -1,5 +1,10 @@
-// The admin API, called with the operator's token, kept for this tab only (sessionStorage): no cookie, no
-// session the API would have to trust, no new privileged path.
+// The admin API, through the typed client generated from /openapi.json (libs/api-client), called with the
+// operator's token, kept for this tab only (sessionStorage): no cookie, no session the API would have to trust,
+// no new privileged path.
+import { createPlantStoreClient } from '@app/api-client';
+
+export { ApiError, ok, type Schema } from '@app/api-client';
+
 const KEY = 'plant-store-admin-token';
 
 export const token = {
@@ -8,47 +13,11 @@ export const token = {
   clear: () => sessionStorage.removeItem(KEY),
 };
 
-export interface Problem {
-  title?: string;
-  detail?: string;
-  errors?: { field: string; message: string }[];
-}
+/** Same origin as the page: the gateway serves both. */
+export const client = createPlantStoreClient('', token.get);
 
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly problem: Problem,
-  ) {
-    super(
-      [
-        problem.detail ?? problem.title ?? `HTTP ${status}`,
-        ...(problem.errors ?? []).map((e) => `${e.field}: ${e.message}`),
-      ].join('; '),
-    );
-  }
-}
-
-export async function api<T>(method: string, path: string, body?: unknown, as = token.get()): Promise<T> {
-  const res = await fetch(path, {
-    method,
-    headers: {
-      authorization: `Bearer ${as ?? ''}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  const parsed = text ? JSON.parse(text) : undefined;
-  if (!res.ok) throw new ApiError(res.status, parsed ?? {});
-  return parsed as T;
-}
-
+/** A query string of the values that are set, for links within the console. */
 export const query = (q: Record<string, string | undefined>) => {
   const s = new URLSearchParams(Object.entries(q).filter((e): e is [string, string] => Boolean(e[1]))).toString();
   return s ? `?${s}` : '';
 };
-
-export interface Page<T> {
-  items: T[];
-  nextCursor: string | null;
-}

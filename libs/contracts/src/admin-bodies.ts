@@ -1,4 +1,5 @@
 import { buildOpenApiDocument } from './openapi/document';
+import type { Schema } from './openapi/shapes';
 import { ajv, FieldError, toFieldErrors } from './schema-registry';
 import { Validation } from './new-plant';
 
@@ -6,28 +7,11 @@ import { Validation } from './new-plant';
 const FULL_DOC_ID = 'https://plant.store/openapi-full.json';
 ajv.addSchema({ $id: FULL_DOC_ID, components: { schemas: buildOpenApiDocument().components.schemas } });
 
-export interface SubscriptionCreateBody {
-  url: string;
-  token?: string;
-  secret?: string;
-  signature?: 'symmetric' | 'asymmetric';
-  description?: string;
-  filter?: SubscriptionFilter;
-}
-
-/** Which plants a subscriber receives (SubscriptionFilter in /openapi.json). */
-export interface SubscriptionFilter {
-  tags?: string[];
-  plantIds?: { min?: number; max?: number };
-}
-
-export interface SubscriptionUpdateBody {
-  url?: string;
-  token?: string | null;
-  enabled?: boolean;
-  description?: string;
-  filter?: SubscriptionFilter;
-}
+// The request bodies' types are the document's own schemas (./openapi/schemas.ts), through the generated types.
+export type SubscriptionCreateBody = Schema<'SubscriptionCreate'>;
+/** Which plants a subscriber receives. */
+export type SubscriptionFilter = Schema<'SubscriptionFilter'>;
+export type SubscriptionUpdateBody = Schema<'SubscriptionUpdate'>;
 
 function validator<T>(name: string) {
   const validate = ajv.getSchema<T>(`${FULL_DOC_ID}#/components/schemas/${name}`)!;
@@ -40,20 +24,11 @@ function validator<T>(name: string) {
 export const validateSubscriptionCreate = validator<SubscriptionCreateBody>('SubscriptionCreate');
 export const validateSubscriptionUpdate = validator<SubscriptionUpdateBody>('SubscriptionUpdate');
 
-export interface SubscriptionTestBody {
-  plant?: { id: number; name: string; tag?: string };
-}
+export type SubscriptionTestBody = Schema<'SubscriptionTest'>;
 export const validateSubscriptionTest = validator<SubscriptionTestBody>('SubscriptionTest');
 
-export interface DeliveryRetryFilterBody {
-  subscriptionId?: string;
-  plantId?: number;
-  since?: string;
-  until?: string;
-}
+export type DeliveryRetryFilterBody = Schema<'DeliveryRetryFilter'>;
 export const validateDeliveryRetryFilter = validator<DeliveryRetryFilterBody>('DeliveryRetryFilter');
 
-export interface DeadLetterIdsBody {
-  ids: string[];
-}
+export type DeadLetterIdsBody = Schema<'DeadLetterIds'>;
 export const validateDeadLetterIds = validator<DeadLetterIdsBody>('DeadLetterIds');

@@ -6,3 +6,4 @@ export * from './plant-created.event';
 export * from './admin-bodies';
 export * from './parameters';
 export * from './plant-digest';
+export type * from './openapi/shapes';

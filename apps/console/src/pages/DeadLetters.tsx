@@ -1,37 +1,35 @@
 import { useCallback, useEffect, useState } from 'react';
 import { Note, Notice } from '../Notice';
-import { api, Page, query } from '../api';
+import { client, ok, query, Schema } from '../api';
 import { Link, navigate } from '../router';
 
-interface DeadLetter {
-  id: string;
-  status: string;
-  reason: string;
-  deadLetteredAt: string;
-  key: string | null;
-  origin: { topic: string | null; partition: number | null; offset: string | null };
-  value?: string | null;
-  headers?: Record<string, string>;
-}
+type DeadLetter = Schema<'DeadLetter'> & Partial<Schema<'DeadLetterWithValue'>>;
+type Status = Schema<'DeadLetter'>['status'];
 
 /** Records the worker could not store: why, from where; redrive (after fixing the cause) or discard. */
 export function DeadLetters({ params }: { params: URLSearchParams }) {
   const status = params.get('status') ?? 'dead';
   const cursor = params.get('cursor') ?? undefined;
-  const [page, setPage] = useState<Page<DeadLetter> | null>(null);
+  const [page, setPage] = useState<Schema<'DeadLetterPage'> | null>(null);
   const [open, setOpen] = useState<DeadLetter | null>(null);
   const [message, setMessage] = useState<Note>(null);
   const load = useCallback(
     () =>
-      api<Page<DeadLetter>>('GET', `/dead-letters${query({ status, cursor })}`).then(setPage, (e: Error) =>
-        setMessage({ error: true, text: e.message }),
+      ok(client.GET('/dead-letters', { params: { query: { status: status as Status, cursor } } })).then(
+        setPage,
+        (e: Error) => setMessage({ error: true, text: e.message }),
       ),
     [status, cursor],
   );
   useEffect(() => void load(), [load]);
   const act = async (id: string, action: 'redrive' | 'discard') => {
     try {
-      await api('POST', `/dead-letters/${id}/${action}`);
+      const path = { params: { path: { id } } };
+      await ok(
+        action === 'redrive'
+          ? client.POST('/dead-letters/{id}/redrive', path)
+          : client.POST('/dead-letters/{id}/discard', path),
+      );
       setMessage({ error: false, text: `Dead letter ${id} ${action === 'redrive' ? 'redriven' : 'discarded'}.` });
       await load();
     } catch (e) {
@@ -75,7 +73,9 @@ export function DeadLetters({ params }: { params: URLSearchParams }) {
                 <td>
                   <button
                     type="button"
-                    onClick={() => api<DeadLetter>('GET', `/dead-letters/${d.id}`).then(setOpen)}
+                    onClick={() =>
+                      ok(client.GET('/dead-letters/{id}', { params: { path: { id: d.id } } })).then(setOpen)
+                    }
                     aria-label={`Show dead letter ${d.id}`}
                   >
                     Show

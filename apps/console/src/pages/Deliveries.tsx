@@ -1,26 +1,13 @@
 import { FormEvent, useCallback, useEffect, useState } from 'react';
 import { ErrorNotice, Note, Notice } from '../Notice';
-import { api, Page, query } from '../api';
-import { Exchange, SentRequest } from '../Exchange';
+import { client, ok, query, Schema } from '../api';
+import { Exchange } from '../Exchange';
 import { Link, navigate } from '../router';
 
-export interface Delivery {
-  id: string;
-  subscriptionId: string;
-  plantId: number;
-  status: string;
-  attempts: number;
-  nextAttemptAt: string | null;
-  createdAt: string;
-}
-interface Attempt {
-  attemptedAt: string;
-  status: number | null;
-  latencyMs: number;
-  error: string | null;
-  responseBody: string | null;
-}
-type DeliveryDetail = Delivery & { request: SentRequest; attemptLog: Attempt[] };
+export type Delivery = Schema<'Delivery'>;
+type DeliveryPage = Schema<'DeliveryPage'>;
+type DeliveryDetail = Schema<'DeliveryWithAttempts'>;
+type Status = Delivery['status'];
 
 const FILTERS = ['subscriptionId', 'status', 'plantId', 'since', 'until'] as const;
 
@@ -31,13 +18,17 @@ export function Deliveries({ params }: { params: URLSearchParams }) {
     string | undefined
   >;
   const cursor = params.get('cursor') ?? undefined;
-  const [page, setPage] = useState<Page<Delivery> | null>(null);
+  const [page, setPage] = useState<DeliveryPage | null>(null);
   const [message, setMessage] = useState<Note>(null);
   const key = params.toString();
   const load = useCallback(() => {
-    api<Page<Delivery>>('GET', `/deliveries${query({ ...filter, cursor })}`).then(setPage, (e: Error) =>
-      setMessage({ error: true, text: e.message }),
-    );
+    // Values from the address bar go as they are: the API answers a wrong one with a problem that names it.
+    const plantId = filter.plantId ? Number(filter.plantId) : undefined;
+    ok(
+      client.GET('/deliveries', {
+        params: { query: { ...filter, status: filter.status as Status | undefined, plantId, cursor } },
+      }),
+    ).then(setPage, (e: Error) => setMessage({ error: true, text: e.message }));
   }, [key]);
   useEffect(load, [load]);
   const retryAll = async () => {
@@ -50,7 +41,7 @@ export function Deliveries({ params }: { params: URLSearchParams }) {
     if (Object.keys(body).length === 0)
       return setMessage({ error: true, text: 'Choose a subscription, a plant or a time range first.' });
     try {
-      const r = await api<{ requeued: number }>('POST', '/deliveries/retry', body);
+      const r = await ok(client.POST('/deliveries/retry', { body }));
       setMessage({ error: false, text: `${r.requeued} failed deliveries sent again.` });
       load();
     } catch (e) {
@@ -173,12 +164,13 @@ export function DeliveryPage({ id }: { id: string }) {
   const [d, setD] = useState<DeliveryDetail | null>(null);
   const [error, setError] = useState<string | null>(null);
   const load = useCallback(
-    () => api<DeliveryDetail>('GET', `/deliveries/${id}`).then(setD, (e: Error) => setError(e.message)),
+    () =>
+      ok(client.GET('/deliveries/{id}', { params: { path: { id } } })).then(setD, (e: Error) => setError(e.message)),
     [id],
   );
   useEffect(() => void load(), [load]);
   const retry = () =>
-    api('POST', `/deliveries/${id}/retry`).then(
+    ok(client.POST('/deliveries/{id}/retry', { params: { path: { id } } })).then(
       () => load(),
       (e: Error) => setError(e.message),
     );

@@ -1,13 +1,8 @@
 import { useEffect, useState } from 'react';
-import { api } from '../api';
+import { client, ok, Schema } from '../api';
 import { ErrorNotice } from '../Notice';
 
-interface OverviewData {
-  events: { stored: number; consumerLag: number | null };
-  deliveries: { pending: number; succeeded: number; failed: number };
-  deadLetters: number;
-  lastHour: { minute: string; accepted: number; delivered: number; failed: number }[];
-}
+type OverviewData = Schema<'Overview'>;
 
 const SERIES: ['accepted' | 'delivered' | 'failed', string, string][] = [
   ['accepted', 'Stored', '#2f7a44'],
@@ -22,7 +17,7 @@ export function Overview() {
   useEffect(() => {
     let live = true;
     const load = () =>
-      api<OverviewData>('GET', '/overview').then(
+      ok(client.GET('/overview')).then(
         (d) => live && (setData(d), setError(null)),
         (e: Error) => live && setError(e.message),
       );

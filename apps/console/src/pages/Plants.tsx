@@ -1,27 +1,19 @@
 import { FormEvent, useEffect, useState } from 'react';
 import { ErrorNotice } from '../Notice';
-import { api, Page, query } from '../api';
+import { client, ok, query, Schema } from '../api';
 import { Link, navigate } from '../router';
-import { DeliveryTable, Delivery } from './Deliveries';
+import { DeliveryTable } from './Deliveries';
 
-interface StoredPlant {
-  [property: string]: unknown;
-  id: number;
-  name: string;
-  tag?: string;
-  createdAt: string;
-  updatedAt: string;
-  lastEventId: string;
-}
+type StoredPlant = Schema<'StoredPlant'>;
 
 /** Look a plant up by id, or browse the newest stored, paged (the read API, which takes an admin token too). */
 export function Plants({ params }: { params: URLSearchParams }) {
   const cursor = params.get('cursor') ?? undefined;
   const [id, setId] = useState('');
-  const [page, setPage] = useState<Page<StoredPlant> | null>(null);
+  const [page, setPage] = useState<Schema<'PlantPage'> | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    api<Page<StoredPlant>>('GET', `/plants${query({ limit: '25', cursor })}`).then(setPage, (e: Error) =>
+    ok(client.GET('/plants', { params: { query: { limit: 25, cursor } } })).then(setPage, (e: Error) =>
       setError(e.message),
     );
   }, [cursor]);
@@ -82,12 +74,16 @@ export function Plants({ params }: { params: URLSearchParams }) {
 /** One plant as stored, and its deliveries to every subscriber. */
 export function PlantPage({ id }: { id: string }) {
   const [plant, setPlant] = useState<StoredPlant | null>(null);
-  const [deliveries, setDeliveries] = useState<Page<Delivery> | null>(null);
+  const [deliveries, setDeliveries] = useState<Schema<'DeliveryPage'> | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     setError(null);
-    api<StoredPlant>('GET', `/plants/${encodeURIComponent(id)}`).then(setPlant, (e: Error) => setError(e.message));
-    api<Page<Delivery>>('GET', `/deliveries${query({ plantId: id })}`).then(setDeliveries, () => undefined);
+    // An id that is not a number goes as it is: the API's problem names it.
+    const plantId = Number(id);
+    ok(client.GET('/plants/{id}', { params: { path: { id: plantId } } })).then(setPlant, (e: Error) =>
+      setError(e.message),
+    );
+    ok(client.GET('/deliveries', { params: { query: { plantId } } })).then(setDeliveries, () => undefined);
   }, [id]);
   return (
     <>

@@ -1,6 +1,6 @@
 import { FormEvent, useState } from 'react';
 import { ErrorNotice } from '../Notice';
-import { api, ApiError, token } from '../api';
+import { ApiError, client, ok, token } from '../api';
 
 /** The operator pastes an admin token; it is checked against the admin API and kept for this tab only. */
 export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
@@ -10,7 +10,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
     e.preventDefault();
     setError(null);
     try {
-      await api('GET', '/overview', undefined, value.trim());
+      await ok(client.GET('/overview', { headers: { authorization: `Bearer ${value.trim()}` } }));
       token.set(value.trim());
       onSignedIn();
     } catch (err) {

@@ -1,15 +1,11 @@
 import { FormEvent, useCallback, useEffect, useState } from 'react';
 import { Note, Notice } from '../Notice';
-import { api } from '../api';
-import { Exchange, Received, SentRequest } from '../Exchange';
+import { client, ok, Schema } from '../api';
+import { Exchange } from '../Exchange';
 import { Link } from '../router';
 import { describeFilter, splitTags, Subscription } from './Subscriptions';
 
-interface TestResult {
-  request: SentRequest;
-  response: Received;
-  succeeded: boolean;
-}
+type TestResult = Schema<'SubscriptionTestResult'>;
 
 /** One subscription: edit it, and send it a test New Plant to see what its receiver answers. */
 export function SubscriptionPage({ id }: { id: string }) {
@@ -17,7 +13,7 @@ export function SubscriptionPage({ id }: { id: string }) {
   const [note, setNote] = useState<Note>(null);
   const load = useCallback(
     () =>
-      api<Subscription>('GET', `/subscriptions/${id}`).then(setS, (e: Error) =>
+      ok(client.GET('/subscriptions/{id}', { params: { path: { id } } })).then(setS, (e: Error) =>
         setNote({ error: true, text: e.message }),
       ),
     [id],
@@ -84,7 +80,7 @@ function EditForm({
       ...(tokenChoice === 'replace' ? { token: newToken } : tokenChoice === 'remove' ? { token: null } : {}),
     };
     try {
-      onSaved(await api<Subscription>('PATCH', `/subscriptions/${s.id}`, body));
+      onSaved(await ok(client.PATCH('/subscriptions/{id}', { params: { path: { id: s.id } }, body })));
     } catch (err) {
       onError((err as Error).message);
     }
@@ -143,7 +139,7 @@ function TestSend({ id }: { id: string }) {
     setBusy(true);
     setNote(null);
     try {
-      const r = await api<TestResult>('POST', `/subscriptions/${id}/test`);
+      const r = await ok(client.POST('/subscriptions/{id}/test', { params: { path: { id } } }));
       setResult(r);
       const answer = r.response.status !== null ? `HTTP ${r.response.status}` : (r.response.error ?? 'no answer');
       setNote({ error: !r.succeeded, text: `Test sent: ${answer} in ${r.response.latencyMs} ms.` });

@@ -1,20 +1,9 @@
 import { FormEvent, useCallback, useEffect, useState } from 'react';
 import { ErrorNotice } from '../Notice';
-import { api } from '../api';
+import { client, ok, Schema } from '../api';
 import { Link } from '../router';
 
-export interface Subscription {
-  id: string;
-  url: string;
-  description: string | null;
-  enabled: boolean;
-  disabledReason: string | null;
-  hasToken: boolean;
-  signature: 'symmetric' | 'asymmetric';
-  filter: { tags?: string[]; plantIds?: { min?: number; max?: number } };
-  updatedAt: string;
-  secret?: string;
-}
+export type Subscription = Schema<'SubscriptionWithSecret'>;
 
 /** List, create (the secret shown once), enable or disable, rotate, delete; each links to its own page. */
 export function Subscriptions() {
@@ -22,7 +11,7 @@ export function Subscriptions() {
   const [error, setError] = useState<string | null>(null);
   const [issued, setIssued] = useState<{ id: string; secret: string } | null>(null);
   const load = useCallback(
-    () => api<Subscription[]>('GET', '/subscriptions').then(setItems, (e: Error) => setError(e.message)),
+    () => ok(client.GET('/subscriptions')).then(setItems, (e: Error) => setError(e.message)),
     [],
   );
   useEffect(() => void load(), [load]);
@@ -72,7 +61,16 @@ export function Subscriptions() {
               <td>
                 <button
                   type="button"
-                  onClick={() => act(() => api('PATCH', `/subscriptions/${s.id}`, { enabled: !s.enabled }))}
+                  onClick={() =>
+                    act(() =>
+                      ok(
+                        client.PATCH('/subscriptions/{id}', {
+                          params: { path: { id: s.id } },
+                          body: { enabled: !s.enabled },
+                        }),
+                      ),
+                    )
+                  }
                 >
                   {s.enabled ? 'Disable' : 'Enable'}
                 </button>{' '}
@@ -80,7 +78,9 @@ export function Subscriptions() {
                   type="button"
                   onClick={() =>
                     act(async () => {
-                      const r = await api<Subscription>('POST', `/subscriptions/${s.id}/rotate-secret`);
+                      const r = await ok(
+                        client.POST('/subscriptions/{id}/rotate-secret', { params: { path: { id: s.id } } }),
+                      );
                       if (r.secret) setIssued({ id: r.id, secret: r.secret });
                     })
                   }
@@ -91,7 +91,7 @@ export function Subscriptions() {
                   type="button"
                   onClick={() =>
                     window.confirm(`Delete the subscription to ${s.url}? Its delivery history stays.`) &&
-                    act(() => api('DELETE', `/subscriptions/${s.id}`))
+                    act(() => ok(client.DELETE('/subscriptions/{id}', { params: { path: { id: s.id } } })))
                   }
                 >
                   Delete
@@ -129,11 +129,15 @@ function CreateForm({ onCreated, onError }: { onCreated: (s: Subscription) => vo
     const list = splitTags(tags);
     try {
       onCreated(
-        await api<Subscription>('POST', '/subscriptions', {
-          url,
-          ...(description ? { description } : {}),
-          ...(list.length ? { filter: { tags: list } } : {}),
-        }),
+        await ok(
+          client.POST('/subscriptions', {
+            body: {
+              url,
+              ...(description ? { description } : {}),
+              ...(list.length ? { filter: { tags: list } } : {}),
+            },
+          }),
+        ),
       );
       setUrl('');
       setDescription('');

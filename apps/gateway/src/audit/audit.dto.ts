@@ -1,15 +1,8 @@
+import type { Schema } from '@app/contracts';
 import { AuditRow } from '@app/persistence';
 
-/** An audit event as GET /audit returns it (AuditEvent in /openapi.json). */
-export interface AuditEventDto {
-  id: string;
-  at: string;
-  actor: string;
-  action: string;
-  subscriptionId: string | null;
-  deliveryId: string | null;
-  details: Record<string, unknown>;
-}
+/** An audit event as GET /audit returns it: the document's AuditEvent, through the generated types. */
+export type AuditEventDto = Schema<'AuditEvent'>;
 
 export const mapAuditEvent = (r: AuditRow): AuditEventDto => ({
   id: String(r.id),

@@ -1,30 +1,11 @@
+import type { Schema } from '@app/contracts';
 import { DeadLetterRow } from '@app/persistence';
 
-/** A dead letter as the admin API lists it (DeadLetter in /openapi.json). */
-export interface DeadLetterDto {
-  id: string;
-  status: DeadLetterRow['status'];
-  reason: string;
-  deadLetteredAt: string;
-  origin: {
-    topic: string | null;
-    partition: number | null;
-    offset: string | null;
-    deadLetterPartition: number;
-    deadLetterOffset: string;
-  };
-  key: string | null;
-  truncated: boolean;
-  changedAt: string | null;
-  changedBy: string | null;
-}
-
-/** With the original record (DeadLetterWithValue). */
-export interface DeadLetterWithValueDto extends DeadLetterDto {
-  value: string | null;
-  valueBase64: string | null;
-  headers: Record<string, string>;
-}
+// The shapes are the document's (libs/contracts/src/openapi/schemas.ts), through the generated types.
+export type DeadLetterDto = Schema<'DeadLetter'>;
+/** With the original record. */
+export type DeadLetterWithValueDto = Schema<'DeadLetterWithValue'>;
+export type BulkResultDto = Schema<'DeadLetterBulkResult'>;
 
 export const mapDeadLetter = (r: DeadLetterRow): DeadLetterDto => ({
   id: String(r.id),
@@ -52,8 +33,3 @@ export const mapDeadLetterWithValue = (r: DeadLetterRow): DeadLetterWithValueDto
     Object.entries(r.headers).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
   ),
 });
-
-export interface BulkResultDto {
-  done: string[];
-  skipped: { id: string; status: string }[];
-}

@@ -1,28 +1,10 @@
-import { DeliveryAttempt, DeliveryStatus, sentHeaders } from '@app/delivery';
+import type { Schema } from '@app/contracts';
+import { sentHeaders } from '@app/delivery';
 import { DeliveryDetailRow, DeliveryRow } from '@app/persistence';
 
-/** A delivery as the admin API lists it (Delivery in /openapi.json). */
-export interface DeliveryDto {
-  id: string;
-  subscriptionId: string;
-  eventId: string;
-  plantId: number;
-  status: DeliveryStatus;
-  attempts: number;
-  /** Only while pending. */
-  nextAttemptAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** What the last attempt sent: the exact body, and its headers with the subscriber's token hidden. */
-export interface SentRequestDto {
-  body: string;
-  /** Null until the first attempt. */
-  headers: Record<string, string> | null;
-}
-
-export type DeliveryWithAttemptsDto = DeliveryDto & { request: SentRequestDto; attemptLog: DeliveryAttempt[] };
+// The shapes are the document's (libs/contracts/src/openapi/schemas.ts), through the generated types.
+export type DeliveryDto = Schema<'Delivery'>;
+export type DeliveryWithAttemptsDto = Schema<'DeliveryWithAttempts'>;
 
 export const mapDelivery = (r: DeliveryRow): DeliveryDto => ({
   id: r.id,
@@ -31,6 +13,7 @@ export const mapDelivery = (r: DeliveryRow): DeliveryDto => ({
   plantId: r.plant_id,
   status: r.status,
   attempts: r.attempts,
+  // Only while pending.
   nextAttemptAt: r.status === 'pending' && r.next_attempt_at ? r.next_attempt_at.toISOString() : null,
   createdAt: r.created_at.toISOString(),
   updatedAt: r.updated_at.toISOString(),

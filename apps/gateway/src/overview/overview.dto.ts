@@ -1,15 +1,10 @@
+import type { Schema } from '@app/contracts';
 import { MinuteRow } from '@app/persistence';
 
-/** GET /overview (Overview in /openapi.json). */
-export interface OverviewDto {
-  /** Events stored in the last 24 hours; events accepted and not yet stored (null: the broker did not say). */
-  events: { stored: number; consumerLag: number | null };
-  deliveries: { pending: number; succeeded: number; failed: number };
-  deadLetters: number;
-  lastHour: { minute: string; accepted: number; delivered: number; failed: number }[];
-}
+/** GET /overview: the document's Overview, through the generated types. */
+export type OverviewDto = Schema<'Overview'>;
 
-export const mapMinute = (r: MinuteRow) => ({
+export const mapMinute = (r: MinuteRow): OverviewDto['lastHour'][number] => ({
   minute: r.minute.toISOString(),
   accepted: r.accepted,
   delivered: r.delivered,

@@ -1,15 +1,8 @@
+import type { Schema } from '@app/contracts';
 import { PlantRow } from '@app/persistence';
 
-/** A stored plant as the read API returns it (StoredPlant in /openapi.json), with any other properties it came with. */
-export interface StoredPlantDto {
-  [property: string]: unknown;
-  id: number;
-  name: string;
-  tag?: string;
-  createdAt: string;
-  updatedAt: string;
-  lastEventId: string;
-}
+/** A stored plant as the read API returns it, with any other properties it came with (the document's StoredPlant). */
+export type StoredPlantDto = Schema<'StoredPlant'>;
 
 export const mapPlant = (r: PlantRow): StoredPlantDto => ({
   ...r.extra, // first: the plant's own fields and ours below always win

@@ -1,27 +1,16 @@
-import { SubscriptionFilter, SubscriptionUpdateBody } from '@app/contracts';
+import type { Schema } from '@app/contracts';
+import { SubscriptionUpdateBody } from '@app/contracts';
 import { Issued, NewAuditEvent, SubscriptionRow } from '@app/persistence';
 
 /**
- * A subscription as the admin API returns it (Subscription in /openapi.json): never a secret, a private key or
- * the token (all sealed in the database); the public key of an asymmetric one, which is meant to be shared.
+ * A subscription as the admin API returns it (the document's Subscription, through the generated types): never a
+ * secret, a private key or the token (all sealed in the database); the public key of an asymmetric one, which is
+ * meant to be shared.
  */
-export interface SubscriptionDto {
-  id: string;
-  url: string;
-  description: string | null;
-  enabled: boolean;
-  disabledReason: string | null;
-  hasToken: boolean;
-  filter: SubscriptionFilter;
-  signature: 'symmetric' | 'asymmetric';
-  publicKey: string | null;
-  previousPublicKey: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+export type SubscriptionDto = Schema<'Subscription'>;
 
 /** Only when it is created or rotated: a symmetric subscription's signing secret, shown once. */
-export type SubscriptionWithSecretDto = SubscriptionDto & { secret?: string };
+export type SubscriptionWithSecretDto = Schema<'SubscriptionWithSecret'>;
 
 export const mapSubscription = (r: SubscriptionRow): SubscriptionDto => ({
   id: r.id,

@@ -2,6 +2,16 @@
 // ./seed.ts, untouched.
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const dateTime = { type: 'string', format: 'date-time' };
+/**
+ * A response object whose every property is always present (null where it has no value). Saying so makes the
+ * generated client's types exact: the console and the CLI need not guard against fields that are never missing.
+ */
+const always = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  type: 'object',
+  ...extra,
+  required: Object.keys(properties),
+  properties,
+});
 const page = (item: string) => ({
   type: 'object',
   required: ['items', 'nextCursor'],
@@ -105,27 +115,23 @@ export const addedSchemas: Record<string, unknown> = {
       },
     },
   },
-  Subscription: {
-    type: 'object',
-    required: ['id', 'url', 'enabled', 'hasToken', 'createdAt', 'updatedAt'],
-    properties: {
-      id: { type: 'string', format: 'uuid' },
-      url: { type: 'string' },
-      description: { type: ['string', 'null'] },
-      enabled: { type: 'boolean' },
-      disabledReason: { type: ['string', 'null'] },
-      hasToken: { type: 'boolean' },
-      filter: ref('SubscriptionFilter'),
-      signature: { type: 'string', enum: ['symmetric', 'asymmetric'] },
-      publicKey: { type: ['string', 'null'], description: 'asymmetric: the `whpk_` key that verifies `v1a,`' },
-      previousPublicKey: {
-        type: ['string', 'null'],
-        description: 'asymmetric, after a rotation: the key that verifies the old signature still sent beside the new',
-      },
-      createdAt: dateTime,
-      updatedAt: dateTime,
+  Subscription: always({
+    id: { type: 'string', format: 'uuid' },
+    url: { type: 'string' },
+    description: { type: ['string', 'null'] },
+    enabled: { type: 'boolean' },
+    disabledReason: { type: ['string', 'null'] },
+    hasToken: { type: 'boolean' },
+    filter: ref('SubscriptionFilter'),
+    signature: { type: 'string', enum: ['symmetric', 'asymmetric'] },
+    publicKey: { type: ['string', 'null'], description: 'asymmetric: the `whpk_` key that verifies `v1a,`' },
+    previousPublicKey: {
+      type: ['string', 'null'],
+      description: 'asymmetric, after a rotation: the key that verifies the old signature still sent beside the new',
     },
-  },
+    createdAt: dateTime,
+    updatedAt: dateTime,
+  }),
   SubscriptionWithSecret: {
     allOf: [
       ref('Subscription'),
@@ -137,34 +143,28 @@ export const addedSchemas: Record<string, unknown> = {
       },
     ],
   },
-  Delivery: {
-    type: 'object',
-    properties: {
-      id: { type: 'string', format: 'uuid' },
-      subscriptionId: { type: 'string', format: 'uuid' },
-      eventId: { type: 'string', format: 'uuid' },
-      plantId: { type: 'integer', format: 'int64' },
-      status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
-      attempts: { type: 'integer' },
-      nextAttemptAt: { ...dateTime, type: ['string', 'null'] },
-      createdAt: dateTime,
-      updatedAt: dateTime,
+  Delivery: always({
+    id: { type: 'string', format: 'uuid' },
+    subscriptionId: { type: 'string', format: 'uuid' },
+    eventId: { type: 'string', format: 'uuid' },
+    plantId: { type: 'integer', format: 'int64' },
+    status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
+    attempts: { type: 'integer' },
+    nextAttemptAt: { ...dateTime, type: ['string', 'null'] },
+    createdAt: dateTime,
+    updatedAt: dateTime,
+  }),
+  DeliveryAttempt: always({
+    attemptedAt: dateTime,
+    status: { type: ['integer', 'null'], description: 'HTTP status; null on a network error' },
+    latencyMs: { type: 'integer' },
+    error: { type: ['string', 'null'] },
+    responseBody: { type: ['string', 'null'], description: 'First KiB of the response' },
+    signature: {
+      type: ['string', 'null'],
+      description: 'The `webhook-signature` sent; null when the attempt was refused before it was signed',
     },
-  },
-  DeliveryAttempt: {
-    type: 'object',
-    properties: {
-      attemptedAt: dateTime,
-      status: { type: ['integer', 'null'], description: 'HTTP status; null on a network error' },
-      latencyMs: { type: 'integer' },
-      error: { type: ['string', 'null'] },
-      responseBody: { type: ['string', 'null'], description: 'First KiB of the response' },
-      signature: {
-        type: ['string', 'null'],
-        description: 'The `webhook-signature` sent; null when the attempt was refused before it was signed',
-      },
-    },
-  },
+  }),
   SentRequest: {
     type: 'object',
     required: ['body', 'headers'],
@@ -184,6 +184,7 @@ export const addedSchemas: Record<string, unknown> = {
       ref('Delivery'),
       {
         type: 'object',
+        required: ['request', 'attemptLog'],
         properties: { request: ref('SentRequest'), attemptLog: { type: 'array', items: ref('DeliveryAttempt') } },
       },
     ],
@@ -201,7 +202,7 @@ export const addedSchemas: Record<string, unknown> = {
   SubscriptionTestResult: {
     description: 'A signed New Plant sent once to the subscription, now; not stored, not retried',
     type: 'object',
-    required: ['request', 'response'],
+    required: ['request', 'response', 'succeeded'],
     properties: {
       request: ref('SentRequest'),
       response: {
@@ -218,24 +219,20 @@ export const addedSchemas: Record<string, unknown> = {
     },
   },
   DeliveryPage: page('Delivery'),
-  AuditEvent: {
-    type: 'object',
-    required: ['id', 'at', 'actor', 'action'],
-    properties: {
-      id: { type: 'string' },
-      at: dateTime,
-      actor: { type: 'string', description: "The admin token's name from ADMIN_TOKENS, or its fingerprint" },
-      action: { type: 'string', examples: ['subscription.created', 'subscription.secret_rotated', 'delivery.retried'] },
-      subscriptionId: { type: ['string', 'null'], format: 'uuid' },
-      deliveryId: { type: ['string', 'null'], format: 'uuid' },
-      details: { type: 'object', description: 'What changed; never a secret or a token' },
-    },
-  },
+  AuditEvent: always({
+    id: { type: 'string' },
+    at: dateTime,
+    actor: { type: 'string', description: "The admin token's name from ADMIN_TOKENS, or its fingerprint" },
+    action: { type: 'string', examples: ['subscription.created', 'subscription.secret_rotated', 'delivery.retried'] },
+    subscriptionId: { type: ['string', 'null'], format: 'uuid' },
+    deliveryId: { type: ['string', 'null'], format: 'uuid' },
+    details: { type: 'object', additionalProperties: true, description: 'What changed; never a secret or a token' },
+  }),
   AuditPage: page('AuditEvent'),
   DeadLetter: {
     description: 'A record of plant.created.dlq: an event the worker could not store, and what an operator did to it',
     type: 'object',
-    required: ['id', 'status', 'reason', 'deadLetteredAt', 'origin', 'key', 'truncated'],
+    required: ['id', 'status', 'reason', 'deadLetteredAt', 'origin', 'key', 'truncated', 'changedAt', 'changedBy'],
     properties: {
       id: { type: 'string' },
       status: {
@@ -245,17 +242,16 @@ export const addedSchemas: Record<string, unknown> = {
       },
       reason: { type: 'string', description: 'Why the worker could not store it' },
       deadLetteredAt: dateTime,
-      origin: {
-        type: 'object',
-        description: 'Where it was read from, and where it sits in the dead-letter topic',
-        properties: {
+      origin: always(
+        {
           topic: { type: ['string', 'null'] },
           partition: { type: ['integer', 'null'] },
           offset: { type: ['string', 'null'] },
           deadLetterPartition: { type: 'integer' },
           deadLetterOffset: { type: 'string' },
         },
-      },
+        { description: 'Where it was read from, and where it sits in the dead-letter topic' },
+      ),
       key: { type: ['string', 'null'], description: 'The record key (the plant id), as text' },
       truncated: { type: 'boolean', description: 'Too large to dead-letter whole: the value was cut' },
       changedAt: { type: ['string', 'null'], format: 'date-time' },
@@ -296,36 +292,29 @@ export const addedSchemas: Record<string, unknown> = {
     type: 'object',
     required: ['events', 'deliveries', 'deadLetters', 'lastHour'],
     properties: {
-      events: {
-        type: 'object',
-        properties: {
-          stored: { type: 'integer', description: 'Events stored in the last 24 hours' },
-          consumerLag: {
-            type: ['integer', 'null'],
-            description:
-              "Events accepted (in plant.created) that the workers' group has not yet committed; null when the " +
-              'broker did not answer within two seconds',
-          },
+      events: always({
+        stored: { type: 'integer', description: 'Events stored in the last 24 hours' },
+        consumerLag: {
+          type: ['integer', 'null'],
+          description:
+            "Events accepted (in plant.created) that the workers' group has not yet committed; null when the " +
+            'broker did not answer within two seconds',
         },
-      },
-      deliveries: {
-        type: 'object',
-        description: 'Deliveries created in the last 24 hours, by status',
-        properties: { pending: { type: 'integer' }, succeeded: { type: 'integer' }, failed: { type: 'integer' } },
-      },
+      }),
+      deliveries: always(
+        { pending: { type: 'integer' }, succeeded: { type: 'integer' }, failed: { type: 'integer' } },
+        { description: 'Deliveries created in the last 24 hours, by status' },
+      ),
       deadLetters: { type: 'integer', description: 'Dead letters neither redriven nor discarded' },
       lastHour: {
         type: 'array',
         description: 'One entry per minute, oldest first',
-        items: {
-          type: 'object',
-          properties: {
-            minute: dateTime,
-            accepted: { type: 'integer', description: 'Events stored' },
-            delivered: { type: 'integer' },
-            failed: { type: 'integer', description: 'Deliveries that failed for good' },
-          },
-        },
+        items: always({
+          minute: dateTime,
+          accepted: { type: 'integer', description: 'Events stored' },
+          delivered: { type: 'integer' },
+          failed: { type: 'integer', description: 'Deliveries that failed for good' },
+        }),
       },
     },
   },
@@ -352,7 +341,7 @@ export const addedSchemas: Record<string, unknown> = {
       skipped: {
         type: 'array',
         description: 'The ids left as they were, with their status (already redriven, discarded) or not_found',
-        items: { type: 'object', properties: { id: { type: 'string' }, status: { type: 'string' } } },
+        items: always({ id: { type: 'string' }, status: { type: 'string' } }),
       },
     },
   },
