@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { AddressInfo } from 'node:net';
 import { createLogger, exitOnSignals, startFlowSummary } from '@app/observability';
 import { WorkerMetrics } from './metrics/worker-metrics';
 import { createWorkerApp } from './worker.app';
@@ -7,8 +8,9 @@ async function main() {
   const { app, config, logger } = await createWorkerApp();
   await app.init();
   await app.startAllMicroservices();
-  await app.listen(config.WORKER_METRICS_PORT, '0.0.0.0');
-  logger.info(`consuming; health and metrics on :${config.WORKER_METRICS_PORT}`);
+  await app.listen(config.WORKER_METRICS_PORT, config.WORKER_METRICS_HOST);
+  const { port } = app.getHttpServer().address() as AddressInfo; // the one chosen, when WORKER_METRICS_PORT=0
+  logger.info(`consuming; health and metrics on http://${config.WORKER_METRICS_HOST}:${port}`);
   const m = app.get(WorkerMetrics);
   const outcome = (o: string) => (l: Partial<Record<string, string | number>>) => l.outcome === o;
   const stopSummary = startFlowSummary(logger, config.LOG_SUMMARY_MS, [

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { parseDuration } from './duration';
+import { GENERATE_TOKEN_HINT, knownExampleReason } from './known-examples';
 
 // Every environment variable the two apps read, with its default. The README's table, the compose file and
 // the Kubernetes ConfigMap are checked against these shapes by tests, so this file is the single list.
@@ -24,7 +25,23 @@ const duration = (example: string) =>
 /** A 32-byte key in base64, as `openssl rand -base64 32` prints it. */
 const KEY_HINT = '32 random bytes in base64 (for example from `openssl rand -base64 32`)';
 const isKey = (v: string) => /^[A-Za-z0-9+/]{43}=$/.test(v) && Buffer.from(v, 'base64').length === 32;
-const key = z.string().refine(isKey, `must be ${KEY_HINT}`);
+const key = z
+  .string()
+  .refine(isKey, `must be ${KEY_HINT}`)
+  .superRefine((v, ctx) => {
+    const why = knownExampleReason(v);
+    if (why) ctx.addIssue({ code: 'custom', message: `${why}: anyone can read it. Use ${KEY_HINT}` });
+  });
+
+/** Refuses the tokens everyone has seen (see known-examples.ts), naming the entry but never showing a value. */
+const refuseExampleToken = (token: string, which: string, ctx: z.RefinementCtx) => {
+  const why = knownExampleReason(token);
+  if (why)
+    ctx.addIssue({
+      code: 'custom',
+      message: `${which} ${why}: anyone can read it. Replace it: ${GENERATE_TOKEN_HINT}`,
+    });
+};
 
 export type AdminScope = 'read' | 'write';
 export interface AdminToken {
@@ -47,6 +64,7 @@ const adminTokens = csv.transform((entries, ctx): AdminToken[] =>
     if (scope !== 'read' && scope !== 'write')
       ctx.addIssue({ code: 'custom', message: `scope "${scope}" is neither read nor write (name:scope:token)` });
     if (token.length < 16) ctx.addIssue({ code: 'custom', message: 'each token needs at least 16 characters' });
+    refuseExampleToken(token, `the token of "${name}"`, ctx);
     return { name, scope: scope as AdminScope, token };
   }),
 );
@@ -84,7 +102,12 @@ export const gatewayEnvSchema = z.object({
   ...sharedEnv,
   PORT: port.default(3000),
   HOST: z.string().default('0.0.0.0'),
-  WEBHOOK_TOKENS: csv.pipe(z.array(z.string().min(16, 'each token needs at least 16 characters')).min(1)),
+  WEBHOOK_TOKENS: csv.pipe(
+    z
+      .array(z.string().min(16, 'each token needs at least 16 characters'))
+      .min(1)
+      .superRefine((tokens, ctx) => tokens.forEach((t, i) => refuseExampleToken(t, `token ${i + 1}`, ctx))),
+  ),
   ADMIN_TOKENS: adminTokens.default([]),
   WEBHOOK_MAX_BYTES: positiveInt.default(65536),
   PUBLISH_TIMEOUT_MS: positiveInt.default(5000),
@@ -105,6 +128,9 @@ export const workerEnvSchema = z
   .object({
     ...sharedEnv,
     WORKER_METRICS_PORT: port.default(9464),
+    // Loopback unless told: outside a container nothing else needs /metrics. Images and manifests set 0.0.0.0,
+    // where the container's own network is the boundary and probes and Prometheus come from outside it.
+    WORKER_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
     WORKER_MAX_BATCH_BYTES: positiveInt.default(1048576),
     DELIVERY_RETRY_SCHEDULE: z
       .string()

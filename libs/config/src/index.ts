@@ -3,3 +3,4 @@ export * from './load-config';
 export * from './config.module';
 export * from './duration';
 export * from './describe';
+export * from './known-examples';

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { gatewayEnvSchema, workerEnvSchema } from './env.schema';
 import { ConfigError, loadConfig } from './load-config';
 
@@ -40,6 +41,13 @@ describe(loadConfig.name, () => {
     expect(() => loadConfig(workerEnvSchema, { SECRETS_KEY: 'c2hvcnQ=' })).toThrow(/openssl rand -base64 32/);
   });
 
+  it('binds the worker’s health and metrics port to loopback unless told', () => {
+    expect(loadConfig(workerEnvSchema, { SECRETS_KEY }).WORKER_METRICS_HOST).toBe('127.0.0.1');
+    expect(loadConfig(workerEnvSchema, { SECRETS_KEY, WORKER_METRICS_HOST: '0.0.0.0' }).WORKER_METRICS_HOST).toBe(
+      '0.0.0.0',
+    );
+  });
+
   it('names the bad variable', () => {
     expect(() => loadConfig(gatewayEnvSchema, { WEBHOOK_TOKENS: token, PORT: 'eighty' })).toThrow(/PORT/);
     expect(() => loadConfig(gatewayEnvSchema, {})).toThrow(/WEBHOOK_TOKENS/);
@@ -47,5 +55,67 @@ describe(loadConfig.name, () => {
     expect(() => loadConfig(workerEnvSchema, { DELIVERY_ALLOW_PRIVATE_NETWORKS: 'maybe' })).toThrow(
       /DELIVERY_ALLOW_PRIVATE_NETWORKS/,
     );
+  });
+});
+
+describe('credentials published as examples', () => {
+  const SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
+  const token = 'a'.repeat(32);
+
+  it.each([
+    [
+      'WEBHOOK_TOKENS',
+      { WEBHOOK_TOKENS: `${token},change-me-webhook-token-0001` },
+      /WEBHOOK_TOKENS: token 2 is an example/,
+    ],
+    [
+      'ADMIN_TOKENS',
+      { ADMIN_TOKENS: 'change-me-admin-token-000001' },
+      /ADMIN_TOKENS: the token of "token-[0-9a-f]{8}"/,
+    ],
+    [
+      'ADMIN_TOKENS',
+      { ADMIN_TOKENS: `ops:write:${token},ci:read:replace-me-with-a-read-token` },
+      /"ci" is a placeholder/,
+    ],
+    ['SECRETS_KEY', { SECRETS_KEY: 'ZXhhbXBsZS1vbmx5LXJlcGxhY2UtbWUtMzItYnl0ZXM=' }, /SECRETS_KEY: is an example/],
+    // a new sentence in base64, never shipped: still a placeholder
+    ['SECRETS_KEY', { SECRETS_KEY: Buffer.from('please-change-me-before-use-0000').toString('base64') }, /placeholder/],
+    ['SECRETS_PREVIOUS_KEYS', { SECRETS_PREVIOUS_KEYS: 'ZXhhbXBsZS1vbmx5LXJlcGxhY2UtbWUtMzItYnl0ZXM=' }, /example/],
+  ])('refuses a known %s, says how to make a real one, and never prints it', (_, env, message) => {
+    const attempt = () => loadConfig(gatewayEnvSchema, { WEBHOOK_TOKENS: token, SECRETS_KEY, ...env });
+    expect(attempt).toThrow(message);
+    expect(attempt).toThrow(/openssl rand/);
+    const text = (() => {
+      try {
+        attempt();
+      } catch (err) {
+        return (err as Error).message;
+      }
+    })();
+    for (const value of Object.values(env).flatMap((v) => v.split(/[,:]/)))
+      if (value.length >= 16) expect(text).not.toContain(value);
+  });
+
+  it('accepts the test suite’s tokens, npm start’s generated ones, and random keys', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const tokens = require('../../../test/support/tokens') as Record<string, string>;
+    expect(() =>
+      loadConfig(gatewayEnvSchema, {
+        WEBHOOK_TOKENS: tokens.WEBHOOK_TOKEN,
+        ADMIN_TOKENS: tokens.ADMIN_TOKEN,
+        SECRETS_KEY: tokens.TEST_SECRETS_KEY,
+      }),
+    ).not.toThrow();
+    for (let i = 0; i < 200; i++) {
+      // as tools/start.js makes them, and as `openssl rand -base64 32` / `-hex 32` would
+      const generated = randomBytes(24).toString('base64url');
+      const config = {
+        WEBHOOK_TOKENS: randomBytes(32).toString('hex'),
+        ADMIN_TOKENS: generated,
+        SECRETS_KEY: randomBytes(32).toString('base64'),
+      };
+      expect(() => loadConfig(gatewayEnvSchema, config)).not.toThrow();
+    }
   });
 });
