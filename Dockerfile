@@ -29,7 +29,9 @@ USER node
 ENTRYPOINT ["/usr/bin/tini", "--"]
 
 FROM runtime AS worker
-ENV WORKER_METRICS_PORT=9464
+# All interfaces of the container's own network (the app's default is loopback): the orchestrator's probes and
+# Prometheus reach it from outside the container; what the host exposes is decided where ports are published.
+ENV WORKER_METRICS_PORT=9464 WORKER_METRICS_HOST=0.0.0.0
 EXPOSE 9464
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.WORKER_METRICS_PORT||9464)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
