@@ -4,3 +4,4 @@ export * from './config.module';
 export * from './duration';
 export * from './describe';
 export * from './known-examples';
+export * from './env-reference';
