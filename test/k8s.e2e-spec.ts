@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { gatewayEnvSchema, workerEnvSchema } from '@app/config';
+import { gatewayEnvSchema, loadConfig, workerEnvSchema } from '@app/config';
+import ipaddr from 'ipaddr.js';
 import { K8sObject, render, renderWithKubectl } from './support/kustomize';
 
 /* eslint-disable @typescript-eslint/no-require-imports -- each model loaded only when an object of its kind is met */
@@ -27,6 +28,28 @@ const find = (objs: K8sObject[], kind: string, name: string) => {
   if (!o) throw new Error(`${kind}/${name} is missing`);
   return o as any; // eslint-disable-line @typescript-eslint/no-explicit-any
 };
+
+type Peer = { ipBlock?: { cidr: string; except?: string[] }; podSelector?: unknown; namespaceSelector?: unknown };
+type EgressRule = { to?: Peer[]; ports?: { protocol?: string; port?: number }[] };
+/** Whether a NetworkPolicy's egress rules let its pods open protocol/port to an address outside the cluster. */
+function egressAllows(policy: { spec: { egress?: EgressRule[] } }, address: string, protocol: string, port: number) {
+  const ip = ipaddr.parse(address);
+  const inCidr = (cidr: string) => {
+    const [range, bits] = ipaddr.parseCIDR(cidr);
+    return range.kind() === ip.kind() && ip.match([range, bits]);
+  };
+  return (policy.spec.egress ?? []).some(
+    (rule) =>
+      (!rule.ports?.length ||
+        rule.ports.some((p) => (p.protocol ?? 'TCP') === protocol && (p.port === undefined || p.port === port))) &&
+      (!rule.to?.length ||
+        // Pod and namespace selectors pick pods; an address outside the cluster is only reached by an ipBlock.
+        rule.to.some((peer) => peer.ipBlock && inCidr(peer.ipBlock.cidr) && !(peer.ipBlock.except ?? []).some(inCidr))),
+  );
+}
+/** Instance metadata services (AWS, GCP, Azure, OpenStack; ECS tasks; AWS over IPv6; Alibaba). */
+const METADATA = ['169.254.169.254', '169.254.170.2', 'fd00:ec2::254', '100.100.100.200'];
+
 const sortById = (objs: K8sObject[]) =>
   [...objs].sort((a, b) => `${a.kind}/${a.metadata.name}`.localeCompare(`${b.kind}/${b.metadata.name}`));
 
@@ -124,6 +147,44 @@ describe.each(overlays)('deploy/k8s overlay %s', (overlay, dir) => {
     expect(wk.spec.ingress.flatMap((r: any) => r.ports.map((p: any) => p.port))).toEqual([9464]); // eslint-disable-line
   });
 
+  it.each(['gateway', 'worker'])('mounts no service-account token into the %s pods', (app) => {
+    expect(deployment(app).spec.template.spec.automountServiceAccountToken).toBe(false);
+  });
+
+  it('binds the worker’s health and metrics port to the pod’s interfaces, which its probes need', () => {
+    const worker = configData(['plant-store-shared', 'plant-store-worker']);
+    expect(worker.WORKER_METRICS_HOST).toBe('0.0.0.0');
+    expect(deployment('worker').spec.template.spec.containers[0].readinessProbe.httpGet.port).toBe('metrics');
+  });
+
+  it.each(['gateway', 'worker'])(
+    'lets the %s reach subscribers, Kafka and DNS, but never a metadata service or link-local address',
+    (app) => {
+      const policy = find(objects, 'NetworkPolicy', `plant-store-${app}`);
+      expect(policy.spec.policyTypes).toContain('Egress');
+      const probes = [
+        ['TCP', 80],
+        ['TCP', 443],
+        ['TCP', 8775],
+        ['UDP', 53],
+        ['TCP', 53],
+      ] as const;
+      const reached = [
+        ...METADATA.flatMap((a) => probes.map(([protocol, port]) => [a, protocol, port] as const)),
+        // the rest of link-local, on any TCP port (DNS may use a link-local node cache)
+        ...['169.254.1.1', 'fe80::1'].flatMap((a) =>
+          probes.filter(([, p]) => p !== 53).map(([pr, p]) => [a, pr, p] as const),
+        ),
+      ].filter(([a, protocol, port]) => egressAllows(policy, a, protocol, port));
+      expect(reached).toEqual([]);
+      expect(egressAllows(policy, '203.0.113.10', 'TCP', 443)).toBe(true); // a subscriber
+      expect(egressAllows(policy, '2001:db8::10', 'TCP', 443)).toBe(true);
+      expect(egressAllows(policy, '10.20.0.5', 'TCP', 9092)).toBe(true); // a broker outside the cluster
+      expect(egressAllows(policy, '10.96.0.10', 'UDP', 53)).toBe(true); // cluster DNS
+      expect(egressAllows(policy, '169.254.20.10', 'UDP', 53)).toBe(true); // NodeLocal DNSCache
+    },
+  );
+
   if (overlay === 'prod') {
     it('uses replication 3 and min.insync.replicas 2, and ships no example Secret', () => {
       const shared = configData(['plant-store-shared']);
@@ -138,5 +199,23 @@ describe.each(overlays)('deploy/k8s overlay %s', (overlay, dir) => {
         /replace/,
       );
     });
+
+    it.each([
+      ['gateway', gatewayEnvSchema, ['WEBHOOK_TOKENS', 'ADMIN_TOKENS', 'SECRETS_KEY']],
+      ['worker', workerEnvSchema, ['SECRETS_KEY']],
+    ] as const)(
+      'ships credentials that the %s refuses to start with, saying how to make real ones',
+      (app, schema, keys) => {
+        const secret = find(objects, 'Secret', 'plant-store-secrets').stringData as Record<string, string>;
+        const env = { ...configData(['plant-store-shared', `plant-store-${app}`]), ...secret };
+        let message = '';
+        try {
+          loadConfig(schema, env);
+        } catch (err) {
+          message = (err as Error).message;
+        }
+        for (const key of keys) expect(message).toMatch(new RegExp(`${key}: .*(openssl rand|base64)`));
+      },
+    );
   }
 });
