@@ -1,23 +1,39 @@
 #!/usr/bin/env node
 // @ts-check
 // `npx plant-store …`: the admin API from a terminal. PLANT_STORE_URL (default http://127.0.0.1:3000) and
-// PLANT_STORE_ADMIN_TOKEN; `send` uses PLANT_STORE_WEBHOOK_TOKEN. Tables by default, --json for scripts.
+// PLANT_STORE_ADMIN_TOKEN (or a file: PLANT_STORE_ADMIN_TOKEN_FILE, --admin-token-file); `send` uses
+// PLANT_STORE_WEBHOOK_TOKEN (or its _FILE). Tokens on the command line warn (credentials.js). Tables by default,
+// --json for scripts.
 // Exit codes: 0 done, 1 the API refused (its reason printed), 2 a wrong command line, 3 unreachable or 5xx.
 const { randomUUID } = require('node:crypto');
 const { Command, InvalidArgumentError, Option } = require('commander');
 const { client, ApiError, EXIT } = require('./api');
+const { readToken } = require('./credentials');
 const { table, details } = require('./table');
 
 const program = new Command('plant-store')
   .description('Operate a Plant Store: subscriptions, deliveries, dead letters, and test webhooks')
   .addOption(new Option('--url <url>', 'the gateway').env('PLANT_STORE_URL').default('http://127.0.0.1:3000'))
-  .addOption(new Option('--admin-token <token>', 'an admin token (read or write scope)').env('PLANT_STORE_ADMIN_TOKEN'))
+  // The token: PLANT_STORE_ADMIN_TOKEN, or a file. The flag is kept for scripts that use it, with a warning.
+  .option('--admin-token-file <path>', 'read the admin token (read or write scope) from this file (- for stdin)')
+  .option('--admin-token <token>', 'the admin token itself: shown in the process list, prefer the file or variable')
   .option('--json', 'print JSON (for scripts) instead of tables')
   .showHelpAfterError('(add --help for usage)')
   .exitOverride();
 
-const opts = () => /** @type {{ url: string, adminToken?: string, json?: boolean }} */ (program.opts());
-const admin = () => client({ url: opts().url, token: opts().adminToken, tokenVariable: 'PLANT_STORE_ADMIN_TOKEN' });
+const opts = () =>
+  /** @type {{ url: string, adminToken?: string, adminTokenFile?: string, json?: boolean }} */ (program.opts());
+const admin = () =>
+  client({
+    url: opts().url,
+    token: readToken({
+      flag: 'admin-token',
+      value: opts().adminToken,
+      file: opts().adminTokenFile,
+      variable: 'PLANT_STORE_ADMIN_TOKEN',
+    }),
+    tokenVariable: 'PLANT_STORE_ADMIN_TOKEN',
+  });
 
 /** Prints the JSON, or the human form. @param {unknown} data @param {(d: any) => string} human */
 function print(data, human) {
@@ -102,7 +118,8 @@ subscriptions
   .command('create')
   .description('subscribe a URL to New Plant webhooks (the signing secret is shown once)')
   .argument('<url>', 'where to send them')
-  .option('--subscriber-token <token>', 'sent to it as Authorization: Bearer')
+  .option('--subscriber-token-file <path>', 'a token to send it as Authorization: Bearer, read from this file')
+  .option('--subscriber-token <token>', 'the token itself: shown in the process list, prefer the file')
   .option('--description <text>')
   .option('--asymmetric', 'sign with Ed25519 (v1a) instead of a shared secret')
   .option('--tags <tags>', 'only plants with one of these tags (comma-separated)', list)
@@ -114,7 +131,7 @@ subscriptions
       o.tags || range ? { ...(o.tags ? { tags: o.tags } : {}), ...(range ? { plantIds: range } : {}) } : undefined;
     const created = await admin()('POST', '/subscriptions', {
       url,
-      token: o.subscriberToken,
+      token: readToken({ flag: 'subscriber-token', value: o.subscriberToken, file: o.subscriberTokenFile }),
       description: o.description,
       signature: o.asymmetric ? 'asymmetric' : undefined,
       filter,
@@ -265,13 +282,20 @@ for (const [name, verb] of [
 program
   .command('send')
   .description('post a New Plant webhook (with PLANT_STORE_WEBHOOK_TOKEN), as a sender would')
-  .addOption(new Option('--webhook-token <token>').env('PLANT_STORE_WEBHOOK_TOKEN'))
+  .option('--webhook-token-file <path>', 'read the webhook token from this file (else PLANT_STORE_WEBHOOK_TOKEN)')
+  .option('--webhook-token <token>', 'the token itself: shown in the process list, prefer the file or variable')
   .option('--id <id>', 'plant id (default: a random one)', integer)
   .option('--name <name>', 'plant name', 'Test plant')
   .option('--tag <tag>')
   .option('--webhook-id <key>', 'idempotency key (default: a new one, so a resend is a new webhook)')
   .action(async (o) => {
-    const call = client({ url: opts().url, token: o.webhookToken, tokenVariable: 'PLANT_STORE_WEBHOOK_TOKEN' });
+    const token = readToken({
+      flag: 'webhook-token',
+      value: o.webhookToken,
+      file: o.webhookTokenFile,
+      variable: 'PLANT_STORE_WEBHOOK_TOKEN',
+    });
+    const call = client({ url: opts().url, token, tokenVariable: 'PLANT_STORE_WEBHOOK_TOKEN' });
     const plant = { id: o.id ?? Math.floor(Math.random() * 1e9) + 1, name: o.name, ...(o.tag ? { tag: o.tag } : {}) };
     const key = o.webhookId ?? `msg_${randomUUID()}`;
     const res = await call('POST', '/plant/webhook', plant, { 'webhook-id': key });

@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Receiver } from './support/receiver';
 import * as e2e from './support/stack';
@@ -136,6 +138,84 @@ describe('the plant-store CLI', () => {
     const webhookToken = await cli(['subscriptions', 'list'], { PLANT_STORE_ADMIN_TOKEN: e2e.WEBHOOK_TOKEN });
     expect(webhookToken.code).toBe(1);
     expect(webhookToken.stderr).toMatch(/401.*admin token/i);
+  });
+
+  describe('tokens kept out of the process list', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'plant-store-cli-'));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    /** A token file as an operator would write it: one line, mode 600. */
+    const tokenFile = (name: string, token: string, mode = 0o600) => {
+      const file = path.join(dir, name);
+      writeFileSync(file, `${token}\n`);
+      chmodSync(file, mode);
+      return file;
+    };
+    const noTokens = { PLANT_STORE_ADMIN_TOKEN: '', PLANT_STORE_WEBHOOK_TOKEN: '' };
+
+    it('reads the admin and webhook tokens from files, by option or by *_FILE variable, without a warning', async () => {
+      const admin = tokenFile('admin', e2e.ADMIN_TOKEN);
+      const byOption = await cli(['subscriptions', 'list', '--admin-token-file', admin, '--json'], noTokens);
+      expect(byOption).toMatchObject({ code: 0, stderr: '' });
+      const byVariable = await cli(['subscriptions', 'list', '--json'], {
+        ...noTokens,
+        PLANT_STORE_ADMIN_TOKEN_FILE: admin,
+      });
+      expect(byVariable).toMatchObject({ code: 0, stderr: '' });
+      const webhook = tokenFile('webhook', e2e.WEBHOOK_TOKEN);
+      const sent = await cli(['send', '--webhook-token-file', webhook, '--json'], noTokens);
+      expect(sent).toMatchObject({ code: 0, stderr: '' });
+    });
+
+    it('still takes a token on the command line, warning that everyone can see it there', async () => {
+      const flagged = await cli(['subscriptions', 'list', '--admin-token', e2e.ADMIN_TOKEN], noTokens);
+      expect(flagged.code).toBe(0);
+      expect(flagged.stderr).toMatch(/warning: --admin-token puts the token in the process list/);
+      expect(flagged.stderr).toMatch(/PLANT_STORE_ADMIN_TOKEN or --admin-token-file/);
+      expect(flagged.stderr).not.toContain(e2e.ADMIN_TOKEN);
+    });
+
+    it('offers a file for every option that takes a token', async () => {
+      const helps = await Promise.all(
+        [[], ['subscriptions', 'create'], ['send']].map((c) => cli([...c, '--help'], noTokens)),
+      );
+      const options = helps.flatMap((h) => [...h.stdout.matchAll(/--([\w-]*token[\w-]*)/g)].map((m) => m[1]));
+      const valueOptions = options.filter((o) => !o.endsWith('-file'));
+      expect(valueOptions.length).toBeGreaterThanOrEqual(3);
+      expect(valueOptions.filter((o) => !options.includes(`${o}-file`))).toEqual([]);
+    });
+
+    it('warns about a token file other users can read, and names a file it cannot read', async () => {
+      const open = tokenFile('open', e2e.ADMIN_TOKEN, 0o644);
+      const loose = await cli(['subscriptions', 'list', '--admin-token-file', open], noTokens);
+      expect(loose.code).toBe(0);
+      expect(loose.stderr).toContain(`can be read by other users: chmod 600 ${open}`);
+      const missing = await cli(['subscriptions', 'list', '--admin-token-file', path.join(dir, 'nope')], noTokens);
+      expect(missing.code).toBe(3);
+      expect(missing.stderr).toMatch(/cannot read the token file .*nope \(--admin-token-file\)/);
+    });
+
+    it('sends a subscriber token read from a file', async () => {
+      const token = 'subscriber-token-from-a-file-0123';
+      const sub = await json([
+        'subscriptions',
+        'create',
+        `${receiver.url}/cli-token`,
+        '--subscriber-token-file',
+        tokenFile('subscriber', token),
+      ]);
+      created.push(sub.id);
+      const plantId = Math.floor(Math.random() * 1e9) + 1;
+      const tested = await cli([
+        'subscriptions',
+        'test',
+        sub.id,
+        '--plant',
+        JSON.stringify({ id: plantId, name: 'T' }),
+      ]);
+      expect(tested.code).toBe(0);
+      const [request] = receiver.on('/cli-token', plantId);
+      expect(request.headers.authorization).toBe(`Bearer ${token}`);
+    });
   });
 
   it.each([
