@@ -18,9 +18,16 @@ const shared = {
 
 // Suites that read files and schemas only (docs, manifests, the OpenAPI document): no broker, no database.
 // `npm run test:static` runs them in seconds; `npm test` runs them with the rest.
-const STATIC = ['readme', 'monitoring', 'openapi-lint', 'compose', 'k8s', 'env-example', 'api-schema'].map(
-  (name) => `<rootDir>/test/${name}.e2e-spec.ts`,
-);
+const STATIC = [
+  'readme',
+  'monitoring',
+  'openapi-lint',
+  'compose',
+  'k8s',
+  'env-example',
+  'api-schema',
+  'shipped-examples',
+].map((name) => `<rootDir>/test/${name}.e2e-spec.ts`);
 
 module.exports = {
   testTimeout: 60000,
