@@ -130,6 +130,11 @@ describe('docker-compose.yml', () => {
     expect(() => loadConfig(gatewayEnvSchema, environmentOf('gateway', operatorVars()))).not.toThrow();
   });
 
+  it('keeps .env, where the credentials are, out of the images’ build context', () => {
+    const ignored = readFileSync(path.join(root, '.dockerignore'), 'utf8').split('\n');
+    expect(ignored).toEqual(expect.arrayContaining(['.env', '.env.*']));
+  });
+
   it.each([
     ['the tokens compose once fell back to', { WEBHOOK_TOKENS: 'change-me-webhook-token-0001' }],
     ['an admin token printed in our files', { ADMIN_TOKENS: 'change-me-admin-token-000001' }],
