@@ -1,5 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import { Consumer, Kafka, KafkaMessage, logLevel } from 'kafkajs';
+import { Consumer, Kafka, KafkaMessage } from 'kafkajs';
+import { kafkaClientConfigFromEnv } from '@app/kafka';
 import { Pool } from 'pg';
 import { loadConfig, workerEnvSchema } from '@app/config';
 import { createLogger } from '@app/observability';
@@ -119,7 +120,7 @@ export async function startReader(topic: string, onMessage: (m: KafkaMessage) =>
 }
 
 export function testKafka(): Kafka {
-  return new Kafka({ brokers: required('KAFKA_BROKERS').split(','), clientId: 'e2e', logLevel: logLevel.NOTHING });
+  return new Kafka(kafkaClientConfigFromEnv({ ...process.env, KAFKA_BROKERS: required('KAFKA_BROKERS') }, 'e2e'));
 }
 
 export interface ScratchDatabase {

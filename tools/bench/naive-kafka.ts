@@ -2,18 +2,15 @@
 // record per request and the 200 after its ack, the gateway's header and body checks, nothing else. Run in its
 // own process (forked by gateway.ts) on a topic of its own, like plant.created; reports its port to the parent.
 import Fastify from 'fastify';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka } from 'kafkajs';
+import { kafkaClientConfigFromEnv } from '@app/kafka';
 import { AddressInfo } from 'node:net';
 import { passesChecks } from './webhook-checks';
 
 const TOPIC = 'bench.naive';
 
 async function main() {
-  const kafka = new Kafka({
-    clientId: 'bench-naive',
-    brokers: process.env.KAFKA_BROKERS!.split(','),
-    logLevel: logLevel.NOTHING,
-  });
+  const kafka = new Kafka(kafkaClientConfigFromEnv(process.env, 'bench-naive')); // TLS and SASL as the gateway's
   const admin = kafka.admin();
   await admin.connect();
   await admin.createTopics({

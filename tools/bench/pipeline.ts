@@ -6,7 +6,8 @@
 //  2. Throughput: a topic pre-filled with M events, drained by the worker; events stored per second.
 //     Baseline in the same run: the same events applied one INSERT per event (what eachMessage does).
 // Options: --rate 1000 --count 10000 --prefill 200000 --no-build
-import { Kafka, logLevel, Message } from 'kafkajs';
+import { Kafka, Message } from 'kafkajs';
+import { kafkaClientConfigFromEnv } from '@app/kafka';
 import { Pool } from 'pg';
 import { PLANT_CREATED_TOPIC } from '@app/contracts';
 import { waitFor } from '../../test/support/wait';
@@ -59,11 +60,7 @@ async function main() {
 
     s = step(`Throughput: stopping the worker, pre-filling ${PLANT_CREATED_TOPIC} with ${prefill} events`);
     await stack.stopWorker();
-    const kafka = new Kafka({
-      brokers: stack.env.KAFKA_BROKERS.split(','),
-      clientId: 'bench',
-      logLevel: logLevel.NOTHING,
-    });
+    const kafka = new Kafka(kafkaClientConfigFromEnv({ ...process.env, ...stack.env }, 'bench'));
     const producer = kafka.producer();
     await producer.connect();
     const runId = Date.now();

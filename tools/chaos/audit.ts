@@ -1,6 +1,7 @@
 // After a scenario's load: wait for the pipeline to settle, then count, from the sender's ledger, the database
 // and the receiver, what was acknowledged, stored, delivered and lost.
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka } from 'kafkajs';
+import { kafkaClientConfigFromEnv } from '@app/kafka';
 import { Pool } from 'pg';
 import { ChaosReceiver } from './receiver';
 import { LedgerEntry } from './sender';
@@ -54,7 +55,8 @@ export async function settle(ledger: LedgerEntry[], receiver: ChaosReceiver, idl
 
 /** Sum of the high watermarks of a topic: how many records it has ever had. */
 export async function topicSize(brokers: string[], topic: string): Promise<number> {
-  const admin = new Kafka({ brokers, clientId: 'chaos-audit', logLevel: logLevel.NOTHING }).admin();
+  const env = { ...process.env, KAFKA_BROKERS: brokers.join(',') };
+  const admin = new Kafka(kafkaClientConfigFromEnv(env, 'chaos-audit')).admin();
   await admin.connect();
   try {
     return (await admin.fetchTopicOffsets(topic)).reduce((n, p) => n + Number(p.high), 0);

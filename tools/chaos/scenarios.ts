@@ -1,7 +1,8 @@
 // The faults, one per scenario, each injected while the load runs and resolved once it is healed (the part
 // restarted or resumed). What each one proves is in docs/fault-suite.md.
 import { randomBytes } from 'node:crypto';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka } from 'kafkajs';
+import { kafkaClientConfigFromEnv } from '@app/kafka';
 import { ChaosReceiver } from './receiver';
 import { ChaosStack, info } from './stack';
 
@@ -97,7 +98,8 @@ export const SCENARIOS: Scenario[] = [
   {
     name: 'poison burst on plant.created',
     async inject(ctx) {
-      const kafka = new Kafka({ brokers: ctx.stack.brokers, clientId: 'chaos-poison', logLevel: logLevel.NOTHING });
+      const env = { ...process.env, KAFKA_BROKERS: ctx.stack.brokers.join(',') };
+      const kafka = new Kafka(kafkaClientConfigFromEnv(env, 'chaos-poison'));
       const producer = kafka.producer();
       await producer.connect();
       const shapes = [

@@ -1,7 +1,14 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loadConfig, WorkerConfig, workerEnvSchema } from '@app/config';
-import { durableProducerConfig, kafkaClientConfig, routeKafkaLogsTo } from '@app/kafka';
+import { PLANT_CREATED } from '@app/contracts';
+import {
+  durableProducerConfig,
+  explainKafkaError,
+  kafkaClientConfig,
+  routeKafkaLogsTo,
+  topicNamesFrom,
+} from '@app/kafka';
 import { createLogger, PinoNestLogger, ProblemFilter, Tracing } from '@app/observability';
 import { ConsumerState, PlantBatchServer } from './plant-consumer/plant-batch.server';
 import { prepareInfrastructure } from './setup/prepare';
@@ -18,6 +25,8 @@ export async function createWorkerApp(env: NodeJS.ProcessEnv = process.env) {
   await prepareInfrastructure(config, logger); // migrations and topics, before the consumer takes a batch
 
   const consumerState = new ConsumerState();
+  const topics = topicNamesFrom(config);
+  const group = `${config.WORKER_GROUP_ID}-server`;
   const app = await NestFactory.create<NestFastifyApplication>(
     WorkerModule.forRoot(config, consumerState, Tracing.forApp('worker', config)),
     new FastifyAdapter({ logger: false }),
@@ -28,7 +37,7 @@ export async function createWorkerApp(env: NodeJS.ProcessEnv = process.env) {
     {
       strategy: new PlantBatchServer(
         {
-          client: kafkaClientConfig(config.KAFKA_BROKERS, 'plant-store-worker'),
+          client: kafkaClientConfig(config, 'plant-store-worker'),
           // Nest appends "-server": the group is `${WORKER_GROUP_ID}-server`.
           consumer: {
             groupId: config.WORKER_GROUP_ID,
@@ -40,6 +49,17 @@ export async function createWorkerApp(env: NodeJS.ProcessEnv = process.env) {
         },
         consumerState,
         config.PLANT_CREATED_PARTITIONS,
+        {
+          topics: { [PLANT_CREATED]: topics.plantCreated },
+          deadLetterTopic: topics.deadLetters,
+          explain: (err, topic) => {
+            const type = String((err as { type?: string }).type);
+            const need = type.startsWith('GROUP_')
+              ? { operation: 'READ' as const, resource: 'GROUP' as const, name: group }
+              : { operation: 'READ' as const, resource: 'TOPIC' as const, name: topic };
+            return explainKafkaError(err, config, need).message;
+          },
+        },
       ),
     },
     { inheritAppConfig: true },

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { parseDuration } from './duration';
 import { GENERATE_TOKEN_HINT, knownExampleReason } from './known-examples';
+import { checkKafkaEnv, kafkaEnv } from './kafka-env';
 
 // Every environment variable the two apps read, with its default. The README's table, the compose file and
 // the Kubernetes ConfigMap are checked against these shapes by tests, so this file is the single list.
@@ -74,7 +75,8 @@ const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 
 export const sharedEnv = {
-  KAFKA_BROKERS: csv.default(['127.0.0.1:9092']).pipe(z.array(z.string().regex(/^[^:\s]+:\d+$/, 'host:port')).min(1)),
+  // Brokers, TLS, SASL and topics: libs/config/src/kafka-env.ts.
+  ...kafkaEnv,
   DATABASE_URL: z.string().url().default('postgresql://plantstore:plantstore@127.0.0.1:5432/plantstore'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // json for log collectors; pretty (coloured, one line each) for a terminal: `npm start` sets it.
@@ -84,9 +86,6 @@ export const sharedEnv = {
   // OpenTelemetry: spans go by OTLP/HTTP to <endpoint>/v1/traces when set; unset, tracing is off (no spans kept).
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   OTEL_SERVICE_NAME: z.string().min(1).optional(),
-  PLANT_CREATED_PARTITIONS: positiveInt.default(6),
-  KAFKA_REPLICATION_FACTOR: positiveInt.default(1),
-  KAFKA_MIN_INSYNC_REPLICAS: positiveInt.default(1),
   DATABASE_POOL_SIZE: positiveInt.default(10),
   // Seals subscriber secrets and tokens at rest (libs/persistence/src/secrets). Required: without it nothing
   // stored could be opened, and a made-up default would be a key everyone knows.
@@ -98,31 +97,33 @@ export const sharedEnv = {
   DELIVERY_TIMEOUT_MS: positiveInt.default(15000),
 };
 
-export const gatewayEnvSchema = z.object({
-  ...sharedEnv,
-  PORT: port.default(3000),
-  HOST: z.string().default('0.0.0.0'),
-  WEBHOOK_TOKENS: csv.pipe(
-    z
-      .array(z.string().min(16, 'each token needs at least 16 characters'))
-      .min(1)
-      .superRefine((tokens, ctx) => tokens.forEach((t, i) => refuseExampleToken(t, `token ${i + 1}`, ctx))),
-  ),
-  ADMIN_TOKENS: adminTokens.default([]),
-  WEBHOOK_MAX_BYTES: positiveInt.default(65536),
-  PUBLISH_TIMEOUT_MS: positiveInt.default(5000),
-  EVENT_SOURCE: z.string().min(1).default('/plant-store/gateway'),
-  SHUTDOWN_DRAIN_MS: positiveInt.default(10000),
-  SHUTDOWN_IDLE_WAIT_MS: z.coerce.number().int().min(0).default(3000),
-  DELIVERY_ALLOW_PRIVATE_NETWORKS: bool.default(false),
-  MAX_PUBLISHES_IN_FLIGHT: positiveInt.default(1000),
-  HTTP_HEADERS_TIMEOUT_MS: positiveInt.default(10000),
-  HTTP_REQUEST_TIMEOUT_MS: positiveInt.default(30000),
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(72000),
-  HTTP_MAX_CONNECTIONS: positiveInt.default(4096),
-  METRICS_PORT: port.default(9465),
-  METRICS_HOST: z.string().default('0.0.0.0'),
-});
+export const gatewayEnvSchema = z
+  .object({
+    ...sharedEnv,
+    PORT: port.default(3000),
+    HOST: z.string().default('0.0.0.0'),
+    WEBHOOK_TOKENS: csv.pipe(
+      z
+        .array(z.string().min(16, 'each token needs at least 16 characters'))
+        .min(1)
+        .superRefine((tokens, ctx) => tokens.forEach((t, i) => refuseExampleToken(t, `token ${i + 1}`, ctx))),
+    ),
+    ADMIN_TOKENS: adminTokens.default([]),
+    WEBHOOK_MAX_BYTES: positiveInt.default(65536),
+    PUBLISH_TIMEOUT_MS: positiveInt.default(5000),
+    EVENT_SOURCE: z.string().min(1).default('/plant-store/gateway'),
+    SHUTDOWN_DRAIN_MS: positiveInt.default(10000),
+    SHUTDOWN_IDLE_WAIT_MS: z.coerce.number().int().min(0).default(3000),
+    DELIVERY_ALLOW_PRIVATE_NETWORKS: bool.default(false),
+    MAX_PUBLISHES_IN_FLIGHT: positiveInt.default(1000),
+    HTTP_HEADERS_TIMEOUT_MS: positiveInt.default(10000),
+    HTTP_REQUEST_TIMEOUT_MS: positiveInt.default(30000),
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(72000),
+    HTTP_MAX_CONNECTIONS: positiveInt.default(4096),
+    METRICS_PORT: port.default(9465),
+    METRICS_HOST: z.string().default('0.0.0.0'),
+  })
+  .superRefine(checkKafkaEnv);
 
 export const workerEnvSchema = z
   .object({
@@ -152,6 +153,7 @@ export const workerEnvSchema = z
     RETENTION_BATCH_SIZE: positiveInt.default(1000),
   })
   .superRefine((c, ctx) => {
+    checkKafkaEnv(c, ctx);
     // A finished delivery must outlive the time its retries could take, or a recover would find nothing to send.
     const retries = c.DELIVERY_RETRY_SCHEDULE.split(',').reduce((sum, d) => sum + (parseDuration(d) ?? 0), 0);
     if (c.DELIVERY_RETENTION < retries)

@@ -5,3 +5,4 @@ export * from './duration';
 export * from './describe';
 export * from './known-examples';
 export * from './env-reference';
+export * from './kafka-env';

@@ -4,3 +4,5 @@ export * from './batching-publisher';
 export * from './ensure-topics';
 export * from './kafka-logs';
 export * from './consumer-lag';
+export * from './kafka-errors';
+export * from './oauth-bearer';

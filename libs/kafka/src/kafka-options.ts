@@ -1,16 +1,61 @@
-import { KafkaConfig, logLevel, Partitioners, ProducerConfig } from 'kafkajs';
+import { KafkaConfig, logLevel, Partitioners, ProducerConfig, SASLOptions } from 'kafkajs';
+import type { ConnectionOptions } from 'node:tls';
+import { KafkaEnv, kafkaEnvSchema, loadConfig } from '@app/config';
 import { kafkaLogCreator } from './kafka-logs';
+import { oauthBearerProviderFor } from './oauth-bearer';
 
-/** kafkajs client settings shared by both apps. Brokers always come from KAFKA_BROKERS (never `localhost`). */
-export function kafkaClientConfig(brokers: string[], clientId: string): KafkaConfig {
+/**
+ * kafkajs client settings shared by both apps, the set-up job, the tools and the tests: brokers, TLS and SASL
+ * from the validated configuration (libs/config/src/kafka-env.ts). Brokers always come from KAFKA_BROKERS
+ * (never `localhost`).
+ */
+export function kafkaClientConfig(c: KafkaEnv, clientId: string): KafkaConfig {
   const logCreator = kafkaLogCreator();
+  const ssl = tlsOptions(c);
+  const sasl = saslOptions(c);
   return {
     clientId,
-    brokers,
+    brokers: c.KAFKA_BROKERS,
+    ...(ssl ? { ssl } : {}),
+    ...(sasl ? { sasl } : {}),
     logLevel: logLevel.WARN,
     retry: { initialRetryTime: 200, retries: 8, maxRetryTime: 5000 },
     ...(logCreator ? { logCreator } : {}), // absent, not undefined: Nest's transport would lose its own
   };
+}
+
+/** For tools that only talk to Kafka (bench, chaos, tests): the same variables, validated the same way. */
+export function kafkaClientConfigFromEnv(env: NodeJS.ProcessEnv, clientId: string): KafkaConfig {
+  return { ...kafkaClientConfig(loadConfig(kafkaEnvSchema, env), clientId), logLevel: logLevel.NOTHING };
+}
+
+/**
+ * `tls.connect` options: the CA replaces the system's when given (a private CA), the client certificate is
+ * for mTLS. Certificate and host-name checks always stay on: there is deliberately no setting to turn them off.
+ */
+export function tlsOptions(c: KafkaEnv): ConnectionOptions | undefined {
+  if (!c.KAFKA_SSL) return undefined;
+  const passphrase = c.KAFKA_SSL_KEY_PASSWORD ?? c.KAFKA_SSL_KEY_PASSWORD_FILE;
+  return {
+    rejectUnauthorized: true,
+    ...(c.KAFKA_SSL_CA_FILE ? { ca: [c.KAFKA_SSL_CA_FILE] } : {}),
+    ...(c.KAFKA_SSL_CERT_FILE ? { cert: c.KAFKA_SSL_CERT_FILE, key: c.KAFKA_SSL_KEY_FILE } : {}),
+    ...(passphrase ? { passphrase } : {}),
+  };
+}
+
+function saslOptions(c: KafkaEnv): SASLOptions | undefined {
+  const mechanism = c.KAFKA_SASL_MECHANISM;
+  if (!mechanism) return undefined;
+  if (mechanism === 'oauthbearer') return { mechanism, oauthBearerProvider: oauthBearerProviderFor(c) };
+  const username = (c.KAFKA_SASL_USERNAME ?? c.KAFKA_SASL_USERNAME_FILE)!;
+  const password = (c.KAFKA_SASL_PASSWORD ?? c.KAFKA_SASL_PASSWORD_FILE)!;
+  return { mechanism, username, password };
+}
+
+/** The SASL user name, as the broker's ACLs see it (`User:<name>`), when there is one to show. */
+export function saslUsername(c: KafkaEnv): string | undefined {
+  return c.KAFKA_SASL_USERNAME ?? c.KAFKA_SASL_USERNAME_FILE;
 }
 
 /**
@@ -24,7 +69,7 @@ export function kafkaClientConfig(brokers: string[], clientId: string): KafkaCon
  * back when a produce request fails, though the broker may have appended it, and a later batch of the same size
  * reusing that range is taken by the broker for a duplicate and acknowledged unwritten. Without idempotence a
  * retry may write a record twice instead, and that is already harmless here: the event id is derived from the
- * idempotency key and the worker applies an event id once.
+ * idempotency key and the worker applies an event id once. (It also spares the IDEMPOTENT_WRITE cluster ACL.)
  */
 export const durableProducerConfig: ProducerConfig = {
   idempotent: false,

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, GatewayConfig } from '@app/config';
-import { PLANT_CREATED_TOPIC, RedriveHeaders } from '@app/contracts';
+import { RedriveHeaders } from '@app/contracts';
+import { topicNamesFrom } from '@app/kafka';
 import { ProblemException } from '@app/observability';
 import { AuditRepository, DeadLetterRepository, DeadLetterRow, DeadLetterStatus } from '@app/persistence';
 import { Page, toPage } from '../http/pagination';
@@ -61,7 +62,13 @@ export class DeadLettersService {
     const takenIds = taken.map((r) => r.id);
     try {
       await Promise.all(
-        taken.map((r) => this.publisher.publish(PLANT_CREATED_TOPIC, redriveRecord(r), this.config.PUBLISH_TIMEOUT_MS)),
+        taken.map((r) =>
+          this.publisher.publish(
+            topicNamesFrom(this.config).plantCreated,
+            redriveRecord(r),
+            this.config.PUBLISH_TIMEOUT_MS,
+          ),
+        ),
       );
     } catch (err) {
       // Some may have been written: redriving them again later is harmless (the worker applies an event id once).

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { GatewayConfig, redactUrl } from '@app/config';
-import { missingTopicsOn, topicSettingsFrom } from '@app/kafka';
+import { checkTls, explainKafkaError, KafkaAccessError, missingGatewayTopics, workerConsumerGroup } from '@app/kafka';
 import { createPool, SCHEMA_VERSION, schemaVersion } from '@app/persistence';
 
 const POLL_MS = 1000;
@@ -17,6 +17,7 @@ export async function awaitInfrastructure(
   logger: Logger,
   timeoutMs = INFRASTRUCTURE_WAIT_MS,
 ): Promise<void> {
+  await checkTls(config); // an untrusted certificate is said now, not after a minute of retries
   const pool = createPool(config.DATABASE_URL, 1, 'plant-store-gateway-check');
   const deadline = Date.now() + timeoutMs;
   let reported = '';
@@ -52,9 +53,12 @@ async function whatIsMissing(config: GatewayConfig, pool: ReturnType<typeof crea
     );
   }
   try {
-    const topics = await missingTopicsOn(config.KAFKA_BROKERS, topicSettingsFrom(config));
+    const topics = await missingGatewayTopics(config, workerConsumerGroup(config.WORKER_GROUP_ID));
     if (topics.length > 0) missing.push(`Kafka topics ${topics.join(', ')} do not exist`);
   } catch (err) {
+    // A refused login, an untrusted certificate, a missing ACL: no worker will fix those, so no waiting.
+    const explained = explainKafkaError(err, config);
+    if (explained instanceof KafkaAccessError) throw explained;
     missing.push(`Kafka unreachable at KAFKA_BROKERS=${config.KAFKA_BROKERS.join(',')} (${(err as Error).message})`);
   }
   return missing;

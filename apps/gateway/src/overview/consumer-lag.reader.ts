@@ -1,8 +1,14 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Admin, Kafka } from 'kafkajs';
 import { APP_CONFIG, GatewayConfig } from '@app/config';
-import { PLANT_CREATED_TOPIC } from '@app/contracts';
-import { consumerLag, kafkaClientConfig, workerConsumerGroup } from '@app/kafka';
+import {
+  consumerLag,
+  explainKafkaError,
+  kafkaClientConfig,
+  KafkaAccessError,
+  topicNamesFrom,
+  workerConsumerGroup,
+} from '@app/kafka';
 
 const FRESH_MS = 2000;
 const WAIT_MS = 2000;
@@ -19,23 +25,27 @@ export class ConsumerLagReader implements OnApplicationShutdown {
   private readonly logger = new Logger(ConsumerLagReader.name);
   private readonly admin: Admin;
   private readonly groupId: string;
+  private readonly topic: string;
+  /** The last denial logged: a missing ACL is said once as a warning, not on every page refresh. */
+  private deniedSaid = '';
   private connected: Promise<void> | null = null;
   /** The latest answer, and when it came (null while it is still being read: callers share that read). */
   private last: { at: number | null; lag: Promise<number | null> } | null = null;
   /** A read under way, even past the deadline its callers gave up at: shutdown waits for it. */
   private reading: Promise<unknown> | null = null;
 
-  constructor(@Inject(APP_CONFIG) config: GatewayConfig) {
+  constructor(@Inject(APP_CONFIG) private readonly config: GatewayConfig) {
     // One short retry (a coordinator lookup may need it) and requests bounded by the deadline, so that a read
     // ends within about twice the deadline, before the shutdown stops waiting for it, instead of retrying on in
     // the background (a broker that accepts and never answers would otherwise hold a request for 30 s).
     this.admin = new Kafka({
-      ...kafkaClientConfig(config.KAFKA_BROKERS, 'plant-store-gateway-overview'),
+      ...kafkaClientConfig(config, 'plant-store-gateway-overview'),
       connectionTimeout: WAIT_MS,
       requestTimeout: WAIT_MS,
       retry: { retries: 1, initialRetryTime: 100, maxRetryTime: 200 },
     }).admin();
     this.groupId = workerConsumerGroup(config.WORKER_GROUP_ID);
+    this.topic = topicNamesFrom(config).plantCreated;
   }
 
   lag(): Promise<number | null> {
@@ -56,10 +66,17 @@ export class ConsumerLagReader implements OnApplicationShutdown {
     try {
       this.connected ??= this.admin.connect();
       await this.connected;
-      return (await consumerLag(this.admin, this.groupId, PLANT_CREATED_TOPIC)).reduce((sum, p) => sum + p.lag, 0);
+      return (await consumerLag(this.admin, this.groupId, this.topic)).reduce((sum, p) => sum + p.lag, 0);
     } catch (err) {
       this.connected = null;
-      this.logger.debug(`consumer lag not read: ${(err as Error).message}`);
+      const explained = explainKafkaError(err, this.config, {
+        operation: 'DESCRIBE',
+        resource: 'GROUP',
+        name: this.groupId,
+      });
+      if (explained instanceof KafkaAccessError && explained.message !== this.deniedSaid)
+        this.logger.warn(`consumer lag not read: ${(this.deniedSaid = explained.message)}`);
+      else this.logger.debug(`consumer lag not read: ${(err as Error).message}`);
       return null;
     }
   }

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from 
 import { ClientKafka } from '@nestjs/microservices';
 import { Message, Producer } from 'kafkajs';
 import { APP_CONFIG, GatewayConfig } from '@app/config';
-import { BatchingPublisher, durableProducerConfig, kafkaClientConfig } from '@app/kafka';
+import { BatchingPublisher, durableProducerConfig, explainKafkaError, kafkaClientConfig } from '@app/kafka';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { EventPublisher } from './event-publisher';
 
@@ -23,7 +23,7 @@ export class KafkaEventPublisher implements EventPublisher, OnModuleInit, OnAppl
     private readonly metrics: GatewayMetrics,
   ) {
     this.client = new ClientKafka({
-      client: kafkaClientConfig(config.KAFKA_BROKERS, 'plant-store-gateway'),
+      client: kafkaClientConfig(config, 'plant-store-gateway'),
       producer: durableProducerConfig,
       producerOnlyMode: true,
       postfixId: '',
@@ -31,7 +31,9 @@ export class KafkaEventPublisher implements EventPublisher, OnModuleInit, OnAppl
   }
 
   async onModuleInit() {
-    const producer: Producer = await this.client.connect();
+    const producer: Producer = await this.client.connect().catch((err: unknown) => {
+      throw explainKafkaError(err, this.config);
+    });
     producer.on(producer.events.CONNECT, () => (this.connected = true));
     producer.on(producer.events.DISCONNECT, () => (this.connected = false));
     this.connected = true;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, GatewayConfig } from '@app/config';
-import { EventHeaders, NewPlant, newPlantCreatedEvent, PLANT_CREATED_TOPIC, PlantCreatedEvent } from '@app/contracts';
-import { PublishTimeoutError } from '@app/kafka';
+import { EventHeaders, NewPlant, newPlantCreatedEvent, PlantCreatedEvent } from '@app/contracts';
+import { explainKafkaError, PublishTimeoutError, topicNamesFrom } from '@app/kafka';
 import {
   ATTR_MESSAGING_DESTINATION_NAME,
   ATTR_MESSAGING_KAFKA_MESSAGE_KEY,
@@ -89,16 +89,17 @@ export class PlantWebhookService {
       hops: meta.hops,
       origin: meta.origin,
     });
+    const topic = topicNamesFrom(this.config).plantCreated;
     const key = String(plant.id); // per-plant ordering: one plant, one partition
     // The PRODUCER span; its context rides in the record's traceparent, so the worker's spans join this trace.
     const span = this.tracing.startSpan(
-      `send ${PLANT_CREATED_TOPIC}`,
+      `send ${topic}`,
       SpanKind.PRODUCER,
       {
         [ATTR_MESSAGING_SYSTEM]: 'kafka',
         [ATTR_MESSAGING_OPERATION_TYPE]: 'send',
         [ATTR_MESSAGING_OPERATION_NAME]: 'send',
-        [ATTR_MESSAGING_DESTINATION_NAME]: PLANT_CREATED_TOPIC,
+        [ATTR_MESSAGING_DESTINATION_NAME]: topic,
         [ATTR_MESSAGING_MESSAGE_ID]: event.id,
         [ATTR_MESSAGING_KAFKA_MESSAGE_KEY]: key,
       },
@@ -118,7 +119,7 @@ export class PlantWebhookService {
     this.inFlight++;
     this.metrics.publishesInFlight.inc();
     try {
-      await this.publisher.publish(PLANT_CREATED_TOPIC, record, this.config.PUBLISH_TIMEOUT_MS);
+      await this.publisher.publish(topic, record, this.config.PUBLISH_TIMEOUT_MS);
       this.observe(started, 'acked');
       span.end();
       return { eventId: event.id };
@@ -131,7 +132,7 @@ export class PlantWebhookService {
         'warn',
         outcome,
         {},
-        `event ${event.id} not acknowledged by Kafka (${outcome}): ${(err as Error).message} (request ${meta.requestId})`,
+        `event ${event.id} not acknowledged by Kafka (${outcome}): ${reason(err, this.config)} (request ${meta.requestId})`,
       );
       throw unavailable(
         outcome,
@@ -152,6 +153,10 @@ export class PlantWebhookService {
     this.metrics.publishLatency.observe({ outcome }, Number(process.hrtime.bigint() - started) / 1e9);
   }
 }
+
+/** A denial or a refused login says which ACL or variable; a timeout keeps its own words. */
+const reason = (err: unknown, config: GatewayConfig) =>
+  err instanceof PublishTimeoutError ? err.message : explainKafkaError(err, config).message;
 
 function unavailable(
   outcome: PublishOutcome,

@@ -1,8 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { Consumer, Kafka } from 'kafkajs';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
-import { PLANT_CREATED_DLQ_TOPIC } from '@app/contracts';
-import { kafkaClientConfig } from '@app/kafka';
+import { explainKafkaError, kafkaClientConfig, topicNamesFrom } from '@app/kafka';
 import { DeadLetterRepository } from '@app/persistence';
 import { toArchivedDeadLetter } from './dead-letter-record';
 
@@ -16,20 +15,33 @@ import { toArchivedDeadLetter } from './dead-letter-record';
 export class DeadLetterArchive implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(DeadLetterArchive.name);
   private readonly consumer: Consumer;
+  private readonly topic: string;
 
   constructor(
     private readonly letters: DeadLetterRepository,
-    @Inject(APP_CONFIG) config: WorkerConfig,
+    @Inject(APP_CONFIG) private readonly config: WorkerConfig,
   ) {
-    this.consumer = new Kafka(kafkaClientConfig(config.KAFKA_BROKERS, 'plant-store-worker-dead-letters')).consumer({
+    this.topic = topicNamesFrom(config).deadLetters;
+    this.consumer = new Kafka(kafkaClientConfig(config, 'plant-store-worker-dead-letters')).consumer({
       groupId: `${config.WORKER_GROUP_ID}-dead-letters`,
       maxBytes: 4 * 1024 * 1024, // a batch of dead letters is bounded in memory
     });
   }
 
   async onApplicationBootstrap() {
+    const group = `${this.config.WORKER_GROUP_ID}-dead-letters`;
+    // A crash kafkajs does not retry (a denied READ on the topic or the group) is said once, naming the ACL.
+    this.consumer.on(this.consumer.events.CRASH, (e) => {
+      if (e.payload.restart) return;
+      const need = /GROUP_/.test(String((e.payload.error as { type?: string }).type))
+        ? { operation: 'READ' as const, resource: 'GROUP' as const, name: group }
+        : { operation: 'READ' as const, resource: 'TOPIC' as const, name: this.topic };
+      this.logger.error(
+        `dead-letter archive stopped: ${explainKafkaError(e.payload.error, this.config, need).message}`,
+      );
+    });
     await this.consumer.connect();
-    await this.consumer.subscribe({ topic: PLANT_CREATED_DLQ_TOPIC, fromBeginning: true });
+    await this.consumer.subscribe({ topic: this.topic, fromBeginning: true });
     await this.consumer.run({
       autoCommit: true,
       eachBatchAutoResolve: false,

@@ -1,8 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Admin, Kafka } from 'kafkajs';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
-import { PLANT_CREATED_TOPIC } from '@app/contracts';
-import { consumerLag, kafkaClientConfig, workerConsumerGroup } from '@app/kafka';
+import { consumerLag, kafkaClientConfig, topicNamesFrom, workerConsumerGroup } from '@app/kafka';
 import { OutboxRepository } from '@app/persistence';
 import { WorkerMetrics } from './worker-metrics';
 
@@ -20,6 +19,7 @@ export class BacklogMonitor implements OnApplicationBootstrap, OnApplicationShut
   private readonly logger = new Logger(BacklogMonitor.name);
   private readonly admin: Admin;
   private readonly groupId: string;
+  private readonly topic: string;
   private timer: NodeJS.Timeout | null = null;
   private connected: Promise<void> | null = null;
   private sampling: Promise<void> | null = null;
@@ -30,8 +30,9 @@ export class BacklogMonitor implements OnApplicationBootstrap, OnApplicationShut
     private readonly outbox: OutboxRepository,
     @Inject(APP_CONFIG) config: WorkerConfig,
   ) {
-    this.admin = new Kafka(kafkaClientConfig(config.KAFKA_BROKERS, 'plant-store-worker-monitor')).admin();
+    this.admin = new Kafka(kafkaClientConfig(config, 'plant-store-worker-monitor')).admin();
     this.groupId = workerConsumerGroup(config.WORKER_GROUP_ID);
+    this.topic = topicNamesFrom(config).plantCreated;
   }
 
   onApplicationBootstrap() {
@@ -49,8 +50,8 @@ export class BacklogMonitor implements OnApplicationBootstrap, OnApplicationShut
     try {
       this.connected ??= this.admin.connect();
       await this.connected;
-      for (const p of await consumerLag(this.admin, this.groupId, PLANT_CREATED_TOPIC))
-        this.metrics.consumerLag.set({ topic: PLANT_CREATED_TOPIC, partition: String(p.partition) }, p.lag);
+      for (const p of await consumerLag(this.admin, this.groupId, this.topic))
+        this.metrics.consumerLag.set({ topic: this.topic, partition: String(p.partition) }, p.lag);
     } catch (err) {
       this.connected = null;
       this.metrics.consumerLag.reset();

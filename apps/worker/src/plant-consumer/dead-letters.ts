@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { IHeaders, Message } from 'kafkajs';
-import { DeadLetterHeaders, PLANT_CREATED_DLQ_TOPIC } from '@app/contracts';
+import { DeadLetterHeaders } from '@app/contracts';
 import { PlantBatch } from './plant-batch';
 import { PoisonMessage } from './batch-plan';
 
@@ -123,6 +123,6 @@ export async function publishDeadLetters(batch: PlantBatch, poison: PoisonMessag
   if (poison.length === 0) return 0;
   return sendDeadLetters(
     poison.map((p) => toDeadLetter(batch.topic, batch.partition, p)),
-    async (messages) => void (await batch.producer.send({ topic: PLANT_CREATED_DLQ_TOPIC, acks: -1, messages })),
+    async (messages) => void (await batch.producer.send({ topic: batch.deadLetterTopic, acks: -1, messages })),
   );
 }

@@ -1,6 +1,7 @@
 import { ServerKafka, KafkaOptions } from '@nestjs/microservices';
 import { Consumer, EachBatchPayload, TopicPartitionOffset } from 'kafkajs';
 import { isObservable, lastValueFrom } from 'rxjs';
+import { PLANT_CREATED } from '@app/contracts';
 import { PlantBatch } from './plant-batch';
 
 /** What the health endpoint reads: is this worker a live member of its consumer group? */
@@ -16,11 +17,20 @@ export class ConsumerState {
  * - it subscribes from the beginning, so a new group reads what the gateway wrote before it joined.
  * Everything else (client, producer, handler discovery, group id with its `-server` suffix) is Nest's.
  */
+/** Which topic each handler's pattern reads (the names are configurable), where dead letters go, and how a crash reads. */
+export interface TopicRouting {
+  topics: Record<string, string>;
+  deadLetterTopic: string;
+  /** A crash kafkajs will not retry (a denied ACL), in words that name its cause. */
+  explain(err: unknown, topic: string): string;
+}
+
 export class PlantBatchServer extends ServerKafka {
   constructor(
     options: NonNullable<KafkaOptions['options']>,
     private readonly state: ConsumerState,
     private readonly partitionsConcurrently: number,
+    private readonly routing: TopicRouting,
     private readonly commitIntervalMs = 1000,
   ) {
     super(options);
@@ -69,12 +79,18 @@ export class PlantBatchServer extends ServerKafka {
     this.commitTimer.unref();
     consumer.on(consumer.events.CRASH, (e) => {
       this.state.consuming = false;
-      this.state.lastError = String(e.payload.error?.message ?? e.payload.error);
+      this.state.lastError = e.payload.restart
+        ? String(e.payload.error?.message ?? e.payload.error)
+        : this.routing.explain(e.payload.error, this.topicOf(PLANT_CREATED));
+      if (!e.payload.restart) this.logger.error(`consumer stopped: ${this.state.lastError}`);
     });
     consumer.on(consumer.events.STOP, () => (this.state.consuming = false));
     consumer.on(consumer.events.DISCONNECT, () => (this.state.consuming = false));
 
-    await consumer.subscribe({ topics: [...this.messageHandlers.keys()], fromBeginning: true });
+    await consumer.subscribe({
+      topics: [...this.messageHandlers.keys()].map((p) => this.topicOf(p)),
+      fromBeginning: true,
+    });
     await consumer.run({
       // We resolve offsets ourselves, only after a batch is stored, and commit what is resolved once a second
       // (commitUncommitted), at once when stopping or losing a partition, and on shutdown: a commit per small
@@ -87,9 +103,17 @@ export class PlantBatchServer extends ServerKafka {
     });
   }
 
+  private topicOf(pattern: string): string {
+    return this.routing.topics[pattern] ?? pattern;
+  }
+
+  private patternOf(topic: string): string {
+    return Object.entries(this.routing.topics).find(([, t]) => t === topic)?.[0] ?? topic;
+  }
+
   private async handleBatch(consumer: Consumer, payload: EachBatchPayload) {
     const { batch } = payload;
-    const handler = this.getHandlerByPattern(batch.topic);
+    const handler = this.getHandlerByPattern(this.patternOf(batch.topic));
     // A subscribed topic without a handler must not be committed past (stock Nest logs and commits).
     if (!handler) throw new Error(`no handler for topic ${batch.topic}`);
     const plantBatch: PlantBatch = {
@@ -109,6 +133,7 @@ export class PlantBatchServer extends ServerKafka {
         } else this.uncommitted.set(key, next);
       },
       producer: this.producer!,
+      deadLetterTopic: this.routing.deadLetterTopic,
     };
     const result = await handler(plantBatch);
     if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });

@@ -16,6 +16,8 @@ export interface PlantBatch {
   /** Marks everything up to `lastOffset` stored: committed (as lastOffset + 1) within a second, or at once when stopping. */
   commit(lastOffset: string): Promise<void>;
   producer: Producer;
+  /** Where this worker writes dead letters (KAFKA_TOPIC_PLANT_CREATED_DLQ or the prefixed default). */
+  deadLetterTopic: string;
 }
 
 export function headerString(headers: IHeaders | undefined, name: string): string | undefined {

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { redactUrl, unreachable, WorkerConfig } from '@app/config';
-import { ensureTopicsOn, topicSettingsFrom } from '@app/kafka';
+import { checkTls, explainKafkaError, prepareTopics } from '@app/kafka';
 import { createPool, runMigrations, sealCredentials, secretBoxFrom } from '@app/persistence';
 
 /**
@@ -24,8 +24,12 @@ export async function prepareInfrastructure(config: WorkerConfig, logger: Logger
   } finally {
     await pool.end();
   }
-  const created = await ensureTopicsOn(config.KAFKA_BROKERS, topicSettingsFrom(config)).catch((err) => {
-    throw unreachable('Kafka', 'KAFKA_BROKERS', config.KAFKA_BROKERS.join(','), err);
-  });
-  logger.info(created.length ? `created topics ${created.join(', ')}` : 'Kafka topics already exist');
+  // The consumer's group (Nest appends "-server") and the dead-letter archive's: a missing ACL stops us here.
+  const groups = [`${config.WORKER_GROUP_ID}-server`, `${config.WORKER_GROUP_ID}-dead-letters`];
+  const created = await checkTls(config)
+    .then(() => prepareTopics(config, groups))
+    .catch((err) => {
+      throw explainKafkaError(err, config);
+    });
+  logger.info(created.length ? `created topics ${created.join(', ')}` : 'Kafka topics are in place');
 }
