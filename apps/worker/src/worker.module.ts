@@ -28,7 +28,7 @@ export class WorkerModule {
         PlantConsumerModule.forRoot(consumerState),
         DeliveryModule,
         RetentionModule,
-        DeadLettersModule,
+        DeadLettersModule.forRoot(consumerState),
       ],
       controllers: [WorkerHealthController],
       providers: [BacklogMonitor],

@@ -84,14 +84,18 @@ function missingMessage(missing: ITopicConfig[], s: TopicSettings): string {
 }
 
 async function createTopics(admin: Admin, c: KafkaEnv, missing: ITopicConfig[]): Promise<string[]> {
-  try {
-    await admin.createTopics({ topics: missing, waitForLeaders: true });
-  } catch (err) {
-    // Another replica may have created them between our check and create.
-    if (/already exists/i.test(String((err as Error).message))) return [];
-    throw explainKafkaError(err, c, { operation: 'CREATE', resource: 'TOPIC', name: missing[0].topic });
+  const created: string[] = [];
+  // One at a time, so that a denial names the topic it was about (CREATE may be granted per topic name).
+  for (const topic of missing) {
+    try {
+      if (await admin.createTopics({ topics: [topic], waitForLeaders: true })) created.push(topic.topic);
+    } catch (err) {
+      // Another replica may have created it between our check and create.
+      if (/already exists/i.test(String((err as Error).message))) continue;
+      throw explainKafkaError(err, c, { operation: 'CREATE', resource: 'TOPIC', name: topic.topic });
+    }
   }
-  return missing.map((t) => t.topic);
+  return created;
 }
 
 /** A group the principal may not use: its committed offsets cannot be read (DESCRIBE, implied by READ). */

@@ -9,8 +9,19 @@ export interface AclNeed {
   name: string;
 }
 
-/** A Kafka failure explained: the cause and the variable (or ACL) to fix, without any secret. */
-export class KafkaAccessError extends Error {
+/** A Kafka failure already put in words (explaining it again would only repeat them). */
+export class ExplainedKafkaError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ExplainedKafkaError';
+  }
+}
+
+/**
+ * A failure only configuration can end (a refused login, an untrusted certificate, a missing ACL): the cause
+ * and the variable (or ACL) to fix, without any secret. Nothing waits for it to pass.
+ */
+export class KafkaAccessError extends ExplainedKafkaError {
   constructor(message: string) {
     super(message);
     this.name = 'KafkaAccessError';
@@ -28,7 +39,7 @@ const UNTRUSTED = new Set([
   'CERT_SIGNATURE_FAILURE',
 ]);
 
-type Cause = Error & { code?: string; type?: string; originalError?: Error; cause?: unknown };
+type Cause = Error & { code?: string; type?: string; originalError?: Error; cause?: unknown; errors?: unknown[] };
 
 /** The error and the errors it wraps (kafkajs's retry wrappers keep the first one as `cause`/`originalError`). */
 function* chain(err: unknown): Generator<Cause> {
@@ -37,7 +48,8 @@ function* chain(err: unknown): Generator<Cause> {
   while (e && typeof e === 'object' && !seen.has(e)) {
     seen.add(e);
     yield e;
-    e = (e.cause ?? e.originalError) as Cause | undefined;
+    // KafkaJSAggregateError (a create-topics refusal) holds one error per topic.
+    e = (e.cause ?? e.originalError ?? e.errors?.[0]) as Cause | undefined;
   }
 }
 
@@ -55,7 +67,7 @@ function who(c: KafkaEnv): string {
  * else keeps its message, with the address. `need` is the ACL the failed call relied on, when the caller knows.
  */
 export function explainKafkaError(err: unknown, c: KafkaEnv, need?: AclNeed): Error {
-  if (err instanceof KafkaAccessError) return err;
+  if (err instanceof ExplainedKafkaError) return err;
   const brokers = `KAFKA_BROKERS=${c.KAFKA_BROKERS.join(',')}`;
   for (const e of chain(err)) {
     const message = String(e.message ?? '');
@@ -72,12 +84,11 @@ export function explainKafkaError(err: unknown, c: KafkaEnv, need?: AclNeed): Er
           : 'check KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD (or their _FILE variants) and KAFKA_SASL_MECHANISM';
       return new KafkaAccessError(`Kafka at ${brokers} refused the SASL ${mechanism} login of ${who(c)}: ${check}`);
     }
-    if (e.type && AUTHORIZATION.test(e.type)) {
-      const acl = need ? `${need.operation} on ${need.resource} ${need.name}` : `access (${e.type})`;
-      return new KafkaAccessError(
-        `Kafka denied ${who(c)} ${acl} (${e.type}): grant that ACL (docs/kafka-security.md lists what each app needs)`,
-      );
-    }
+    if (e.type && AUTHORIZATION.test(e.type)) return denied(c, e.type, need);
+    // kafkajs drops FindCoordinator's error code (GROUP_AUTHORIZATION_FAILED) and keeps only this; from a broker
+    // that answers everything else, a group it will not name a coordinator for is a group the principal may not use.
+    if (e.name === 'KafkaJSGroupCoordinatorNotFound' && need?.resource === 'GROUP')
+      return denied(c, 'no coordinator given for the group: GROUP_AUTHORIZATION_FAILED', need);
     const tls = tlsExplanation(e, c, brokers);
     if (tls) return new KafkaAccessError(tls);
   }
@@ -85,12 +96,18 @@ export function explainKafkaError(err: unknown, c: KafkaEnv, need?: AclNeed): Er
   const deepest = first[first.length - 1] ?? (err as Error);
   const text = deepest?.message ?? String(err);
   if (/closed connection|connection timeout|connection closed/i.test(text) && (!c.KAFKA_SSL || !c.KAFKA_SASL_MECHANISM))
-    return new Error(
+    return new ExplainedKafkaError(
       `Kafka at ${brokers} failed: ${text}. Check KAFKA_BROKERS; a listener that expects TLS or SASL ` +
         `closes plaintext connections like this (KAFKA_SSL=${c.KAFKA_SSL}, KAFKA_SASL_MECHANISM=${c.KAFKA_SASL_MECHANISM ?? 'unset'}).`,
     );
-  return new Error(`Kafka at ${brokers} failed: ${text}. Check KAFKA_BROKERS.`);
+  return new ExplainedKafkaError(`Kafka at ${brokers} failed: ${text}. Check KAFKA_BROKERS.`);
 }
+
+const denied = (c: KafkaEnv, code: string, need?: AclNeed) =>
+  new KafkaAccessError(
+    `Kafka denied ${who(c)} ${need ? `${need.operation} on ${need.resource} ${need.name}` : 'access'} (${code}): ` +
+      'grant that ACL (docs/kafka-security.md lists what each app needs)',
+  );
 
 function tlsExplanation(e: Cause, c: KafkaEnv, brokers: string): string | null {
   const code = e.code ?? '';
@@ -106,9 +123,15 @@ function tlsExplanation(e: Cause, c: KafkaEnv, brokers: string): string | null {
     return `Kafka's TLS certificate does not name the host dialled (${message}): use the host names the certificate carries in KAFKA_BROKERS`;
   if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID')
     return `Kafka's TLS certificate at ${brokers} is not valid now (${code}): the broker's operator must renew it`;
-  if (/certificate required|alert number 116/i.test(message))
+  // A broker that requires a client certificate answers "certificate required" (TLS 1.3) or, as Java's does,
+  // "bad certificate" both to none and to one it does not trust: which it is, our settings say.
+  const refusedCertificate = /alert (bad certificate|unknown ca|certificate unknown)|alert number (42|48|46)/i;
+  if (
+    /certificate required|alert number 116/i.test(message) ||
+    (refusedCertificate.test(message) && !c.KAFKA_SSL_CERT_FILE)
+  )
     return `Kafka at ${brokers} requires a client certificate (mTLS): set KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE`;
-  if (/alert (bad certificate|unknown ca|certificate unknown)|alert number (42|48|46)/i.test(message))
+  if (refusedCertificate.test(message))
     return `Kafka at ${brokers} refused the client certificate in KAFKA_SSL_CERT_FILE (${message.replace(/^.*?(alert [a-z ]+).*$/i, '$1')}): it must be signed by a CA the broker trusts`;
   if (/wrong version number|packet length too long|EPROTO/i.test(`${message} ${code}`) && c.KAFKA_SSL)
     return `Kafka at ${brokers} does not speak TLS on that port (${code || message}): set KAFKA_SSL=false or use the broker's TLS listener in KAFKA_BROKERS`;

@@ -13,6 +13,7 @@ const RETRIED_QUIETLY = [
   /not (the )?leader for/i,
   /no leader for this topic-partition/i,
   /unknown topic or partition/i,
+  /does not host this topic-partition/i, // the set-up asking whether a topic exists yet
 ];
 const RETRIED_LOUDLY = [/connection error/i, /failed to connect/i, /ECONNREFUSED/, /connection timeout/i];
 

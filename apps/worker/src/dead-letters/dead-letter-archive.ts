@@ -3,6 +3,7 @@ import { Consumer, Kafka } from 'kafkajs';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { explainKafkaError, kafkaClientConfig, topicNamesFrom } from '@app/kafka';
 import { DeadLetterRepository } from '@app/persistence';
+import { ConsumerState } from '../plant-consumer/plant-batch.server';
 import { toArchivedDeadLetter } from './dead-letter-record';
 
 /**
@@ -19,6 +20,7 @@ export class DeadLetterArchive implements OnApplicationBootstrap, OnModuleDestro
 
   constructor(
     private readonly letters: DeadLetterRepository,
+    private readonly state: ConsumerState,
     @Inject(APP_CONFIG) private readonly config: WorkerConfig,
   ) {
     this.topic = topicNamesFrom(config).deadLetters;
@@ -36,9 +38,9 @@ export class DeadLetterArchive implements OnApplicationBootstrap, OnModuleDestro
       const need = /GROUP_/.test(String((e.payload.error as { type?: string }).type))
         ? { operation: 'READ' as const, resource: 'GROUP' as const, name: group }
         : { operation: 'READ' as const, resource: 'TOPIC' as const, name: this.topic };
-      this.logger.error(
-        `dead-letter archive stopped: ${explainKafkaError(e.payload.error, this.config, need).message}`,
-      );
+      const why = explainKafkaError(e.payload.error, this.config, need).message;
+      this.state.blocked.set('dead-letter archive', why);
+      this.logger.error(`dead-letter archive stopped: ${why}`);
     });
     await this.consumer.connect();
     await this.consumer.subscribe({ topic: this.topic, fromBeginning: true });

@@ -23,11 +23,13 @@ export class WorkerHealthController {
   async ready() {
     const database = (await isDatabaseUp(this.pool)) ? 'up' : 'down';
     const consuming = this.consumer.consuming;
-    if (!consuming || database !== 'up') {
-      throw ProblemException.of('unavailable', `consuming=${consuming} database=${database}`, {
+    const blocked = [...this.consumer.blocked.values()];
+    if (!consuming || database !== 'up' || blocked.length > 0) {
+      const why = blocked.length > 0 ? `; ${blocked.join('; ')}` : '';
+      throw ProblemException.of('unavailable', `consuming=${consuming} database=${database}${why}`, {
         consuming,
         database,
-        lastError: this.consumer.lastError,
+        lastError: blocked[0] ?? this.consumer.lastError,
       });
     }
     return { status: 'ready', consuming, database };

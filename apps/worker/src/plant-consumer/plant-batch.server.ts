@@ -8,6 +8,8 @@ import { PlantBatch } from './plant-batch';
 export class ConsumerState {
   consuming = false;
   lastError: string | null = null;
+  /** A refusal only an operator can end (a denied ACL), by what it blocks: the worker is not ready meanwhile. */
+  readonly blocked = new Map<string, string>();
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { EventHeaders } from '@app/contracts';
-import { workerConsumerGroup } from '@app/kafka';
+import { AclNeed, explainKafkaError, workerConsumerGroup } from '@app/kafka';
 import { ApplyResult, emptyApplyResult, IngestEvent, NO_LEASE } from '@app/delivery';
 import { nestSink, RateLimitedLog, Tracing } from '@app/observability';
 import { IngestRepository, isDataError, WriteCoalescer } from '@app/persistence';
@@ -11,6 +11,7 @@ import { BatchPlan, planBatch, PoisonMessage } from './batch-plan';
 import { BatchSpans } from './event-spans';
 import { publishDeadLetters } from './dead-letters';
 import { headerString, PlantBatch } from './plant-batch';
+import { ConsumerState } from './plant-batch.server';
 import { LoopReport } from './loop-report';
 import { countOutcomes } from './outcome-counts';
 import { BatchAbandoned, retryTransient } from './retry';
@@ -39,8 +40,9 @@ export class PlantIngestService {
     private readonly store: IngestRepository,
     private readonly metrics: WorkerMetrics,
     @Inject(DELIVERY_INBOX) private readonly inbox: DeliveryInbox,
-    @Inject(APP_CONFIG) config: WorkerConfig,
+    @Inject(APP_CONFIG) private readonly config: WorkerConfig,
     private readonly tracing: Tracing,
+    private readonly state: ConsumerState,
   ) {
     this.group = workerConsumerGroup(config.WORKER_GROUP_ID);
     this.debug = ['debug', 'trace'].includes(config.LOG_LEVEL);
@@ -148,14 +150,29 @@ export class PlantIngestService {
       shouldContinue: batch.shouldContinue,
       onRetry: (attempt, err, waitMs) => {
         this.metrics.failures.inc({ stage });
-        const line = `${batch.topic}[${batch.partition}] ${stage} failed (attempt ${attempt}), retrying in ${waitMs} ms: ${(err as Error).message}`;
+        const final = (err as { retriable?: boolean }).retriable === false;
         // Kafka marks some refusals as final (authorization, a topic's limits): retrying holds the partition
-        // safely, but only an operator can end it, so say so loudly.
-        if ((err as { retriable?: boolean }).retriable === false)
+        // safely, but only an operator can end it, so say so loudly, naming the ACL, and fail readiness.
+        const why = final
+          ? explainKafkaError(err, this.config, this.needOf(stage, batch)).message
+          : (err as Error).message;
+        const line = `${batch.topic}[${batch.partition}] ${stage} failed (attempt ${attempt}), retrying in ${waitMs} ms: ${why}`;
+        if (final) {
+          this.state.blocked.set(stage, why);
           this.logger.error(`${line} (the broker will not accept this until its cause is fixed)`);
-        else this.logger.warn(line);
+        } else this.logger.warn(line);
       },
+    }).then((result) => {
+      this.state.blocked.delete(stage);
+      return result;
     });
+  }
+
+  /** What a denied stage lacks (docs/kafka-security.md): writing dead letters, or committing for the group. */
+  private needOf(stage: string, batch: PlantBatch): AclNeed | undefined {
+    if (stage === 'dead_letter') return { operation: 'WRITE', resource: 'TOPIC', name: batch.deadLetterTopic };
+    if (stage === 'commit') return { operation: 'READ', resource: 'GROUP', name: this.group };
+    return undefined;
   }
 
   /** One line per batch, not per record: a burst of 20,000 poison records must not bury the log. */
