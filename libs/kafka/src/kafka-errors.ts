@@ -88,7 +88,11 @@ export function explainKafkaError(err: unknown, c: KafkaEnv, need?: AclNeed): Er
     // kafkajs drops FindCoordinator's error code (GROUP_AUTHORIZATION_FAILED) and keeps only this; from a broker
     // that answers everything else, a group it will not name a coordinator for is a group the principal may not use.
     if (e.name === 'KafkaJSGroupCoordinatorNotFound' && need?.resource === 'GROUP')
-      return denied(c, 'no coordinator given for the group: GROUP_AUTHORIZATION_FAILED', need);
+      return denied(
+        c,
+        'Kafka named no coordinator for the group: GROUP_AUTHORIZATION_FAILED, or its coordinator is down',
+        need,
+      );
     const tls = tlsExplanation(e, c, brokers);
     if (tls) return new KafkaAccessError(tls);
   }
