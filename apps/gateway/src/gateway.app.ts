@@ -4,6 +4,7 @@ import { GatewayConfig, gatewayEnvSchema, loadConfig } from '@app/config';
 import type { Logger } from 'pino';
 import { routeKafkaLogsTo } from '@app/kafka';
 import { createLogger, PinoNestLogger, ProblemFilter, Tracing } from '@app/observability';
+import { databaseProblem } from '@app/persistence';
 import { refuseMisplacedCredentials } from './auth/credential-placement';
 import { GatewayModule } from './gateway.module';
 import { decodeRequestBodies } from './http/content-encoding';
@@ -36,7 +37,7 @@ export async function createGatewayApp(env: NodeJS.ProcessEnv = process.env): Pr
     createHttpAdapter(config, metrics),
     { bodyParser: false, logger: new PinoNestLogger(logger) },
   );
-  app.useGlobalFilters(new ProblemFilter(logger));
+  app.useGlobalFilters(new ProblemFilter(logger, [databaseProblem]));
   const fastify = app.getHttpAdapter().getInstance();
   const connections = new ConnectionTracker(fastify.server, config.HTTP_MAX_CONNECTIONS, metrics);
   traceRequests(fastify, tracing);

@@ -10,6 +10,7 @@ import {
   topicNamesFrom,
 } from '@app/kafka';
 import { createLogger, PinoNestLogger, ProblemFilter, Tracing } from '@app/observability';
+import { databaseProblem } from '@app/persistence';
 import { ConsumerState, PlantBatchServer } from './plant-consumer/plant-batch.server';
 import { prepareInfrastructure } from './setup/prepare';
 import { WorkerModule } from './worker.module';
@@ -32,7 +33,7 @@ export async function createWorkerApp(env: NodeJS.ProcessEnv = process.env) {
     new FastifyAdapter({ logger: false }),
     { logger: new PinoNestLogger(logger) },
   );
-  app.useGlobalFilters(new ProblemFilter(logger));
+  app.useGlobalFilters(new ProblemFilter(logger, [databaseProblem]));
   app.connectMicroservice(
     {
       strategy: new PlantBatchServer(

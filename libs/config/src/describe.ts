@@ -1,8 +1,9 @@
-/** DATABASE_URL as it may be shown in a message or a log: the password replaced by ***. */
+/** DATABASE_URL as it may be shown in a message or a log: the password (and a key's, sslpassword) replaced by ***. */
 export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
+    if (u.searchParams.has('sslpassword')) u.searchParams.set('sslpassword', '***');
     return u.toString();
   } catch {
     return '(not a URL)';

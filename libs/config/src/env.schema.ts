@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { parseDuration } from './duration';
 import { GENERATE_TOKEN_HINT, knownExampleReason } from './known-examples';
 import { checkKafkaEnv, kafkaEnv } from './kafka-env';
+import { readDatabaseUrl } from './database-url';
 
 // Every environment variable the two apps read, with its default. The README's table, the compose file and
 // the Kubernetes ConfigMap are checked against these shapes by tests, so this file is the single list.
@@ -74,10 +75,34 @@ const hash8 = (s: string) => createHash('sha256').update(s).digest('hex').slice(
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 
+/** A PostgreSQL URL whose TLS parameters (sslmode, sslrootcert, …) mean something we can do (database-url.ts). */
+const databaseUrl = z
+  .string()
+  .url()
+  .superRefine((url, ctx) => {
+    for (const message of readDatabaseUrl(url).problems) ctx.addIssue({ code: 'custom', message });
+  });
+
+/**
+ * The client-side bound must outlast the server's: normally PostgreSQL cancels a slow statement itself (and the
+ * connection stays usable); the client's bound is for a server that answers nothing at all.
+ */
+function checkDatabaseBounds(
+  c: { DATABASE_STATEMENT_TIMEOUT_MS: number; DATABASE_QUERY_TIMEOUT_MS: number },
+  ctx: z.RefinementCtx,
+) {
+  if (c.DATABASE_QUERY_TIMEOUT_MS <= c.DATABASE_STATEMENT_TIMEOUT_MS)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['DATABASE_QUERY_TIMEOUT_MS'],
+      message: `must be longer than DATABASE_STATEMENT_TIMEOUT_MS (${c.DATABASE_STATEMENT_TIMEOUT_MS})`,
+    });
+}
+
 export const sharedEnv = {
   // Brokers, TLS, SASL and topics: libs/config/src/kafka-env.ts.
   ...kafkaEnv,
-  DATABASE_URL: z.string().url().default('postgresql://plantstore:plantstore@127.0.0.1:5432/plantstore'),
+  DATABASE_URL: databaseUrl.default('postgresql://plantstore:plantstore@127.0.0.1:5432/plantstore'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // json for log collectors; pretty (coloured, one line each) for a terminal: `npm start` sets it.
   LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
@@ -87,6 +112,14 @@ export const sharedEnv = {
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   OTEL_SERVICE_NAME: z.string().min(1).optional(),
   DATABASE_POOL_SIZE: positiveInt.default(10),
+  // Every query is bounded (docs/database.md): PostgreSQL cancels a statement after the first; the client gives up
+  // on a server that answers nothing (frozen, cut off) after the second and drops that connection.
+  DATABASE_STATEMENT_TIMEOUT_MS: positiveInt.default(10000),
+  DATABASE_QUERY_TIMEOUT_MS: positiveInt.default(15000),
+  // Opening a connection, and waiting for a free one in the pool.
+  DATABASE_CONNECT_TIMEOUT_MS: positiveInt.default(5000),
+  // TCP keep-alive on every connection, probing after this much silence (0: off): a peer gone without a word.
+  DATABASE_KEEPALIVE_MS: z.coerce.number().int().min(0).default(10000),
   // Seals subscriber secrets and tokens at rest (libs/persistence/src/secrets). Required: without it nothing
   // stored could be opened, and a made-up default would be a key everyone knows.
   SECRETS_KEY: z.string({ error: `is required: ${KEY_HINT}; \`npm start\` makes one in .local/` }).pipe(key),
@@ -123,7 +156,10 @@ export const gatewayEnvSchema = z
     METRICS_PORT: port.default(9465),
     METRICS_HOST: z.string().default('0.0.0.0'),
   })
-  .superRefine(checkKafkaEnv);
+  .superRefine((c, ctx) => {
+    checkKafkaEnv(c, ctx);
+    checkDatabaseBounds(c, ctx);
+  });
 
 export const workerEnvSchema = z
   .object({
@@ -151,9 +187,16 @@ export const workerEnvSchema = z
     DELIVERY_RETENTION: duration('30d').prefault('30d'),
     RETENTION_SWEEP_MS: positiveInt.default(60000),
     RETENTION_BATCH_SIZE: positiveInt.default(1000),
+    // Retention's deletes, bounded apart from the general bound: a long backlog may make a batch slow.
+    RETENTION_STATEMENT_TIMEOUT_MS: positiveInt.default(60000),
+    // Migrations (and sealing credentials) run before the worker consumes, under their own bound and, if set,
+    // as a role of their own: the running apps' DATABASE_URL role then needs no right to change the schema.
+    DATABASE_MIGRATION_URL: databaseUrl.optional(),
+    DATABASE_MIGRATION_TIMEOUT_MS: positiveInt.default(600000),
   })
   .superRefine((c, ctx) => {
     checkKafkaEnv(c, ctx);
+    checkDatabaseBounds(c, ctx);
     // A finished delivery must outlive the time its retries could take, or a recover would find nothing to send.
     const retries = c.DELIVERY_RETRY_SCHEDULE.split(',').reduce((sum, d) => sum + (parseDuration(d) ?? 0), 0);
     if (c.DELIVERY_RETENTION < retries)

@@ -6,3 +6,4 @@ export * from './describe';
 export * from './known-examples';
 export * from './env-reference';
 export * from './kafka-env';
+export * from './database-url';

@@ -56,6 +56,32 @@ describe(loadConfig.name, () => {
       /DELIVERY_ALLOW_PRIVATE_NETWORKS/,
     );
   });
+
+  it('bounds every database query by default, the client longer than the server', () => {
+    const config = loadConfig(workerEnvSchema, { SECRETS_KEY });
+    expect(config.DATABASE_STATEMENT_TIMEOUT_MS).toBe(10000);
+    expect(config.DATABASE_QUERY_TIMEOUT_MS).toBe(15000);
+    expect(config.DATABASE_KEEPALIVE_MS).toBe(10000);
+    expect(config.DATABASE_MIGRATION_TIMEOUT_MS).toBe(600000);
+    expect(config.RETENTION_STATEMENT_TIMEOUT_MS).toBe(60000);
+    expect(() =>
+      loadConfig(gatewayEnvSchema, {
+        WEBHOOK_TOKENS: token,
+        SECRETS_KEY,
+        DATABASE_STATEMENT_TIMEOUT_MS: '20000',
+        DATABASE_QUERY_TIMEOUT_MS: '20000',
+      }),
+    ).toThrow(/DATABASE_QUERY_TIMEOUT_MS: must be longer than DATABASE_STATEMENT_TIMEOUT_MS/);
+  });
+
+  it('refuses a DATABASE_URL whose TLS parameters cannot mean what libpq users expect', () => {
+    const withUrl = (name: string, url: string) => () => loadConfig(workerEnvSchema, { SECRETS_KEY, [name]: url });
+    expect(withUrl('DATABASE_URL', 'postgresql://a@db/p?sslmode=prefer')).toThrow(/DATABASE_URL: sslmode=prefer/);
+    expect(withUrl('DATABASE_MIGRATION_URL', 'postgresql://a@db/p?sslmode=verify-ca')).toThrow(
+      /DATABASE_MIGRATION_URL: sslmode=verify-ca needs sslrootcert/,
+    );
+    expect(withUrl('DATABASE_URL', 'postgresql://a@db/p?sslmode=verify-full&sslrootcert=/ca.crt')).not.toThrow();
+  });
 });
 
 describe('credentials published as examples', () => {

@@ -53,13 +53,34 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, error:
     .send(JSON.stringify({ ...problem, instance: request.url.split('?')[0] }));
 }
 
+/**
+ * Says what an error of a dependency means for the caller, when it knows it (a database that is away: 503 with
+ * Retry-After, see @app/persistence's databaseProblem); undefined for any other error.
+ */
+export type ProblemTranslator = (error: unknown) => ProblemException | undefined;
+
 /** Every error a controller raises leaves as application/problem+json, never with a stack trace. */
 @Catch()
 export class ProblemFilter implements ExceptionFilter {
-  constructor(private readonly logger?: Logger) {}
+  constructor(
+    private readonly logger?: Logger,
+    private readonly translators: ProblemTranslator[] = [],
+  ) {}
 
   catch(exception: unknown, host: ArgumentsHost) {
     const http = host.switchToHttp();
-    sendProblem(http.getResponse<FastifyReply>(), http.getRequest<FastifyRequest>(), exception, this.logger);
+    const request = http.getRequest<FastifyRequest>();
+    const translated = exception instanceof ProblemException ? undefined : this.translate(exception);
+    // Expected while a dependency is away: one line, no stack.
+    if (translated) this.logger?.warn({ reqId: request.id }, `request failed: ${(exception as Error).message}`);
+    sendProblem(http.getResponse<FastifyReply>(), request, translated ?? exception, this.logger);
+  }
+
+  private translate(exception: unknown): ProblemException | undefined {
+    for (const translate of this.translators) {
+      const problem = translate(exception);
+      if (problem) return problem;
+    }
+    return undefined;
   }
 }

@@ -3,6 +3,8 @@
 // several tables at once (ingest/), and what prunes old rows (retention/). Repositories return rows or the
 // delivery domain's types, never API shapes.
 export * from './database/pool';
+export * from './database/tls';
+export * from './database/unavailable';
 export * from './database/database.module';
 export * from './schema/migrate';
 export * from './plants/plant.repository';

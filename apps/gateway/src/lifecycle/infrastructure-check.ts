@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { GatewayConfig, redactUrl } from '@app/config';
 import { checkTls, explainKafkaError, KafkaAccessError, missingGatewayTopics, workerConsumerGroup } from '@app/kafka';
-import { createPool, SCHEMA_VERSION, schemaVersion } from '@app/persistence';
+import { createPool, databaseBoundsFrom, SCHEMA_VERSION, schemaVersion } from '@app/persistence';
 
 const POLL_MS = 1000;
 /** Long enough for a worker starting beside the gateway; short enough that a missing worker is said plainly. */
@@ -18,7 +18,12 @@ export async function awaitInfrastructure(
   timeoutMs = INFRASTRUCTURE_WAIT_MS,
 ): Promise<void> {
   await checkTls(config); // an untrusted certificate is said now, not after a minute of retries
-  const pool = createPool(config.DATABASE_URL, 1, 'plant-store-gateway-check');
+  const pool = createPool({
+    url: config.DATABASE_URL,
+    max: 1,
+    applicationName: 'plant-store-gateway-check',
+    ...databaseBoundsFrom(config),
+  });
   const deadline = Date.now() + timeoutMs;
   let reported = '';
   try {

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { loadConfig, workerEnvSchema } from '@app/config';
 import { createLogger } from '@app/observability';
-import { createPool, sealCredentials, secretBoxFrom } from '@app/persistence';
+import { migrationPool, sealCredentials, secretBoxFrom } from '@app/persistence';
 
 /**
  * `npm run secrets:reseal` (or this file with node): brings every stored subscriber credential under the
@@ -10,7 +10,7 @@ import { createPool, sealCredentials, secretBoxFrom } from '@app/persistence';
 async function reseal() {
   const config = loadConfig(workerEnvSchema);
   const logger = createLogger('reseal', config.LOG_LEVEL);
-  const pool = createPool(config.DATABASE_URL, 1, 'plant-store-reseal');
+  const { pool } = migrationPool(config, 'plant-store-reseal');
   try {
     const box = secretBoxFrom(config);
     const { sealed, resealed } = await sealCredentials(pool, box);

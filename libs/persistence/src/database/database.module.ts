@@ -10,14 +10,26 @@ import { SubscriptionRepository } from '../subscriptions/subscription.repository
 import { SecretBox, secretBoxFrom } from '../secrets/secret-box';
 import { AuditRepository } from '../audit/audit.repository';
 import { DeadLetterRepository } from '../dead-letters/dead-letter.repository';
-import { createPool, PG_POOL } from './pool';
+import { createPool, databaseBoundsFrom, longStatementBounds, PG_POOL } from './pool';
 
 interface DbConfig {
   DATABASE_URL: string;
   DATABASE_POOL_SIZE: number;
+  DATABASE_STATEMENT_TIMEOUT_MS: number;
+  DATABASE_QUERY_TIMEOUT_MS: number;
+  DATABASE_CONNECT_TIMEOUT_MS: number;
+  DATABASE_KEEPALIVE_MS: number;
+  /** The worker's; the gateway prunes nothing (its pool for retention is never used, so never connects). */
+  RETENTION_STATEMENT_TIMEOUT_MS?: number;
   SECRETS_KEY: string;
   SECRETS_PREVIOUS_KEYS: string[];
 }
+
+/**
+ * Retention's deletes run on a one-connection pool of their own, under RETENTION_STATEMENT_TIMEOUT_MS rather than
+ * the general bound: a batch over a long backlog may take longer than an API query ever should.
+ */
+export const PG_MAINTENANCE_POOL = Symbol('PG_MAINTENANCE_POOL');
 
 /** The SecretBox sealing subscriber credentials (SECRETS_KEY), for the repositories that store or send them. */
 export const SECRET_BOX = Symbol('SECRET_BOX');
@@ -28,7 +40,6 @@ const repositories = [
   DeliveryRepository,
   OutboxRepository,
   IngestRepository,
-  RetentionRepository,
   AuditRepository,
   DeadLetterRepository,
 ];
@@ -43,7 +54,33 @@ const repositories = [
     {
       provide: PG_POOL,
       inject: [APP_CONFIG, APP_NAME],
-      useFactory: (c: DbConfig, app: string) => createPool(c.DATABASE_URL, c.DATABASE_POOL_SIZE, `plant-store-${app}`),
+      useFactory: (c: DbConfig, app: string) =>
+        createPool({
+          url: c.DATABASE_URL,
+          max: c.DATABASE_POOL_SIZE,
+          applicationName: `plant-store-${app}`,
+          ...databaseBoundsFrom(c),
+        }),
+    },
+    {
+      provide: PG_MAINTENANCE_POOL,
+      inject: [APP_CONFIG, APP_NAME],
+      useFactory: (c: DbConfig, app: string) =>
+        createPool({
+          url: c.DATABASE_URL,
+          max: 1,
+          applicationName: `plant-store-${app}-retention`,
+          ...longStatementBounds(
+            databaseBoundsFrom(c),
+            c.RETENTION_STATEMENT_TIMEOUT_MS ?? 60000,
+            'RETENTION_STATEMENT_TIMEOUT_MS',
+          ),
+        }),
+    },
+    {
+      provide: RetentionRepository,
+      inject: [PG_MAINTENANCE_POOL],
+      useFactory: (pool: Pool) => new RetentionRepository(pool),
     },
     { provide: SECRET_BOX, inject: [APP_CONFIG], useFactory: (c: DbConfig) => secretBoxFrom(c) },
     ...repositories.map((Repository) => ({
@@ -52,12 +89,15 @@ const repositories = [
       useFactory: (pool: Pool, box: SecretBox) => new Repository(pool, box),
     })),
   ],
-  exports: [PG_POOL, SECRET_BOX, ...repositories],
+  exports: [PG_POOL, SECRET_BOX, RetentionRepository, ...repositories],
 })
 export class DatabaseModule implements OnApplicationShutdown {
-  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+  constructor(
+    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(PG_MAINTENANCE_POOL) private readonly maintenance: Pool,
+  ) {}
 
   async onApplicationShutdown() {
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.maintenance.end()]);
   }
 }

@@ -1,4 +1,5 @@
 import { Pool } from 'pg';
+import { createPool, databaseBoundsFrom, longStatementBounds } from '../database/pool';
 import { migrations } from './migrations';
 
 const LOCK_KEY = 7_355_608; // any constant shared by every process that migrates
@@ -39,6 +40,33 @@ export async function runMigrations(pool: Pool, log: (msg: string) => void = () 
     await client.query('SELECT pg_advisory_unlock($1)', [LOCK_KEY]).catch(() => undefined);
     client.release();
   }
+}
+
+interface MigrationConfig {
+  DATABASE_URL: string;
+  DATABASE_MIGRATION_URL?: string;
+  DATABASE_MIGRATION_TIMEOUT_MS: number;
+  DATABASE_STATEMENT_TIMEOUT_MS: number;
+  DATABASE_QUERY_TIMEOUT_MS: number;
+  DATABASE_CONNECT_TIMEOUT_MS: number;
+  DATABASE_KEEPALIVE_MS: number;
+}
+
+/**
+ * One connection for the set-up (migrations, sealing credentials): as DATABASE_MIGRATION_URL's role when set (the
+ * one that owns the schema; the apps' role then needs no DDL right), else DATABASE_URL's, and bounded by
+ * DATABASE_MIGRATION_TIMEOUT_MS rather than the general bound: a migration rewriting a big table takes its time,
+ * and waiting for another replica's migrations (the advisory lock) counts too.
+ */
+export function migrationPool(c: MigrationConfig, applicationName: string) {
+  const urlVariable = c.DATABASE_MIGRATION_URL ? 'DATABASE_MIGRATION_URL' : 'DATABASE_URL';
+  const url = c.DATABASE_MIGRATION_URL ?? c.DATABASE_URL;
+  const bounds = longStatementBounds(
+    databaseBoundsFrom(c),
+    c.DATABASE_MIGRATION_TIMEOUT_MS,
+    'DATABASE_MIGRATION_TIMEOUT_MS',
+  );
+  return { pool: createPool({ url, urlVariable, max: 1, applicationName, ...bounds }), url, urlVariable };
 }
 
 /** The version the database is at: 0 before the first migration. */
