@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } f
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { AttemptRecord, ClaimedDelivery, decideOutcome, NO_LEASE, OutboxLease, parseSchedule } from '@app/delivery';
 import { nestSink, RateLimitedLog } from '@app/observability';
-import { OutboxRepository, WriteCoalescer } from '@app/persistence';
+import { isDatabaseUnavailable, OutboxRepository, WriteCoalescer } from '@app/persistence';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { DeliveryInbox } from './delivery-inbox';
 import { DeliverySender } from './delivery-sender';
@@ -14,6 +14,8 @@ const CLAIM_COALESCE_MS = 5;
  * statement costs ~0.8 ms plus ~35 µs a row (measured), so a few milliseconds buy fewer, fuller statements.
  */
 const RECORD_LINGER_MS = 10;
+/** An outcome the database could not take (away, too slow) is tried again while its lease has this much left. */
+const RECORD_RETRY_MARGIN_MS = 1000;
 
 /** What the dispatcher keeps of an event it fans out: the subscribers of its deliveries, and how many answered. */
 interface FanOutState {
@@ -66,6 +68,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   /** Events may be waiting to be fanned out. */
   private events = true;
   private lastRowClaim = 0;
+  /** When each delivery's lease runs out (taken as it is handed to this dispatcher): bounds recording retries. */
+  private readonly leaseEnds = new WeakMap<ClaimedDelivery, number>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: WorkerConfig,
@@ -201,6 +205,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   }
 
   private enqueue(d: ClaimedDelivery) {
+    if (!this.leaseEnds.has(d)) this.leaseEnds.set(d, Date.now() + this.leaseMs);
     const q = this.queued.get(d.subscriptionId) ?? [];
     q.push(d);
     this.queued.set(d.subscriptionId, q);
@@ -245,6 +250,26 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   }
 
   /**
+   * Writes an outcome; while the database is away or too slow (a bounded query timed out), tries again as long as
+   * the delivery's lease lasts, rather than let the lease run out and the receiver get it a second time. A
+   * statement cancelled or never sent changed nothing; in the rare case that one committed but its answer was
+   * lost, the retry adds the attempt to the log twice, which is cheaper than sending the webhook twice.
+   */
+  private async record(record: AttemptRecord): Promise<void> {
+    const deadline = (this.leaseEnds.get(record.delivery) ?? Date.now()) - RECORD_RETRY_MARGIN_MS;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.recorder.add(record);
+      } catch (err) {
+        const waitMs = Math.min(200 * 2 ** (attempt - 1), 2000);
+        if (!isDatabaseUnavailable(err) || Date.now() + waitMs >= deadline) throw err;
+        this.failures.log('warn', 'record', {}, `recording outcomes failed, retrying: ${(err as Error).message}`);
+        await new Promise((r) => setTimeout(r, waitMs));
+      }
+    }
+  }
+
+  /**
    * One of an event's deliveries from memory has its answer. The last one to be answered carries the event's
    * subscribers with its record: the statement that writes it marks the event fanned out if every one of them
    * then has its row (see RECORD_FANNED_OUT). So an event is never done with a delivery missing (one whose write
@@ -270,7 +295,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     const completes = d.stored ? undefined : this.answered(d);
     this.recording++;
     try {
-      await this.recorder.add({ delivery: d, attempt: result, outcome, completes });
+      await this.record({ delivery: d, attempt: result, outcome, completes });
     } catch (err) {
       // The lease will expire and the delivery will be sent again: at least once, never lost.
       this.logger.error(`recording attempt of delivery ${d.id} failed: ${(err as Error).message}`);
