@@ -43,9 +43,7 @@ describe('PostgreSQL over TLS (DATABASE_URL sslmode, sslrootcert, sslcert)', () 
 
   beforeAll(async () => {
     await pg.start();
-    await pg.admin('CREATE ROLE certuser LOGIN; GRANT ALL ON DATABASE plantstore TO certuser', 'postgres', {
-      rejectUnauthorized: false,
-    });
+    await pg.admin('CREATE ROLE certuser LOGIN; GRANT ALL ON DATABASE plantstore TO certuser');
   }, 60000);
 
   afterAll(async () => {

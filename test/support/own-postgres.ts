@@ -41,6 +41,14 @@ export class OwnPostgres {
   }
 
   async start(): Promise<void> {
+    // A server left over on the port (a run killed before its afterAll) would be used by mistake.
+    if (
+      await this.admin('SELECT 1').then(
+        () => true,
+        () => false,
+      )
+    )
+      throw new Error(`port ${this.o.port} already has a PostgreSQL: stop it (a leftover of an earlier run?)`);
     const data = path.join(this.dir, 'data');
     const pwfile = path.join(this.dir, 'pw');
     writeFileSync(pwfile, `${OWN_PASSWORD}\n`);
@@ -93,13 +101,21 @@ export class OwnPostgres {
     }
   }
 
-  /** SIGSTOP to the whole server: connections stay open, nothing answers, as with a hung host. */
+  /**
+   * SIGSTOP to the whole server: connections stay open, nothing answers, as with a hung host. Each backend is a
+   * process group (and session) of its own (PostgreSQL calls setsid in every child), so the postmaster is stopped
+   * first (no new backend can start) and then each of its children.
+   */
   freeze() {
-    process.kill(-this.child!.pid!, 'SIGSTOP');
+    const postmaster = this.child!.pid!;
+    process.kill(postmaster, 'SIGSTOP');
+    for (let pass = 0; pass < 2; pass++) for (const pid of childrenOf(postmaster)) signal(pid, 'SIGSTOP');
   }
 
-  thaw() {
-    process.kill(-this.child!.pid!, 'SIGCONT');
+  thaw(postmaster = this.child?.pid) {
+    if (postmaster === undefined) return;
+    for (const pid of childrenOf(postmaster)) signal(pid, 'SIGCONT');
+    signal(postmaster, 'SIGCONT');
   }
 
   async stop(): Promise<void> {
@@ -107,16 +123,30 @@ export class OwnPostgres {
     this.child = null;
     if (child && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
-      process.kill(-child.pid!, 'SIGCONT');
-      process.kill(-child.pid!, 'SIGQUIT'); // immediate shutdown: a test server keeps nothing
+      this.thaw(child.pid);
+      process.kill(child.pid!, 'SIGQUIT'); // immediate shutdown: a test server keeps nothing
       await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
+      if (child.exitCode === null && child.signalCode === null) signal(child.pid!, 'SIGKILL');
     }
     rmSync(this.dir, { recursive: true, force: true });
   }
 
   private own(file: string) {
     if (this.user.uid !== undefined) chownSync(file, this.user.uid, this.user.gid!);
+  }
+}
+
+function childrenOf(pid: number): number[] {
+  const ps = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' });
+  return ps.stdout.split(/\s+/).filter(Boolean).map(Number);
+}
+
+/** A backend may have exited since it was listed. */
+function signal(pid: number, sig: NodeJS.Signals) {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    /* gone */
   }
 }
 
