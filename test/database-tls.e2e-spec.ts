@@ -117,4 +117,34 @@ describe('PostgreSQL over TLS (DATABASE_URL sslmode, sslrootcert, sslcert)', () 
     );
     expect(rows[0]).toEqual({ who: 'certuser', ssl: true, cn: '/CN=certuser' });
   });
+
+  it("migrates as DATABASE_MIGRATION_URL's owner role and runs as an app role with the documented grants, no DDL", async () => {
+    // docs/database.md, "A role without DDL rights", in a database of its own on this server.
+    await pg.admin('CREATE DATABASE roles_e2e');
+    await pg.admin(
+      "CREATE ROLE plantstore_owner LOGIN PASSWORD 'owner-pw'; CREATE ROLE plantstore_app LOGIN PASSWORD 'app-pw';" +
+        'GRANT CONNECT ON DATABASE roles_e2e TO plantstore_owner, plantstore_app',
+    );
+    await pg.admin(
+      'REVOKE CREATE ON SCHEMA public FROM PUBLIC; GRANT USAGE, CREATE ON SCHEMA public TO plantstore_owner;' +
+        'GRANT USAGE ON SCHEMA public TO plantstore_app;' +
+        'ALTER DEFAULT PRIVILEGES FOR ROLE plantstore_owner IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO plantstore_app;' +
+        'ALTER DEFAULT PRIVILEGES FOR ROLE plantstore_owner IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO plantstore_app',
+      'roles_e2e',
+    );
+    const tls = `sslmode=verify-full&sslrootcert=${ca.cert}`;
+    const appUrl = pg.url(tls, 'localhost', 'roles_e2e', 'plantstore_app:app-pw');
+    const env = baseEnv({
+      DATABASE_URL: appUrl,
+      DATABASE_MIGRATION_URL: pg.url(tls, 'localhost', 'roles_e2e', 'plantstore_owner:owner-pw'),
+    });
+    await prepareInfrastructure(loadConfig(workerEnvSchema, env), createLogger('tls-e2e', 'warn'));
+    const app = poolFor(appUrl);
+    expect(await schemaVersion(app)).toBe(SCHEMA_VERSION);
+    await app.query("INSERT INTO plants (id, name, last_event_id, last_event_time) VALUES (1, 'Fern', 'e1', now())");
+    await app.query("UPDATE plants SET name = 'Fern 2' WHERE id = 1");
+    await app.query('DELETE FROM plants WHERE id = 1');
+    await expect(app.query('CREATE TABLE intruder (x int)')).rejects.toMatchObject({ code: '42501' });
+    await expect(app.query('DROP TABLE plants')).rejects.toMatchObject({ code: '42501' });
+  });
 });
