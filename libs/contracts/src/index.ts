@@ -7,3 +7,5 @@ export * from './admin-bodies';
 export * from './parameters';
 export * from './plant-digest';
 export type * from './openapi/shapes';
+export * from './storable-json';
+export * from './exact-numbers';

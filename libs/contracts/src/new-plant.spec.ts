@@ -57,3 +57,24 @@ describe('validateNewPlant: text the store can hold exactly', () => {
     expect(validateNewPlant({ id: 1, name: 'Fern 🌿 \u00e9\u4e2d', tag: '\u200b' }).ok).toBe(true);
   });
 });
+
+describe('validateNewPlant: the whole body storable, property names included', () => {
+  it.each([
+    ['a NUL in an extra property', { id: 7, name: 'Ficus', note: 'a\u0000b' }, 'note', /NUL/],
+    ['a NUL in a property name', { id: 7, name: 'Ficus', 'no\u0000te': 'x' }, 'no\u0000te', /property name/],
+    ['a lone surrogate, nested', { id: 7, name: 'Ficus', care: { water: ['ok', '\ud800'] } }, 'care.water.1', /NUL/],
+    ['a lone surrogate in a nested key', { id: 7, name: 'Ficus', care: { '\udfff': 1 } }, 'care.\udfff', /name/],
+    ['a slash in the path', { id: 7, name: 'Ficus', 'a/b': '\u0000' }, 'a~1b', /NUL/],
+  ])('refuses %s, naming its path', (_case, body, field, message) => {
+    expect(validateNewPlant(body)).toEqual({ ok: false, errors: [{ field, message: expect.stringMatching(message) }] });
+  });
+
+  it('names every unstorable field of a body at once', () => {
+    const result = validateNewPlant({ id: 1, name: '\u0000', tag: '\ud800', extra: { deep: ['\u0000'] } });
+    expect(result.ok ? [] : result.errors.map((e) => e.field)).toEqual(['name', 'tag', 'extra.deep.0']);
+  });
+
+  it('accepts paired surrogates, and every other character, in values and keys', () => {
+    expect(validateNewPlant({ id: 1, name: 'x', '🌿': { 'é\u200b': ['\u0001\uffff🌵'] } }).ok).toBe(true);
+  });
+});

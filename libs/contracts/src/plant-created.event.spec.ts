@@ -31,4 +31,27 @@ describe('plant.created event', () => {
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.reason).toMatch(reason);
   });
+
+  // The worker's check of a consumed event agrees with the gateway's of a webhook: what one refuses, so does the
+  // other, so an event written to the topic by anything else cannot reach the store in a form the gateway refuses.
+  const event = (data: unknown, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ ...newPlantCreatedEvent(plant, { source: '/s' }), ...extra, data });
+  it.each([
+    ['a NUL in an extra property', event({ id: 7, name: 'Ficus', note: 'a\u0000b' }), /data.note must not contain NUL/],
+    ['a NUL in a property name', event({ id: 7, name: 'Ficus', 'a\u0000': 1 }), /data\.a\W is a property name/],
+    ['a lone surrogate, nested', event({ id: 7, name: 'F', x: [{ y: '\ud800' }] }), /data.x.0.y must not/],
+    ['a NUL in the event id', event(plant, { id: 'e\u0000' }), /^not a valid.*\bid must not contain NUL/],
+    ['a leap-second time', event(plant, { time: '2016-12-31T23:59:60Z' }), /time must match format "date-time"/],
+    ['a rounded number', event(plant).replace('"data":{', '"data":{"n":9007199254740993,'), /exactly.* at data.n$/],
+  ])('refuses %s, as the gateway does', (_case, text, reason) => {
+    const result = parsePlantCreatedEvent(Buffer.from(text));
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.reason).toMatch(reason);
+  });
+
+  it('checks a deeply nested event without running out of stack', () => {
+    const deep = '['.repeat(200_000) + ']'.repeat(200_000);
+    const result = parsePlantCreatedEvent(Buffer.from(event(plant).replace('"data":{', `"data":{"deep":${deep},`)));
+    expect(result.ok).toBe(true);
+  });
 });

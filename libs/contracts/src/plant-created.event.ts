@@ -1,5 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { INEXACT_NUMBER_MESSAGE, inexactNumbers } from './exact-numbers';
 import { NewPlant } from './new-plant';
+import { fieldName } from './storable-json';
 import { acceptedNewPlantSchema, ajv, compiled, FieldError, toFieldErrors } from './schema-registry';
 
 export const PLANT_CREATED = 'plant.created';
@@ -60,10 +62,15 @@ export interface PlantCreatedEvent {
   originid?: string;
 }
 
-/** JSON Schema of the event on the topic; `data` is the OpenAPI document's NewPlant. */
+/**
+ * JSON Schema of the event on the topic; `data` is NewPlant as the gateway accepts it, so the worker refuses
+ * (dead-letters) exactly what the gateway would have refused, and every text it stores (ids, source) is text
+ * PostgreSQL holds (`storable`).
+ */
 export const plantCreatedEventSchema = {
   $id: 'https://plant.store/schemas/plant.created.json',
   type: 'object',
+  storable: true,
   required: ['specversion', 'id', 'type', 'source', 'time', 'datacontenttype', 'data'],
   properties: {
     specversion: { const: '1.0' },
@@ -74,7 +81,7 @@ export const plantCreatedEventSchema = {
     datacontenttype: { const: 'application/json' },
     subject: { type: 'string' },
     data: { $ref: acceptedNewPlantSchema.$id },
-    hopcount: { type: 'integer', minimum: 0 },
+    hopcount: { type: 'integer', minimum: 0, maximum: 2_147_483_647 }, // an integer column
     originid: { type: 'string', minLength: 1, maxLength: 128 },
   },
 };
@@ -116,12 +123,21 @@ export type EventParse = { ok: true; event: PlantCreatedEvent } | { ok: false; r
 /** Decodes a record's value. Any failure here is permanent: the same bytes will never parse. */
 export function parsePlantCreatedEvent(value: Buffer | null): EventParse {
   if (!value || value.length === 0) return { ok: false, reason: 'empty value' };
+  const text = value.toString('utf8');
   let json: unknown;
   try {
-    json = JSON.parse(value.toString('utf8'));
+    json = JSON.parse(text);
   } catch (err) {
     return { ok: false, reason: `value is not JSON: ${(err as Error).message}` };
   }
+  // The gateway refuses a number a double cannot carry exactly; an event from anywhere else is held to the same.
+  const inexact = inexactNumbers(text);
+  if (inexact.length > 0)
+    return {
+      ok: false,
+      reason: `a number cannot be carried exactly (as a double) at ${inexact.map(fieldName).join(', ')}`,
+      errors: inexact.map((path) => ({ field: fieldName(path), message: INEXACT_NUMBER_MESSAGE })),
+    };
   if (!validateEvent(json)) {
     const errors = toFieldErrors(validateEvent.errors);
     return {

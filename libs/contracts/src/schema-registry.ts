@@ -1,5 +1,8 @@
 import Ajv2020, { ErrorObject, ValidateFunction } from 'ajv/dist/2020';
+import type { DataValidationCxt } from 'ajv/dist/types';
 import addFormats from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats';
+import { UNSTORABLE_KEY_MESSAGE, UNSTORABLE_TEXT_MESSAGE, unstorableTexts } from './storable-json';
 import { seedDocument } from './openapi/seed';
 
 // One Ajv (JSON Schema 2020-12, which OAS 3.1 schemas are) loaded with the seed document's components, so
@@ -14,7 +17,9 @@ export { MAX_PLANT_ID };
 /**
  * NewPlant as Plant Store accepts it: the seed's schema (an int64 id, any sign: 0 included, as Swagger UI's own
  * example sends), plus what the service must refuse beyond it: an id outside ±(2^53 - 1), which a JSON number
- * cannot carry exactly, and text PostgreSQL cannot hold exactly (see storableText). The served document says so.
+ * cannot carry exactly, and text PostgreSQL cannot hold exactly, anywhere in the body, property names included
+ * (`storable`, see storable-json.ts). The worker validates consumed events with this same schema. The served
+ * document says so.
  */
 export const acceptedNewPlantSchema = {
   $id: 'https://plant.store/schemas/accepted-new-plant.json',
@@ -22,34 +27,24 @@ export const acceptedNewPlantSchema = {
     { $ref: NEW_PLANT_REF },
     {
       type: 'object',
+      storable: true,
       properties: {
         id: { type: 'integer', minimum: -MAX_PLANT_ID, maximum: MAX_PLANT_ID },
-        name: { storableText: true },
-        tag: { storableText: true },
       },
     },
   ],
 };
 
-/**
- * A NUL character cannot be stored in a PostgreSQL text column, and a lone UTF-16 surrogate (valid in a JSON
- * string escape, but not Unicode text) would be replaced by U+FFFD on the way in: refused at the edge, so a
- * 200 always means the plant is stored exactly as sent.
- */
-// eslint-disable-next-line no-control-regex -- matching NUL is the point
-const UNSTORABLE = /[\u0000\uD800-\uDFFF]/u; // with the u flag, paired surrogates are one code point: not matched
-export const UNSTORABLE_TEXT_MESSAGE = 'must not contain NUL (\\u0000) or an unpaired surrogate (\\uD800-\\uDFFF)';
-
 export const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
 addFormats(ajv);
 // ajv-formats also accepts a `urn:uuid:` prefix, which PostgreSQL's uuid type does not: the plain form only.
 ajv.addFormat('uuid', /^[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i);
-ajv.addKeyword({
-  keyword: 'storableText',
-  schemaType: 'boolean',
-  validate: (enabled: boolean, value: unknown) => !enabled || typeof value !== 'string' || !UNSTORABLE.test(value),
-  errors: false,
-});
+// RFC 3339 as ajv-formats checks it, and then a real instant: a leap second (23:59:60) passes the grammar but
+// is no JavaScript Date (nor one PostgreSQL keeps: it moves it to the next minute), so it is refused, 422
+// naming the parameter, rather than reaching SQL as 'Invalid Date'.
+const rfc3339 = fullFormats['date-time'] as { validate: (s: string) => boolean };
+ajv.addFormat('date-time', { type: 'string', validate: (s) => rfc3339.validate(s) && Number.isFinite(Date.parse(s)) });
+ajv.addKeyword({ keyword: 'storable', schemaType: 'boolean', errors: true, validate: storable });
 ajv.addKeyword('components');
 ajv.addVocabulary(['example', 'x-internal']);
 ajv.addSchema({ $id: DOC_ID, components: seedDocument.components });
@@ -67,12 +62,7 @@ export function toFieldErrors(errors: ErrorObject[] | null | undefined): FieldEr
     if (e.keyword === 'allOf' || e.keyword === 'if') continue;
     const base = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
     const field = e.keyword === 'required' ? [base, e.params.missingProperty].filter(Boolean).join('.') : base;
-    const message =
-      e.keyword === 'required'
-        ? 'is required'
-        : e.keyword === 'storableText'
-          ? UNSTORABLE_TEXT_MESSAGE
-          : (e.message ?? 'is invalid');
+    const message = e.keyword === 'required' ? 'is required' : (e.message ?? 'is invalid');
     if (!seen.has(field || '(body)')) seen.set(field || '(body)', message);
   }
   return [...seen].map(([field, message]) => ({ field, message }));
@@ -83,3 +73,17 @@ export function compiled<T>(schemaId: string): ValidateFunction<T> {
   if (!fn) throw new Error(`schema ${schemaId} is not registered`);
   return fn;
 }
+
+/** `storable: true`: no string in the value, at any depth, property names included, that PostgreSQL refuses. */
+function storable(enabled: boolean, value: unknown, _schema?: unknown, cxt?: DataValidationCxt): boolean {
+  const found = enabled ? unstorableTexts(value) : [];
+  storable.errors = found.map(({ path, key }) => ({
+    keyword: 'storable',
+    instancePath:
+      (cxt?.instancePath ?? '') + path.map((s) => '/' + s.replace(/~/g, '~0').replace(/\//g, '~1')).join(''),
+    message: key ? UNSTORABLE_KEY_MESSAGE : UNSTORABLE_TEXT_MESSAGE,
+    params: {},
+  }));
+  return found.length === 0;
+}
+storable.errors = [] as Partial<ErrorObject>[];

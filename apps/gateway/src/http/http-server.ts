@@ -7,6 +7,7 @@ import { ShutdownState } from '../lifecycle/shutdown-state';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { clientErrorHandler, serverLimits } from './http-limits';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth';
+import { noteInexactNumbers } from './stored-as-sent';
 
 /**
  * Fastify enforces the body limit on the stream (a chunked body over it is rejected with 413, never
@@ -57,7 +58,10 @@ export function instrumentHttp(
       );
     }
     parseJson(req, body as string, (err: Error | null, value?: unknown) => {
-      if (!err) return done(null, value);
+      if (!err) {
+        noteInexactNumbers(body as string, value); // refused by validatedBody, with the schema's errors
+        return done(null, value);
+      }
       done(ProblemException.of('malformedJson', 'The body is not valid JSON'), undefined);
     });
   });

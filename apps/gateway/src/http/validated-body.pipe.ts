@@ -1,10 +1,12 @@
 import { PipeTransform } from '@nestjs/common';
 import { Validation } from '@app/contracts';
 import { invalidFields, ProblemException } from '@app/observability';
+import { notStorableAsSent } from './stored-as-sent';
 
 /**
- * A pipe that validates a body with a schema from the served document; 422 names each bad field. An
- * `optional` body may be left out, and is then `{}`.
+ * A pipe that validates a body with a schema from the served document, and checks that it would be stored as
+ * sent (no rounded number, no text PostgreSQL refuses: see stored-as-sent); 422 names each bad field, the
+ * schema's complaint first where both have one. An `optional` body may be left out, and is then `{}`.
  */
 export function validatedBody<T>(
   validate: (body: unknown) => Validation<T>,
@@ -15,8 +17,12 @@ export function validatedBody<T>(
       if (body === undefined && optional) body = {};
       if (body === undefined) throw ProblemException.of('malformedJson', 'The body is empty; send a JSON object');
       const result = validate(body);
-      if (result.ok) return result.value;
-      throw invalidFields(result.errors);
+      const unstorable = notStorableAsSent(body);
+      if (result.ok && unstorable.length === 0) return result.value;
+      const errors = new Map<string, string>();
+      for (const e of [...(result.ok ? [] : result.errors), ...unstorable])
+        if (!errors.has(e.field)) errors.set(e.field, e.message);
+      throw invalidFields([...errors].map(([field, message]) => ({ field, message })));
     },
   };
 }
