@@ -67,6 +67,6 @@ export class DeliveriesController {
     @Query('since', validatedParameters('recoverSubscription')) since: string,
     @Actor() actor: string,
   ) {
-    return this.deliveries.recover(id, new Date(since), actor);
+    return this.deliveries.recover(id, optionalDate(since)!, actor);
   }
 }

@@ -6,6 +6,8 @@ describe('page cursors', () => {
     expect(decodeCursor(encodeCursor(12345))).toBe(12345);
     expect(decodeCursor('not-a-cursor')).toBeNull();
     expect(decodeCursor(Buffer.from('s:-1').toString('base64url'))).toBeNull();
+    expect(decodeCursor(Buffer.from('s:9007199254740991').toString('base64url'))).toBe(9007199254740991);
+    expect(decodeCursor(Buffer.from('s:9007199254740993').toString('base64url'))).toBeNull(); // never rounded
   });
 
   it('gives a next cursor only when a further row exists', () => {

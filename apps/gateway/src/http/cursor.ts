@@ -6,5 +6,6 @@ export function encodeCursor(seq: number): string {
 export function decodeCursor(cursor: string): number | null {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
   const m = /^s:(\d{1,16})$/.exec(text);
-  return m ? Number(m[1]) : null;
+  const seq = m ? Number(m[1]) : NaN;
+  return Number.isSafeInteger(seq) ? seq : null; // 16 digits may go beyond 2^53: never a rounded position
 }
