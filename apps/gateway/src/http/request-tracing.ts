@@ -37,7 +37,8 @@ export function traceRequests(fastify: FastifyInstance, tracing: Tracing): void 
         [ATTR_URL_SCHEME]: req.protocol,
         ...(route ? { [ATTR_HTTP_ROUTE]: route } : {}),
         ...(req.socket.localPort ? { [ATTR_SERVER_PORT]: req.socket.localPort } : {}),
-        ...(req.headers['user-agent'] ? { [ATTR_USER_AGENT_ORIGINAL]: req.headers['user-agent'] } : {}),
+        // Bounded: it goes on to a collector with every request.
+        ...(req.headers['user-agent'] ? { [ATTR_USER_AGENT_ORIGINAL]: req.headers['user-agent'].slice(0, 256) } : {}),
       },
       typeof incoming === 'string' ? incoming : undefined,
     );

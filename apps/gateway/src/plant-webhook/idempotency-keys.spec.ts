@@ -20,4 +20,13 @@ describe(IdempotencyKeys.name, () => {
     expect(keys.check('a', { ...fern, name: 'y' }, 2000)).toBe('new'); // one of the oldest, dropped with its half
     expect(keys.check('e', { ...fern, name: 'y' }, 2000)).toBe('different'); // a recent one is still known
   });
+
+  it('tells long keys apart by their digest, and never confuses one with a short key', () => {
+    const keys = new IdempotencyKeys();
+    const long = 'k'.repeat(255);
+    expect(keys.check(long, fern)).toBe('new');
+    expect(keys.check(long, fern)).toBe('same');
+    expect(keys.check(long, { ...fern, name: 'Ivy' })).toBe('different');
+    expect(keys.check(`${'k'.repeat(254)}j`, { ...fern, name: 'Ivy' })).toBe('new');
+  });
 });
