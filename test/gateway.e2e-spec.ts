@@ -4,6 +4,7 @@ import { Consumer, KafkaMessage } from 'kafkajs';
 import { fc } from '@fast-check/jest';
 import { PLANT_CREATED_TOPIC, seedDocument } from '@app/contracts';
 import * as e2e from './support/stack';
+import { adminClient } from './support/admin';
 import { waitFor } from './support/wait';
 
 // The gateway alone, against the real broker: what a sender of the New Plant webhook sees.
@@ -185,6 +186,94 @@ describe('gateway: POST /plant/webhook', () => {
       fc.asyncProperty(invalid, async (p) => (await e2e.postPlant(gw.url, p)).status === 422),
       { numRuns: 25 },
     );
+  });
+
+  // Issue 25, item 5: these were answered 200 and then dead-lettered (jsonb refuses \u0000 anywhere), or stored
+  // rounded. A 200 means the plant will be stored as sent: each is a 422 naming its path.
+  it.each([
+    ['a NUL in an extra property', '{"id":7,"name":"Ficus","note":"a\\u0000b"}', 'note', /NUL/],
+    ['a NUL in a property name', '{"id":7,"name":"Ficus","no\\u0000te":"x"}', 'no\u0000te', /property name/],
+    ['a lone surrogate, nested', '{"id":7,"name":"Ficus","care":{"log":["ok","\\ud83c"]}}', 'care.log.1', /surrogate/],
+    ['a number beyond 2^53', '{"id":7,"name":"Ficus","stock":9007199254740993}', 'stock', /exactly/],
+    ['a number that overflows', '{"id":7,"name":"Ficus","care":[{"ml":1e400}]}', 'care.0.ml', /exactly/],
+    ['a decimal beyond a double', '{"id":7,"name":"Ficus","ph":6.50000000000000000001}', 'ph', /exactly/],
+  ])('refuses %s with 422 naming its path, never a 200 for what cannot be stored', async (_case, body, field, why) => {
+    const res = await e2e.postPlant(gw.url, body);
+    expect(res.status).toBe(422);
+    expect((await problemOf(res)).errors).toEqual([{ field, message: expect.stringMatching(why) }]);
+  });
+
+  it('refuses text the store cannot hold in admin bodies too, naming the field', async () => {
+    const admin = adminClient(gw.url);
+    const res = await admin.call('POST', '/deliveries/retry', { plantId: 1, note: { 'x\u0000': 1 } });
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual(expect.arrayContaining([{ field: 'note.x\u0000', message: expect.any(String) }]));
+    const rounded = await fetch(`${gw.url}/deliveries/retry`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${e2e.ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: '{"plantId": 9007199254740993}',
+    });
+    expect(rounded.status).toBe(422);
+    expect(((await rounded.json()) as { errors: { field: string }[] }).errors.map((e) => e.field)).toEqual(['plantId']);
+  });
+
+  // Item 6: a 16,000-character webhook-id was answered 200 and held in memory (100,000 of them: ~1.5 GiB).
+  it.each([
+    ['webhook-id', 'k'.repeat(16_000)],
+    ['webhook-id', 'k'.repeat(256)],
+    ['idempotency-key', 'k'.repeat(256)],
+    ['webhook-id', 'msg with spaces'],
+    ['webhook-id', 'msg_caf\u00e9'],
+    ['plant-store-hops', '1234567'],
+    ['plant-store-origin', 'o'.repeat(129)],
+  ])('refuses a %s header beyond its bound with 400 naming it', async (header, value) => {
+    const res = await e2e.postPlant(gw.url, { id: nextId(), name: 'Fern' }, { [header]: value });
+    expect(res.status).toBe(400);
+    const problem = (await problemOf(res)) as { detail?: string; header?: string };
+    expect(problem.header).toBe(header);
+    expect(problem.detail).toContain(`The header ${header} must`);
+  });
+
+  it('takes a key at its bound, and ignores a traceparent or x-request-id beyond theirs instead', async () => {
+    const key = 'k'.repeat(255);
+    const first = await e2e.postPlant(gw.url, { id: nextId(), name: 'Fern' }, { 'webhook-id': key });
+    expect(first.status).toBe(200);
+    const res = await e2e.postPlant(
+      gw.url,
+      { id: nextId(), name: 'Fern' },
+      {
+        traceparent: `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01${'-x'.repeat(500)}`,
+        'x-request-id': 'r'.repeat(129),
+      },
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/); // replaced, not echoed
+    const { eventId } = (await res.json()) as { eventId: string };
+    const record = await waitFor('the record in Kafka', () => seen.get(eventId));
+    expect(record.headers!.traceparent!.toString()).not.toContain('4bf92f3577b34da6a3ce929d0e0e4736'); // a new trace
+  });
+
+  // Item 7: ?since=2016-12-31T23:59:60Z passed the format check, became an Invalid Date and reached SQL: 500.
+  it.each([
+    ['GET', '/deliveries?since=2016-12-31T23:59:60Z', 'since'],
+    ['GET', '/deliveries?until=2016-12-31T23:59:60%2B00:00', 'until'],
+    ['GET', '/audit?since=2016-12-31T23:59:60Z', 'since'],
+    ['GET', '/audit?until=2015-06-30T23:59:60Z', 'until'],
+    ['POST', `/subscriptions/${randomUUID()}/recover?since=2016-12-31T23:59:60Z`, 'since'],
+    ['GET', '/deliveries?plantId=9007199254740993', 'plantId'],
+    ['GET', `/plants?cursor=${Buffer.from('s:9007199254740993').toString('base64url')}`, 'cursor'],
+  ])('answers %s %s with 422 naming the parameter, never a 500', async (method, path, field) => {
+    const res = await adminClient(gw.url).call(method, path);
+    expect({ status: res.status, fields: res.body.errors?.map((e: { field: string }) => e.field) }).toEqual({
+      status: 422,
+      fields: [field],
+    });
+  });
+
+  it('answers a leap second in a body date with 422 naming the field', async () => {
+    const res = await adminClient(gw.url).call('POST', '/deliveries/retry', { since: '2016-12-31T23:59:60Z' });
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual([{ field: 'since', message: 'must match format "date-time"' }]);
   });
 
   it('answers 503 with Retry-After, and nothing is accepted, while Kafka cannot acknowledge', async () => {
