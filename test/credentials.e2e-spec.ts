@@ -221,6 +221,60 @@ describe('credentials', () => {
     expect(doc.paths['/subscriptions'].post.responses['403']).toBeDefined();
   });
 
+  // Issue 25, item 8: an echoing receiver put the subscriber's own token into the response excerpt, which
+  // GET /deliveries/{id} showed read tokens; a URL's query (credentials, often) went to read tokens and into
+  // the permanent audit trail.
+  it("shows a read token neither the subscriber's token echoed back nor the credentials in its URL", async () => {
+    const querySecret = `q-${randomBytes(12).toString('hex')}`;
+    const path = `/echo?api_key=${querySecret}&v=1`;
+    receiver.behave(path, (r) => ({
+      status: 200,
+      body: JSON.stringify({ youSent: { url: r.path, headers: r.headers } }),
+    }));
+    const created = await admin().call('POST', '/subscriptions', {
+      url: `${receiver.url}${path}`,
+      token: SUBSCRIBER_TOKEN,
+    });
+    expect(created.status).toBe(201);
+    const plant = await sendPlant();
+    const echoed = await deliveredTo(path, plant);
+    expect(echoed.headers.authorization).toBe(`Bearer ${SUBSCRIBER_TOKEN}`); // the receiver did see them
+
+    const [delivery] = await admin(READ).deliveriesOf(created.body.id, `&plantId=${plant}`);
+    const detail = await waitFor('the attempt recorded', async () => {
+      const d = await admin(READ).call('GET', `/deliveries/${delivery.id}`);
+      return d.body.attemptLog.length > 0 ? d.body : null;
+    });
+    const excerpt = detail.attemptLog[0].responseBody as string;
+    expect(excerpt).toContain('"authorization":"[redacted]"');
+    expect(excerpt).toContain('api_key=[redacted]');
+    for (const shown of [
+      JSON.stringify(detail),
+      JSON.stringify((await db.pool.query('SELECT * FROM deliveries')).rows),
+    ]) {
+      expect(shown).not.toContain(SUBSCRIBER_TOKEN);
+      expect(shown).not.toContain(querySecret);
+    }
+
+    const asRead = await admin(READ).call('GET', `/subscriptions/${created.body.id}`);
+    expect(asRead.body.url).toBe(`${receiver.url}/echo?api_key=[redacted]&v=[redacted]`);
+    expect(JSON.stringify((await admin(READ).call('GET', '/subscriptions')).body)).not.toContain(querySecret);
+    expect((await admin().call('GET', `/subscriptions/${created.body.id}`)).body.url).toBe(`${receiver.url}${path}`);
+
+    await admin().call('PATCH', `/subscriptions/${created.body.id}`, {
+      url: `${receiver.url}/echo?api_key=${querySecret}2`,
+    });
+    expect((await admin().call('DELETE', `/subscriptions/${created.body.id}`)).status).toBe(204);
+    const trail = (await admin(READ).call('GET', `/audit?subscriptionId=${created.body.id}`)).body.items;
+    expect(trail.map((e: { details: { url?: string } }) => e.details.url)).toEqual([
+      `${receiver.url}/echo`,
+      `${receiver.url}/echo`,
+      `${receiver.url}/echo`,
+    ]);
+    const stored = JSON.stringify((await db.pool.query('SELECT details FROM audit_events')).rows);
+    expect(stored).not.toContain(querySecret);
+  });
+
   it('records every change with who, when and what (never a secret), kept after a delete, paged and filtered', async () => {
     await admin().call('PATCH', `/subscriptions/${symmetric.id}`, { token: `new-${SUBSCRIBER_TOKEN}`, enabled: false });
     await admin().call('POST', `/subscriptions/${symmetric.id}/rotate-secret`);

@@ -12,7 +12,7 @@ export interface Received {
 export type Behaviour = (
   req: Received,
   nth: number,
-) => { status: number; delayMs?: number; hold?: Promise<void>; headers?: Record<string, string> };
+) => { status: number; delayMs?: number; hold?: Promise<void>; headers?: Record<string, string>; body?: string };
 
 /** A real HTTP subscriber on loopback that records every request and answers as each test scripts it. */
 export class Receiver {
@@ -43,7 +43,7 @@ export class Receiver {
         const b = answer(r, nth);
         if (b.hold) await b.hold;
         if (b.delayMs) await new Promise((resolve) => setTimeout(resolve, b.delayMs));
-        res.writeHead(b.status, b.headers).end(b.status >= 400 ? 'receiver says no' : '');
+        res.writeHead(b.status, b.headers).end(b.body ?? (b.status >= 400 ? 'receiver says no' : ''));
       });
     });
     this.server.on('connection', () => this.connections++);

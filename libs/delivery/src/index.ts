@@ -3,6 +3,7 @@
 export * from './domain';
 export * from './http';
 export * from './outcome';
+export * from './redaction';
 export * from './retry-schedule';
 export * from './signing';
 export * from './ssrf';

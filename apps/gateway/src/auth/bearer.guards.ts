@@ -63,3 +63,8 @@ export const AdminWriteGuard = bearerGuard('admin-bearer', 'write');
 export const Actor = createParamDecorator(
   (_: unknown, ctx: ExecutionContext): string => ctx.switchToHttp().getRequest<{ user: Principal }>().user.name,
 );
+
+/** Whether the caller may change things (a write admin token): only such a caller sees subscriber URLs whole. */
+export const CanWrite = createParamDecorator((_: unknown, ctx: ExecutionContext): boolean =>
+  allows(ctx.switchToHttp().getRequest<{ user: Principal }>().user.scope, 'write'),
+);

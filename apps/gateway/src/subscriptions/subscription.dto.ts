@@ -1,5 +1,6 @@
 import type { Schema } from '@app/contracts';
 import { SubscriptionUpdateBody } from '@app/contracts';
+import { urlForReader, urlOriginAndPath } from '@app/delivery';
 import { Issued, NewAuditEvent, SubscriptionRow } from '@app/persistence';
 
 /**
@@ -12,9 +13,13 @@ export type SubscriptionDto = Schema<'Subscription'>;
 /** Only when it is created or rotated: a symmetric subscription's signing secret, shown once. */
 export type SubscriptionWithSecretDto = Schema<'SubscriptionWithSecret'>;
 
-export const mapSubscription = (r: SubscriptionRow): SubscriptionDto => ({
+/**
+ * `wholeUrl` for a caller that may change the subscription (a write token); a read token sees the URL without
+ * its user-info and query values (urlForReader), which may be credentials.
+ */
+export const mapSubscription = (r: SubscriptionRow, wholeUrl = true): SubscriptionDto => ({
   id: r.id,
-  url: r.url,
+  url: wholeUrl ? r.url : urlForReader(r.url),
   description: r.description,
   enabled: r.enabled,
   disabledReason: r.disabled_reason,
@@ -35,7 +40,10 @@ export const mapSubscription = (r: SubscriptionRow): SubscriptionDto => ({
 export const mapIssued = ({ row, secret }: Issued): SubscriptionWithSecretDto =>
   row.signature === 'symmetric' ? { ...mapSubscription(row), secret } : mapSubscription(row);
 
-/** What a change did, for the audit trail: the fields changed, never a token's value. */
+/**
+ * What a change did, for the audit trail: the fields changed, never a token's value, and of a URL only its
+ * origin and path (the trail is kept for good, and read tokens read it).
+ */
 export function updateAudit(body: SubscriptionUpdateBody): Pick<NewAuditEvent, 'action' | 'details'> {
   const action =
     body.enabled === false
@@ -44,7 +52,7 @@ export function updateAudit(body: SubscriptionUpdateBody): Pick<NewAuditEvent, '
         ? 'subscription.enabled'
         : 'subscription.changed';
   const details: Record<string, unknown> = { changed: Object.keys(body).sort() };
-  if (body.url !== undefined) details.url = body.url;
+  if (body.url !== undefined) details.url = urlOriginAndPath(body.url);
   if (body.description !== undefined) details.description = body.description;
   if (body.filter !== undefined) details.filter = body.filter;
   if ('token' in body) details.token = body.token === null ? 'removed' : 'replaced';

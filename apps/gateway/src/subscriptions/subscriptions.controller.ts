@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { validateSubscriptionCreate, validateSubscriptionTest, validateSubscriptionUpdate } from '@app/contracts';
-import { Actor, AdminReadGuard, AdminWriteGuard } from '../auth/bearer.guards';
+import { Actor, AdminReadGuard, AdminWriteGuard, CanWrite } from '../auth/bearer.guards';
 import { validatedBody } from '../http/validated-body.pipe';
 import { validatedParameters } from '../http/validated-parameter.pipe';
 import { SubscriptionsService } from './subscriptions.service';
@@ -22,14 +22,15 @@ export class SubscriptionsController {
     return this.subscriptions.create(body, actor);
   }
 
+  // A read token sees a subscriber URL without the credentials it may carry (see urlForReader).
   @Get()
-  list() {
-    return this.subscriptions.list();
+  list(@CanWrite() canWrite: boolean) {
+    return this.subscriptions.list(canWrite);
   }
 
   @Get(':id')
-  get(@Param('id', validatedParameters('getSubscription')) id: string) {
-    return this.subscriptions.get(id);
+  get(@Param('id', validatedParameters('getSubscription')) id: string, @CanWrite() canWrite: boolean) {
+    return this.subscriptions.get(id, canWrite);
   }
 
   @Patch(':id')

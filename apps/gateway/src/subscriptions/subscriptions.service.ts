@@ -6,7 +6,14 @@ import {
   SubscriptionTestBody,
   SubscriptionUpdateBody,
 } from '@app/contracts';
-import { checkSubscriberUrl, generateKeyPair, generateSecret, isValidSecret, SignatureScheme } from '@app/delivery';
+import {
+  checkSubscriberUrl,
+  generateKeyPair,
+  generateSecret,
+  isValidSecret,
+  SignatureScheme,
+  urlOriginAndPath,
+} from '@app/delivery';
 import { invalidField, ProblemException } from '@app/observability';
 import { AuditRepository, SubscriptionRepository, SubscriptionRow } from '@app/persistence';
 import {
@@ -63,7 +70,7 @@ export class SubscriptionsService {
       action: 'subscription.created',
       subscription_id: issued.row.id,
       details: {
-        url: body.url,
+        url: urlOriginAndPath(body.url),
         signature,
         token: body.token !== undefined ? 'set' : 'none',
         ...(body.filter ? { filter: body.filter } : {}),
@@ -72,12 +79,12 @@ export class SubscriptionsService {
     return mapIssued(issued);
   }
 
-  async list(): Promise<SubscriptionDto[]> {
-    return (await this.subscriptions.list()).map(mapSubscription);
+  async list(wholeUrls: boolean): Promise<SubscriptionDto[]> {
+    return (await this.subscriptions.list()).map((row) => mapSubscription(row, wholeUrls));
   }
 
-  async get(id: string): Promise<SubscriptionDto> {
-    return mapSubscription(found(await this.subscriptions.findById(id), id));
+  async get(id: string, wholeUrls: boolean): Promise<SubscriptionDto> {
+    return mapSubscription(found(await this.subscriptions.findById(id), id), wholeUrls);
   }
 
   async update(id: string, body: SubscriptionUpdateBody, actor: string): Promise<SubscriptionDto> {
@@ -95,7 +102,7 @@ export class SubscriptionsService {
       actor,
       action: 'subscription.deleted',
       subscription_id: id,
-      details: { url: existing.url },
+      details: { url: urlOriginAndPath(existing.url) },
     });
   }
 

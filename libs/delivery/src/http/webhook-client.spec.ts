@@ -16,6 +16,9 @@ describe('WebhookClient', () => {
         if (req.url === '/slow') setTimeout(() => res.writeHead(200).end(), 500);
         else if (req.url === '/big') res.writeHead(200).end('x'.repeat(100_000));
         else if (req.url === '/redirect') res.writeHead(302, { location: '/hook' }).end();
+        else if (req.url?.startsWith('/echo'))
+          // The echo ends 10 characters past the first KiB: the token in it is cut off inside.
+          res.writeHead(400).end(`url=${req.url} authorization=${req.headers.authorization}`.padStart(1034, ' '));
         else res.writeHead(202).end('thanks');
       });
     });
@@ -103,5 +106,17 @@ describe('WebhookClient', () => {
     await client.close();
     expect(r).toMatchObject({ status: 302, error: null });
     expect(seen.length - before).toBe(1);
+  });
+
+  it("records an echoing receiver's answer with the subscriber's credentials taken out, even cut off", async () => {
+    const token = 'sub-token-0123456789abcdef';
+    const client = new WebhookClient(true, 2000);
+    const r = await client.send({ ...request(), token, url: url.replace('/hook', '/echo?api_key=query-secret-42') });
+    await client.close();
+    expect(r.status).toBe(400);
+    // The first KiB was kept: the token's echo cut 10 characters short, and its start taken out all the same.
+    expect(r.responseBody).not.toContain('sub-tok');
+    expect(r.responseBody).not.toContain('query-secret');
+    expect(r.responseBody).toMatch(/url=\/echo\?api_key=\[redacted\] authorization=\[redacted\]$/);
   });
 });

@@ -1,5 +1,6 @@
 import { LoopHeaders } from '@app/contracts';
 import { DeliveryAttempt } from '../domain';
+import { credentialsOf, redactCredentials } from '../redaction';
 import { parseRetryAfter } from '../retry-schedule';
 import { signDelivery } from '../signing';
 import { checkUrlShape } from '../ssrf';
@@ -112,7 +113,8 @@ export class WebhookClient {
       const retryAfter = res.headers['retry-after'];
       return result({
         status: res.status,
-        responseBody: res.body || null,
+        // An echoing receiver would hand the subscriber's own credentials to whoever reads the attempt.
+        responseBody: redactCredentials(res.body, credentialsOf(r)) || null,
         retryAfterMs: parseRetryAfter(typeof retryAfter === 'string' ? retryAfter : null),
       });
     } catch (err) {

@@ -1,0 +1,91 @@
+/**
+ * What an operator (or a read-only token) is shown of a subscriber's credentials: nothing. A receiver that
+ * echoes its request (many test endpoints do) puts the subscription's token, or the credentials its URL
+ * carries, into the response excerpt an attempt records; a URL may carry credentials in its user-info or
+ * query. These functions take them out where the excerpt is built and where a URL is shown or kept.
+ */
+export const REDACTED = '[redacted]';
+
+/** Query values shorter than this are not taken for credentials (`?v=1`, `?format=json`): too common to hide. */
+const MIN_QUERY_SECRET = 8;
+/** A cut-off excerpt may end with the start of a credential: hidden from this many characters on. */
+const MIN_PARTIAL = 4;
+
+/** The credentials a request to `url` with `token` carries, as a receiver might echo them back. */
+export function credentialsOf(r: { url: string; token: string | null }): string[] {
+  const found: string[] = [];
+  if (r.token) found.push(r.token, `Bearer ${r.token}`);
+  const url = parseUrl(r.url);
+  if (url) {
+    const user = decode(url.username);
+    const password = decode(url.password);
+    if (url.username || url.password) {
+      found.push(`${user}:${password}`, Buffer.from(`${user}:${password}`).toString('base64'));
+      if (password) found.push(password, url.password);
+    }
+    for (const [, value] of url.searchParams) if (value.length >= MIN_QUERY_SECRET) found.push(value);
+    for (const raw of url.search.slice(1).split('&')) {
+      const value = raw.slice(raw.indexOf('=') + 1);
+      if (raw.includes('=') && value.length >= MIN_QUERY_SECRET) found.push(value);
+    }
+  }
+  // Each as sent, and as an echo may write it: percent-encoded, JSON-escaped, base64 (a token in Basic).
+  const forms = found.flatMap((c) => [c, encodeURIComponent(c), JSON.stringify(c).slice(1, -1)]);
+  if (r.token) forms.push(Buffer.from(r.token).toString('base64'));
+  return [...new Set(forms.filter((c) => c.length > 0))].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * `text` with every occurrence of each credential replaced by REDACTED, and a tail that is the start of one
+ * (the excerpt was cut inside it) too. Credentials longest first, so one inside another goes whole.
+ */
+export function redactCredentials(text: string, credentials: string[]): string {
+  let out = text;
+  for (const c of credentials) if (out.includes(c)) out = out.split(c).join(REDACTED);
+  for (const c of credentials) {
+    for (let n = Math.min(c.length - 1, out.length); n >= MIN_PARTIAL; n--) {
+      if (out.endsWith(c.slice(0, n))) {
+        out = out.slice(0, out.length - n) + REDACTED;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/** Origin and path only: what the audit trail keeps of a subscriber URL (no user-info, query or fragment). */
+export function urlOriginAndPath(url: string): string {
+  const u = parseUrl(url);
+  return u ? `${u.origin}${u.pathname}` : REDACTED;
+}
+
+/**
+ * A subscriber URL as a read-only token sees it: no user-info, each query value hidden (its name shown, so two
+ * subscriptions to one path can be told apart), no fragment. A write token sees the URL whole: it may change it.
+ */
+export function urlForReader(url: string): string {
+  const u = parseUrl(url);
+  if (!u) return REDACTED;
+  const query = u.search
+    .slice(1)
+    .split('&')
+    .filter((p) => p.length > 0)
+    .map((p) => (p.includes('=') ? `${p.slice(0, p.indexOf('='))}=${REDACTED}` : REDACTED)); // `?sk_live_…` alone
+  return `${u.origin}${u.pathname}${query.length > 0 ? `?${query.join('&')}` : ''}`;
+}
+
+function parseUrl(url: string): URL | null {
+  try {
+    return new URL(url);
+  } catch {
+    return null;
+  }
+}
+
+function decode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
