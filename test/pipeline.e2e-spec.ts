@@ -223,6 +223,46 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
     expect(letter.headers!['x-error']!.toString()).toMatch(/data\.name must not contain NUL/);
   });
 
+  // Issue 25, item 5: a 200 means the plant is stored, exactly as sent, whatever extra properties it carries:
+  // what the gateway accepts at the edge of what PostgreSQL holds (control characters, paired surrogates, keys of
+  // any script, numbers at the edge of a double) comes back from the jsonb column unchanged.
+  it('stores every extra property it answered 200 for, exactly as sent', async () => {
+    const id = nextId();
+    const text =
+      `{"id":${id},"name":"Ficus \\ud83c\\udf3f","care":{"\u00e9\u200b\ud83c\udf35":["\\u0001","\\ud83c\\udf3f",null,true,""],` +
+      `"deep":{"a":{"b":[1,[2,[3]]]}}},"big":9007199254740991,"tiny":5e-324,"sci":1e21,"dec":0.1,"frac":1.50,"neg":-12.5}`;
+    expect((await e2e.postPlant(gw.url, text)).status).toBe(200);
+    await waitFor('the plant in the store', () => storedPlant(id));
+    const { id: _id, name, ...extra } = JSON.parse(text);
+    const { rows } = await pool.query('SELECT name, extra FROM plants WHERE id = $1', [id]);
+    expect(rows[0]).toEqual({ name, extra });
+  });
+
+  it('dead-letters, for the reason the gateway gives, an event written around it that it would have refused', async () => {
+    const [nul, key, rounded] = [nextId(), nextId(), nextId()];
+    const event = (data: Record<string, unknown>) =>
+      JSON.stringify(newPlantCreatedEvent(data as never, { source: '/e2e' }));
+    await producer.send({
+      topic: PLANT_CREATED_TOPIC,
+      messages: [
+        { key: String(nul), value: event({ id: nul, name: 'x', note: 'a\u0000b' }) },
+        { key: String(key), value: event({ id: key, name: 'x', care: { 'a\u0000': 1 } }) },
+        {
+          key: String(rounded),
+          value: event({ id: rounded, name: 'x' }).replace('"data":{', '"data":{"stock":9007199254740993,'),
+        },
+      ],
+    });
+    const reason = async (id: number) =>
+      (
+        await waitFor(`plant ${id} in the DLQ`, () => deadLetters.find((m) => m.key?.toString() === String(id)))
+      ).headers!['x-error']!.toString();
+    expect(await reason(nul)).toMatch(/data\.note must not contain NUL/);
+    expect(await reason(key)).toMatch(/data\.care\.a\W is a property name with NUL/);
+    expect(await reason(rounded)).toMatch(/cannot be carried exactly .* at data\.stock$/);
+    expect(await rowCount('SELECT count(*) FROM plants WHERE id = ANY($1)', [[nul, key, rounded]])).toBe(0);
+  });
+
   /** The group's lag as the broker sees it: high watermark minus committed offset, summed over partitions. */
   const brokerLag = async () => {
     const admin = e2e.testKafka().admin();
