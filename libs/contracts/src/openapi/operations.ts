@@ -37,12 +37,27 @@ const plantIdSchema = {
     'Any int64 the New Plant webhook accepts, within ±(2^53 - 1): a JSON number beyond that cannot be carried ' +
     'exactly, so the webhook refuses such ids with 422 rather than store a rounded one',
 };
-const badParameter = problem('A path or query parameter does not match its schema (each named in `errors`)');
+const badParameter = problem(
+  'A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant ' +
+    '(a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue',
+);
+/** RFC 3339, and a real instant: a leap second (23:59:60) is refused with 422; fractions beyond ms are cut. */
+const instant = (description: string) => ({
+  description,
+  schema: {
+    type: 'string',
+    format: 'date-time',
+    description: 'RFC 3339; a real instant (no leap second, 23:59:60); fractions beyond milliseconds are cut',
+  },
+});
 const subscriptionId = idParam('id', { type: 'string', format: 'uuid' }, 'Subscription id');
 const deliveryId = idParam('id', { type: 'string', format: 'uuid' }, 'Delivery id');
 const deadLetterId = idParam('id', { type: 'string', pattern: '^[1-9][0-9]{0,17}$' }, 'Dead-letter id');
 const idsBody = { required: true, ...json(ref('DeadLetterIds')) };
-const invalidBody = problem('The body does not match its schema (each field named in `errors`)');
+const invalidBody = problem(
+  'The body does not match its schema, or would not be stored as sent: a NUL or unpaired surrogate in any string ' +
+    'or property name, a number a double cannot carry exactly (each field named in `errors`)',
+);
 
 export const operations: Record<string, unknown> = {
   '/plants': {
@@ -186,10 +201,7 @@ export const operations: Record<string, unknown> = {
       summary: 'Re-queue every failed delivery since a time',
       tags: ['Deliveries'],
       security: adminWrite,
-      parameters: [
-        subscriptionId,
-        { name: 'since', in: 'query', required: true, schema: { type: 'string', format: 'date-time' } },
-      ],
+      parameters: [subscriptionId, { name: 'since', in: 'query', required: true, ...instant('Failed at or after') }],
       responses: {
         '202': ok('Re-queued', { type: 'object', properties: { requeued: { type: 'integer' } } }),
         '401': unauthorized,
@@ -209,13 +221,8 @@ export const operations: Record<string, unknown> = {
         { name: 'subscriptionId', in: 'query', schema: { type: 'string', format: 'uuid' } },
         { name: 'status', in: 'query', schema: { type: 'string', enum: ['pending', 'succeeded', 'failed'] } },
         { name: 'plantId', in: 'query', schema: plantIdSchema },
-        {
-          name: 'since',
-          in: 'query',
-          description: 'Created at or after',
-          schema: { type: 'string', format: 'date-time' },
-        },
-        { name: 'until', in: 'query', description: 'Created before', schema: { type: 'string', format: 'date-time' } },
+        { name: 'since', in: 'query', ...instant('Created at or after') },
+        { name: 'until', in: 'query', ...instant('Created before') },
         ...cursorParams,
       ],
       responses: {
@@ -406,8 +413,8 @@ export const operations: Record<string, unknown> = {
       security: adminRead,
       parameters: [
         { name: 'subscriptionId', in: 'query', schema: { type: 'string', format: 'uuid' } },
-        { name: 'since', in: 'query', description: 'At or after', schema: { type: 'string', format: 'date-time' } },
-        { name: 'until', in: 'query', description: 'Before', schema: { type: 'string', format: 'date-time' } },
+        { name: 'since', in: 'query', ...instant('At or after') },
+        { name: 'until', in: 'query', ...instant('Before') },
         ...cursorParams,
       ],
       responses: {

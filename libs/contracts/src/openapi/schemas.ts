@@ -41,7 +41,10 @@ export const addedSchemas: Record<string, unknown> = {
   StoredPlant: {
     description:
       'A NewPlant as stored. Ids are any int64 within ±(2^53 - 1): the New Plant webhook refuses larger ones with ' +
-      '422, since a JSON number beyond that cannot be carried exactly.',
+      '422, since a JSON number beyond that cannot be carried exactly. It refuses (422 naming the path) any other ' +
+      'number a double would round, and a NUL or an unpaired surrogate in any string or property name at any ' +
+      'depth (PostgreSQL cannot hold them), so what it answers 200 for is stored as sent. Its `webhook-id` or ' +
+      '`Idempotency-Key` is 1 to 255 visible ASCII characters, else 400 naming the header.',
     allOf: [
       ref('NewPlant'),
       {
@@ -117,7 +120,12 @@ export const addedSchemas: Record<string, unknown> = {
   },
   Subscription: always({
     id: { type: 'string', format: 'uuid' },
-    url: { type: 'string' },
+    url: {
+      type: 'string',
+      description:
+        'Whole for a write token; a read token sees it without user-info or fragment, each query value ' +
+        'replaced by `[redacted]` (query values are often credentials)',
+    },
     description: { type: ['string', 'null'] },
     enabled: { type: 'boolean' },
     disabledReason: { type: ['string', 'null'] },
@@ -159,7 +167,12 @@ export const addedSchemas: Record<string, unknown> = {
     status: { type: ['integer', 'null'], description: 'HTTP status; null on a network error' },
     latencyMs: { type: 'integer' },
     error: { type: ['string', 'null'] },
-    responseBody: { type: ['string', 'null'], description: 'First KiB of the response' },
+    responseBody: {
+      type: ['string', 'null'],
+      description:
+        "First KiB of the response, with the subscription's token and its URL's credentials replaced by " +
+        '`[redacted]` (a receiver may echo them)',
+    },
     signature: {
       type: ['string', 'null'],
       description: 'The `webhook-signature` sent; null when the attempt was refused before it was signed',
@@ -226,7 +239,11 @@ export const addedSchemas: Record<string, unknown> = {
     action: { type: 'string', examples: ['subscription.created', 'subscription.secret_rotated', 'delivery.retried'] },
     subscriptionId: { type: ['string', 'null'], format: 'uuid' },
     deliveryId: { type: ['string', 'null'], format: 'uuid' },
-    details: { type: 'object', additionalProperties: true, description: 'What changed; never a secret or a token' },
+    details: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'What changed; never a secret or a token, and of a subscriber URL only its origin and path',
+    },
   }),
   AuditPage: page('AuditEvent'),
   DeadLetter: {
@@ -284,8 +301,12 @@ export const addedSchemas: Record<string, unknown> = {
     properties: {
       subscriptionId: { type: 'string', format: 'uuid' },
       plantId: { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 },
-      since: { type: 'string', format: 'date-time', description: 'Created at or after' },
-      until: { type: 'string', format: 'date-time', description: 'Created before' },
+      since: {
+        type: 'string',
+        format: 'date-time',
+        description: 'Created at or after; a real instant (no leap second)',
+      },
+      until: { type: 'string', format: 'date-time', description: 'Created before; a real instant (no leap second)' },
     },
   },
   Overview: {
