@@ -234,6 +234,22 @@ describe('gateway: POST /plant/webhook', () => {
     expect(problem.detail).toContain(`The header ${header} must`);
   });
 
+  it('bounds what a subscription keeps and forwards on every delivery: its URL and its token', async () => {
+    const admin = adminClient(gw.url);
+    for (const [body, field] of [
+      [{ url: `https://example.com/${'p'.repeat(2048)}` }, 'url'],
+      [{ url: 'https://example.com/hook', token: 't'.repeat(1025) }, 'token'],
+      [{ url: 'https://example.com/hook', token: 'two words' }, 'token'],
+      [{ url: 'https://example.com/hook', token: 'line\r\nbreak' }, 'token'],
+    ] as const) {
+      const res = await admin.call('POST', '/subscriptions', body);
+      expect({ status: res.status, fields: res.body.errors.map((e: { field: string }) => e.field) }).toEqual({
+        status: 422,
+        fields: [field],
+      });
+    }
+  });
+
   it('takes a key at its bound, and ignores a traceparent or x-request-id beyond theirs instead', async () => {
     const key = 'k'.repeat(255);
     const first = await e2e.postPlant(gw.url, { id: nextId(), name: 'Fern' }, { 'webhook-id': key });

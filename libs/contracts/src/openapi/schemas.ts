@@ -2,6 +2,9 @@
 // ./seed.ts, untouched.
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const dateTime = { type: 'string', format: 'date-time' };
+// Kept, and forwarded on every delivery: bounded. A token goes out as a header, so only what a header carries.
+const subscriberUrl = { type: 'string', format: 'uri', pattern: '^https?://', maxLength: 2048 };
+const subscriberToken = { type: 'string', minLength: 1, maxLength: 1024, pattern: '^[\\x21-\\x7e]+$' };
 /**
  * A response object whose every property is always present (null where it has no value). Saying so makes the
  * generated client's types exact: the console and the CLI need not guard against fields that are never missing.
@@ -60,8 +63,8 @@ export const addedSchemas: Record<string, unknown> = {
     required: ['url'],
     additionalProperties: false,
     properties: {
-      url: { type: 'string', format: 'uri', pattern: '^https?://' },
-      token: { type: 'string', minLength: 1, description: 'Sent as `Authorization: Bearer <token>`' },
+      url: subscriberUrl,
+      token: { ...subscriberToken, description: 'Sent as `Authorization: Bearer <token>`' },
       secret: {
         type: 'string',
         pattern: '^whsec_[A-Za-z0-9+/=]{32,}$',
@@ -84,8 +87,8 @@ export const addedSchemas: Record<string, unknown> = {
     additionalProperties: false,
     minProperties: 1,
     properties: {
-      url: { type: 'string', format: 'uri', pattern: '^https?://' },
-      token: { type: ['string', 'null'], minLength: 1 },
+      url: subscriberUrl,
+      token: { ...subscriberToken, type: ['string', 'null'] },
       enabled: { type: 'boolean' },
       description: { type: 'string', maxLength: 500 },
       filter: ref('SubscriptionFilter'),
