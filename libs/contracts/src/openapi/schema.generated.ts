@@ -407,7 +407,7 @@ export interface components {
             at: string;
             /** Format: uuid */
             deliveryId: string | null;
-            /** @description What changed; never a secret or a token */
+            /** @description What changed; never a secret or a token, and of a subscriber URL only its origin and path */
             details: {
                 [key: string]: unknown;
             };
@@ -501,7 +501,7 @@ export interface components {
             attemptedAt: string;
             error: string | null;
             latencyMs: number;
-            /** @description First KiB of the response */
+            /** @description First KiB of the response, with the subscription's token and its URL's credentials replaced by `[redacted]` (a receiver may echo them) */
             responseBody: string | null;
             /** @description The `webhook-signature` sent; null when the attempt was refused before it was signed */
             signature: string | null;
@@ -517,14 +517,14 @@ export interface components {
             plantId?: number;
             /**
              * Format: date-time
-             * @description Created at or after
+             * @description Created at or after; a real instant (no leap second)
              */
             since?: string;
             /** Format: uuid */
             subscriptionId?: string;
             /**
              * Format: date-time
-             * @description Created before
+             * @description Created before; a real instant (no leap second)
              */
             until?: string;
         };
@@ -602,7 +602,7 @@ export interface components {
                 [key: string]: string;
             } | null;
         };
-        /** @description A NewPlant as stored. Ids are any int64 within ±(2^53 - 1): the New Plant webhook refuses larger ones with 422, since a JSON number beyond that cannot be carried exactly. */
+        /** @description A NewPlant as stored. Ids are any int64 within ±(2^53 - 1): the New Plant webhook refuses larger ones with 422, since a JSON number beyond that cannot be carried exactly. It refuses (422 naming the path) any other number a double would round, and a NUL or an unpaired surrogate in any string or property name at any depth (PostgreSQL cannot hold them), so what it answers 200 for is stored as sent. Its `webhook-id` or `Idempotency-Key` is 1 to 255 visible ASCII characters, else 400 naming the header. */
         StoredPlant: components["schemas"]["NewPlant"] & {
             /** Format: date-time */
             createdAt: string;
@@ -629,6 +629,7 @@ export interface components {
             signature: "symmetric" | "asymmetric";
             /** Format: date-time */
             updatedAt: string;
+            /** @description Whole for a write token; a read token sees it without user-info or fragment, each query value replaced by `[redacted]` (query values are often credentials) */
             url: string;
         };
         SubscriptionCreate: {
@@ -742,7 +743,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A path or query parameter does not match its schema (each named in `errors`) */
+            /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -794,7 +795,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A path or query parameter does not match its schema (each named in `errors`) */
+            /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -853,7 +854,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A path or query parameter does not match its schema (each named in `errors`) */
+            /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -921,7 +922,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A path or query parameter does not match its schema (each named in `errors`) */
+            /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -989,7 +990,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A path or query parameter does not match its schema (each named in `errors`) */
+            /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1049,7 +1050,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body does not match its schema (each field named in `errors`) */
+            /** @description The body does not match its schema, or would not be stored as sent: a NUL or unpaired surrogate in any string or property name, a number a double cannot carry exactly (each field named in `errors`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1100,7 +1101,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body does not match its schema (each field named in `errors`) */
+            /** @description The body does not match its schema, or would not be stored as sent: a NUL or unpaired surrogate in any string or property name, a number a double cannot carry exactly (each field named in `errors`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1167,7 +1168,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A path or query parameter does not match its schema (each named in `errors`) */
+            /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1226,7 +1227,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A path or query parameter does not match its schema (each named in `errors`) */
+            /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1294,7 +1295,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A path or query parameter does not match its schema (each named in `errors`) */
+            /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1427,7 +1428,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A path or query parameter does not match its schema (each named in `errors`) */
+            /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1477,7 +1478,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A path or query parameter does not match its schema (each named in `errors`) */
+            /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1625,7 +1626,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A path or query parameter does not match its schema (each named in `errors`) */
+            /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1682,7 +1683,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A path or query parameter does not match its schema (each named in `errors`) */
+            /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1759,6 +1760,7 @@ export interface operations {
     recoverSubscription: {
         parameters: {
             query: {
+                /** @description Failed at or after */
                 since: string;
             };
             header?: never;
@@ -1808,7 +1810,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A path or query parameter does not match its schema (each named in `errors`) */
+            /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1867,7 +1869,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A path or query parameter does not match its schema (each named in `errors`) */
+            /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1930,7 +1932,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body does not match its schema (each field named in `errors`) */
+            /** @description The body does not match its schema, or would not be stored as sent: a NUL or unpaired surrogate in any string or property name, a number a double cannot carry exactly (each field named in `errors`) */
             422: {
                 headers: {
                     [name: string]: unknown;
