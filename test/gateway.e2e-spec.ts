@@ -234,18 +234,14 @@ describe('gateway: POST /plant/webhook', () => {
     expect(problem.detail).toContain(`The header ${header} must`);
   });
 
-  it('bounds what a subscription keeps and forwards on every delivery: its URL and its token', async () => {
+  // Lengths are checked in admin-bodies.spec.ts: this gateway's 1 KiB body limit answers 413 first.
+  it('refuses a subscription token a header cannot carry, which would fail every delivery', async () => {
     const admin = adminClient(gw.url);
-    for (const [body, field] of [
-      [{ url: `https://example.com/${'p'.repeat(2048)}` }, 'url'],
-      [{ url: 'https://example.com/hook', token: 't'.repeat(1025) }, 'token'],
-      [{ url: 'https://example.com/hook', token: 'two words' }, 'token'],
-      [{ url: 'https://example.com/hook', token: 'line\r\nbreak' }, 'token'],
-    ] as const) {
-      const res = await admin.call('POST', '/subscriptions', body);
-      expect({ status: res.status, fields: res.body.errors.map((e: { field: string }) => e.field) }).toEqual({
+    for (const token of ['two words', 'line\r\nbreak']) {
+      const res = await admin.call('POST', '/subscriptions', { url: 'https://example.com/hook', token });
+      expect({ status: res.status, fields: res.body?.errors?.map((e: { field: string }) => e.field) }).toEqual({
         status: 422,
-        fields: [field],
+        fields: ['token'],
       });
     }
   });
