@@ -2,7 +2,7 @@ import Ajv2020, { ErrorObject, ValidateFunction } from 'ajv/dist/2020';
 import type { DataValidationCxt } from 'ajv/dist/types';
 import addFormats from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats';
-import { UNSTORABLE_KEY_MESSAGE, UNSTORABLE_TEXT_MESSAGE, unstorableTexts } from './storable-json';
+import { toStorableText, UNSTORABLE_KEY_MESSAGE, UNSTORABLE_TEXT_MESSAGE, unstorableTexts } from './storable-json';
 import { seedDocument } from './openapi/seed';
 
 // One Ajv (JSON Schema 2020-12, which OAS 3.1 schemas are) loaded with the seed document's components, so
@@ -60,7 +60,8 @@ export function toFieldErrors(errors: ErrorObject[] | null | undefined): FieldEr
   const seen = new Map<string, string>();
   for (const e of errors ?? []) {
     if (e.keyword === 'allOf' || e.keyword === 'if') continue;
-    const base = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+    // A hostile key is named by its escape: the field goes on to problems, logs and dead-letter reasons.
+    const base = toStorableText(e.instancePath.replace(/^\//, '').replace(/\//g, '.'));
     const field = e.keyword === 'required' ? [base, e.params.missingProperty].filter(Boolean).join('.') : base;
     const message = e.keyword === 'required' ? 'is required' : (e.message ?? 'is invalid');
     if (!seen.has(field || '(body)')) seen.set(field || '(body)', message);

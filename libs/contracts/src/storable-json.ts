@@ -7,11 +7,21 @@
  */
 // eslint-disable-next-line no-control-regex -- matching NUL is the point
 const UNSTORABLE = /[\u0000\uD800-\uDFFF]/u; // with the u flag, paired surrogates are one code point: not matched
+// eslint-disable-next-line no-control-regex -- the same, every occurrence
+const UNSTORABLES = /[\u0000\uD800-\uDFFF]/gu;
 export const UNSTORABLE_TEXT_MESSAGE = 'must not contain NUL (\\u0000) or an unpaired surrogate (\\uD800-\\uDFFF)';
 export const UNSTORABLE_KEY_MESSAGE =
   'is a property name with NUL (\\u0000) or an unpaired surrogate (\\uD800-\\uDFFF) in it: rename the property';
 
 export const isStorableText = (s: string): boolean => !UNSTORABLE.test(s);
+
+/**
+ * Text that may carry what PostgreSQL refuses (a field name made of a hostile key, a Kafka header of any bytes)
+ * made storable and printable: each NUL or unpaired surrogate written as its `\uXXXX` escape. Used wherever
+ * such text goes on to a log, a problem, a dead-letter reason or a column.
+ */
+export const toStorableText = (s: string): string =>
+  isStorableText(s) ? s : s.replace(UNSTORABLES, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /** One string (a value, or a property name when `key`) PostgreSQL would refuse or alter, by its path. */
 export interface UnstorableText {
@@ -52,6 +62,9 @@ export function unstorableTexts(value: unknown): UnstorableText[] {
   return found;
 }
 
-/** A path as the 422s name fields: JSON-pointer segments (`~` and `/` escaped) joined by dots; '' is the body. */
+/**
+ * A path as the 422s name fields: JSON-pointer segments (`~` and `/` escaped) joined by dots; '' is the body. A
+ * key PostgreSQL refuses is named by its escape (`no\u0000te`): the name goes on to logs and dead-letter reasons.
+ */
 export const fieldName = (path: string[]): string =>
-  path.map((s) => s.replace(/~/g, '~0').replace(/\//g, '~1')).join('.');
+  toStorableText(path.map((s) => s.replace(/~/g, '~0').replace(/\//g, '~1')).join('.'));

@@ -1,5 +1,5 @@
 import { KafkaMessage } from 'kafkajs';
-import { DeadLetterHeaders } from '@app/contracts';
+import { DeadLetterHeaders, toStorableText } from '@app/contracts';
 import { ArchivedDeadLetter } from '@app/persistence';
 import { headerString } from '../plant-consumer/plant-batch';
 
@@ -10,7 +10,11 @@ const OURS = new Set<string>(Object.values(DeadLetterHeaders));
  * key, value and headers as they were (each header value base64: poison may be any bytes).
  */
 export function toArchivedDeadLetter(partition: number, m: KafkaMessage): ArchivedDeadLetter {
-  const header = (name: string) => headerString(m.headers, name);
+  // Header text is any bytes (a reason may quote the poison): a NUL would make the row, and so the archive, fail.
+  const header = (name: string) => {
+    const v = headerString(m.headers, name);
+    return v === undefined ? undefined : toStorableText(v);
+  };
   const original: Record<string, string> = {};
   for (const [name, v] of Object.entries(m.headers ?? {})) {
     if (OURS.has(name) || v === undefined) continue;
