@@ -28,11 +28,12 @@ const PROFILES = {
  */
 async function bringUp(profileName, env = process.env, { restart = false, ports = {}, appPorts = [] } = {}) {
   const p = { fresh: true, ...PROFILES[profileName], ...ports };
+  const nodes = kafkaNodes(env);
   const wantKafka = !env.KAFKA_BROKERS;
   const wantPostgres = !env.DATABASE_URL;
   await reclaimOrphans(profileName);
   for (const a of appPorts) await ensurePortFree(a.port, a.what, a.remedy);
-  if (wantKafka) await prepareKafka({ port: p.kafkaPort, controllerPort: p.controllerPort });
+  if (wantKafka) await prepareKafka({ port: p.kafkaPort, controllerPort: p.controllerPort, nodes });
   if (wantPostgres) await preparePostgres({ name: profileName, port: p.pgPort });
 
   const out = {};
@@ -47,11 +48,18 @@ async function bringUp(profileName, env = process.env, { restart = false, ports 
         controllerPort: p.controllerPort,
         fresh: p.fresh,
         restart,
+        nodes,
       });
       out.KAFKA_BROKERS = k.brokers.join(',');
       // Lets the end-to-end tests pause the broker (SIGSTOP) to check the gateway's 503 path.
       out.LOCAL_KAFKA_PID = String(k.service.pid);
+      if (nodes > 1) {
+        // The apps create the topics: as the production overlay asks, unless the caller chose otherwise.
+        out.KAFKA_REPLICATION_FACTOR = env.KAFKA_REPLICATION_FACTOR || '3';
+        out.KAFKA_MIN_INSYNC_REPLICAS = env.KAFKA_MIN_INSYNC_REPLICAS || '2';
+      }
       services.kafka = k.service;
+      services.kafkaNodes = k.services;
       stops.push(k.stop);
     }
     if (!wantPostgres) info('PostgreSQL: using DATABASE_URL');
@@ -66,6 +74,14 @@ async function bringUp(profileName, env = process.env, { restart = false, ports 
     throw err;
   }
   return { env: out, services, stop: () => stopAll(stops) };
+}
+
+/** KAFKA_NODES: 1 (the default) or 3, the local broker's size; anything else stops the launcher at once. */
+function kafkaNodes(env) {
+  const raw = env.KAFKA_NODES ?? '1';
+  if (raw !== '1' && raw !== '3')
+    throw new Error(`KAFKA_NODES must be 1 or 3 (a KRaft quorum needs an odd number of voters), not "${raw}"`);
+  return Number(raw);
 }
 
 async function stopAll(stops) {

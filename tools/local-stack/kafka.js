@@ -57,11 +57,25 @@ async function answersMetadata(brokers) {
   }
 }
 
+/**
+ * The nodes of a local cluster of `nodes` (1 or 3): node i (from 1) listens on port + 2(i-1) for clients and
+ * controllerPort + 2(i-1) for the quorum, so one node keeps the profile's two ports and three take 9092..9097.
+ */
+function clusterNodes({ port, controllerPort, nodes = 1 }) {
+  return Array.from({ length: nodes }, (_, i) => ({
+    id: i + 1,
+    port: port + 2 * i,
+    controllerPort: controllerPort + 2 * i,
+  }));
+}
+
 /** Checks what can be checked before anything starts (the ports), and fetches the jars once. */
-async function prepareKafka({ port, controllerPort }) {
+async function prepareKafka({ port, controllerPort, nodes = 1 }) {
   const remedy = 'Stop it, or set KAFKA_BROKERS=host:port to use that broker on purpose.';
-  await ensurePortFree(port, 'Kafka', remedy);
-  await ensurePortFree(controllerPort, 'Kafka (controller listener)', remedy);
+  for (const n of clusterNodes({ port, controllerPort, nodes })) {
+    await ensurePortFree(n.port, 'Kafka', remedy);
+    await ensurePortFree(n.controllerPort, 'Kafka (controller listener)', remedy);
+  }
   fetchJars();
 }
 
@@ -70,29 +84,80 @@ async function prepareKafka({ port, controllerPort }) {
  * Ctrl-C reaches the launcher, which stops the apps before the broker. Nothing already on the port is reused:
  * the launcher says who holds it (set KAFKA_BROKERS to use a broker of your own on purpose). `fresh` wipes the
  * data folder first (tests, benchmarks); otherwise data persists between runs.
+ *
+ * `nodes: 3`: a three-node KRaft quorum on loopback, each node broker and controller with its own ports, data
+ * folder and log (.local/kafka/<name>/node-<i>), each supervised on its own, so that the fault suite can kill,
+ * pause and restart one node while the others serve. Topics then get 3 replicas and 2 in sync, as in production.
  */
-async function startKafka({ name, port, controllerPort, fresh = false, heapMb = 512, restart = false }) {
-  const brokers = [`127.0.0.1:${port}`];
-  await prepareKafka({ port, controllerPort });
-  const dir = path.join(LOCAL, 'kafka', name);
-  if (fresh) fs.rmSync(dir, { recursive: true, force: true });
+async function startKafka({ name, port, controllerPort, fresh = false, heapMb = 512, restart = false, nodes = 1 }) {
+  const members = clusterNodes({ port, controllerPort, nodes });
+  const brokers = members.map((n) => `127.0.0.1:${n.port}`);
+  await prepareKafka({ port, controllerPort, nodes });
+  const base = path.join(LOCAL, 'kafka', name);
+  if (fresh) fs.rmSync(base, { recursive: true, force: true });
+  const voters = members.map((n) => `${n.id}@127.0.0.1:${n.controllerPort}`).join(',');
+  const replicas = nodes >= 3 ? 3 : 1;
+  const clustered = nodes > 1;
+  const s = step(
+    clustered
+      ? `Starting a ${nodes}-node Kafka cluster on 127.0.0.1:${brokers.map((b) => b.split(':')[1]).join(',')} (logs: ${path.relative(ROOT, base)}/node-*/broker.log)`
+      : `Starting Kafka broker on 127.0.0.1:${port} (log: ${path.relative(ROOT, path.join(base, 'broker.log'))})`,
+  );
+  const services = members.map((node) =>
+    nodeService({
+      name,
+      node,
+      dir: clustered ? path.join(base, `node-${node.id}`) : base,
+      voters,
+      replicas,
+      // three JVMs on two cores: small heaps
+      heapMb: clustered ? Math.min(heapMb, 384) : heapMb,
+      restart,
+      service: clustered ? `kafka-${node.id}` : 'kafka',
+    }),
+  );
+  // All at once: a node of a quorum is ready only once a majority of the voters has elected a leader.
+  const results = await Promise.allSettled(services.map((svc) => svc.start()));
+  const failed = results.find((r) => r.status === 'rejected');
+  if (failed) {
+    await Promise.all(services.map((svc) => svc.stop().catch(() => undefined)));
+    throw /** @type {PromiseRejectedResult} */ (failed).reason;
+  }
+  s.done();
+  return {
+    brokers,
+    service: services[0],
+    services,
+    // together: stopped one by one, the last node would wait out its grace period for a quorum that is gone
+    stop: async () => {
+      await Promise.all(services.map((svc) => svc.stop()));
+    },
+  };
+}
+
+/** One node: its server.properties, its storage formatted once, and the supervised `java` process. */
+function nodeService({ name, node, dir, voters, replicas, heapMb, restart, service }) {
   fs.mkdirSync(path.join(dir, 'data'), { recursive: true });
   const props = fs
     .readFileSync(path.join(CONFIG, 'server.properties.in'), 'utf8')
+    .replaceAll('__NODE_ID__', String(node.id))
+    .replaceAll('__VOTERS__', voters)
+    .replaceAll('__REPLICAS__', String(replicas))
+    .replaceAll('__MIN_ISR__', String(replicas >= 3 ? 2 : 1))
     .replaceAll('__DATA_DIR__', path.join(dir, 'data'))
-    .replaceAll('__PORT__', String(port))
-    .replaceAll('__CONTROLLER_PORT__', String(controllerPort));
+    .replaceAll('__PORT__', String(node.port))
+    .replaceAll('__CONTROLLER_PORT__', String(node.controllerPort));
   const propsFile = path.join(dir, 'server.properties');
   fs.writeFileSync(propsFile, props);
   const logOpt = `-Dlog4j.configuration=file:${path.join(CONFIG, 'log4j.properties')}`;
   const cp = `${LIB}/*`;
   const logFile = path.join(dir, 'broker.log');
 
-  const s = step(`Starting Kafka broker on 127.0.0.1:${port} (log: ${path.relative(ROOT, logFile)})`);
   const format = spawnSync(
     'java',
     [
       '-Xmx256m',
+      '-XX:TieredStopAtLevel=1',
       logOpt,
       '-cp',
       cp,
@@ -108,10 +173,11 @@ async function startKafka({ name, port, controllerPort, fresh = false, heapMb = 
   );
   if (format.status !== 0) throw new Error(`kafka storage format failed:\n${format.stdout}${format.stderr}`);
 
-  const service = new Supervised('kafka', {
+  const svc = new Supervised(service, {
     owner: name,
     restart,
     group: true,
+    stopTogether: `kafka-${name}`,
     logHint: path.relative(ROOT, logFile),
     stopGraceMs: 20000,
     spawn: () => {
@@ -138,15 +204,9 @@ async function startKafka({ name, port, controllerPort, fresh = false, heapMb = 
       fs.closeSync(log);
       return child;
     },
-    ready: async () => (await portOpen(port)) && (await answersMetadata(brokers)),
+    ready: async () => (await portOpen(node.port)) && (await answersMetadata([`127.0.0.1:${node.port}`])),
   });
-  await service.start();
-  s.done();
-  return {
-    brokers,
-    service,
-    stop: () => service.stop(),
-  };
+  return Object.assign(svc, { nodeId: node.id, port: node.port, logFile });
 }
 
-module.exports = { startKafka, prepareKafka, fetchJars };
+module.exports = { startKafka, prepareKafka, fetchJars, clusterNodes };

@@ -24,6 +24,8 @@ const HEALTHY_RUN_MS = 60000;
  * @property {string} [owner]  profile whose run folder records this process, so a later run finds it if orphaned
  * @property {string} [logHint]  where its own log is, for messages
  * @property {boolean} [group]  spawned detached, leading a process group of its own (its children included)
+ * @property {string} [stopTogether]  services with the same value are stopped at once, not one after the other:
+ *   the nodes of a Kafka quorum, whose last node would otherwise wait out its grace period for a quorum gone
  */
 
 /** Every process started and not yet stopped, in start order: what a failed or interrupted launcher stops. */
@@ -188,7 +190,13 @@ function exitText(code, signal) {
 /** Stops, newest first, everything this launcher started (also what is still starting). */
 async function stopEverything() {
   for (const service of started) service.halt();
-  for (const service of [...started].reverse()) await service.stop().catch((err) => console.error(err));
+  const order = [...started].reverse();
+  while (order.length > 0) {
+    const together = order[0].spec.stopTogether;
+    const batch = together ? order.filter((s) => s.spec.stopTogether === together) : [order[0]];
+    for (const s of batch) order.splice(order.indexOf(s), 1);
+    await Promise.all(batch.map((s) => s.stop().catch((err) => console.error(err))));
+  }
 }
 
 module.exports = { Supervised, stopEverything };
