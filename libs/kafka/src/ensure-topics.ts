@@ -2,7 +2,7 @@ import { Admin, ITopicConfig, Kafka } from 'kafkajs';
 import type { KafkaEnv } from '@app/config';
 import { AclNeed, explainKafkaError, KafkaAccessError } from './kafka-errors';
 import { kafkaClientConfig } from './kafka-options';
-import { TopicSettings, topicSettingsFrom, topicSpecs, topicDifferences } from './topics';
+import { createTopicWithLeaders, TopicSettings, topicSettingsFrom, topicSpecs, topicDifferences } from './topics';
 
 /** Runs `work` with a short-lived admin client, disconnected afterwards whatever happens. */
 async function withAdmin<T>(c: KafkaEnv, work: (admin: Admin, once: Admin) => Promise<T>): Promise<T> {
@@ -88,7 +88,7 @@ async function createTopics(admin: Admin, c: KafkaEnv, missing: ITopicConfig[]):
   // One at a time, so that a denial names the topic it was about (CREATE may be granted per topic name).
   for (const topic of missing) {
     try {
-      if (await admin.createTopics({ topics: [topic], waitForLeaders: true })) created.push(topic.topic);
+      if (await createTopicWithLeaders(admin, topic)) created.push(topic.topic);
     } catch (err) {
       // Another replica may have created it between our check and create.
       if (/already exists/i.test(String((err as Error).message))) continue;

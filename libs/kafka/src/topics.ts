@@ -87,3 +87,35 @@ export async function topicDifferences(admin: Admin, s: TopicSettings): Promise<
   }
   return problems;
 }
+
+/**
+ * admin.createTopics for one topic, waiting for its leaders. On a KRaft cluster the broker kafkajs asks for the
+ * leaders may not have the new topic in its metadata yet: it answers UNKNOWN_TOPIC_OR_PARTITION and kafkajs gives
+ * up instead of asking again (the worker exited at start-up on a fresh three-node cluster). Ask until the
+ * cluster has it. Resolves as createTopics does: true when this call created it.
+ */
+export async function createTopicWithLeaders(admin: Admin, topic: ITopicConfig): Promise<boolean> {
+  try {
+    return await admin.createTopics({ topics: [topic], waitForLeaders: true });
+  } catch (err) {
+    if ((err as { type?: string }).type !== 'UNKNOWN_TOPIC_OR_PARTITION') throw err;
+    await waitForLeaders(admin, [topic.topic]);
+    return true;
+  }
+}
+
+/** Resolves once every partition of `topics` has a leader; bounded, so that a start-up never hangs on it. */
+export async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const md = await admin.fetchTopicMetadata({ topics });
+      if (md.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`topics ${topics.join(', ')} have no leaders after ${timeoutMs / 1000}s: ${String(last ?? '')}`);
+}
