@@ -33,6 +33,8 @@ export interface ScenarioResult {
   /** From the last 200 until the last delivery, seconds. */
   settledAfterS: number;
   deadLettered?: number;
+  /** What the scenario's own checks found (a 200 while below min.insync.replicas, a fault that did not happen). */
+  failures?: string[];
   passed: boolean;
 }
 

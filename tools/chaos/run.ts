@@ -5,6 +5,8 @@
 //   npm run chaos                         every scenario, 20,000 plants at 300/s each
 //   npm run chaos -- --profile short      what `npm test` runs (test/chaos.e2e-spec.ts)
 //   npm run chaos -- --plants 5000 --rate 200 --only "broker SIGKILL, restart,PostgreSQL paused"
+//   npm run chaos -- --brokers 3          on a three-node KRaft cluster, with the cluster scenarios added
+//   npm run chaos -- --profile cluster-short   what `npm test` runs on three brokers
 import fs from 'node:fs';
 import path from 'node:path';
 import { Pool } from 'pg';
@@ -25,20 +27,25 @@ const APP_ENV = {
   DELIVERY_POLL_MS: '500',
 };
 
-export async function runChaos(profile: Profile, { buildFirst = true } = {}): Promise<ScenarioResult[]> {
+export async function runChaos(
+  profile: Profile,
+  { buildFirst = true, kafkaPort }: { buildFirst?: boolean; kafkaPort?: number } = {},
+): Promise<ScenarioResult[]> {
   ensureDependencies();
   if (buildFirst) build();
-  const stack = await startChaosStack(APP_ENV);
+  const stack = await startChaosStack(APP_ENV, { brokers: profile.brokers, kafkaPort });
   const receiver = new ChaosReceiver();
   const pool = new Pool({ connectionString: stack.databaseUrl, max: 2 });
   pool.on('error', () => undefined); // PostgreSQL is killed on purpose; the audit's queries come after
   const results: ScenarioResult[] = [];
   try {
     await subscribe(stack, await receiver.listen());
-    const scenarios = SCENARIOS.filter((s) => profile.scenarios.includes(s.name));
+    const scenarios = SCENARIOS.filter(
+      (s) => profile.scenarios.includes(s.name) && (s.minBrokers ?? 1) <= profile.brokers,
+    );
     for (const [i, scenario] of scenarios.entries()) {
       await ensureRunning(stack);
-      const ctx: FaultContext = { stack, receiver, profile, poisoned: 0 };
+      const ctx: FaultContext = { stack, receiver, profile, poisoned: 0, failures: [] };
       const dlqBefore = await topicSize(stack.brokers, 'plant.created.dlq');
       const s = step(
         `Scenario ${i + 1}/${scenarios.length}: ${scenario.name} (${profile.plants} plants at ${profile.rate}/s)`,
@@ -72,6 +79,11 @@ export async function runChaos(profile: Profile, { buildFirst = true } = {}): Pr
         result.deadLettered = (await topicSize(stack.brokers, 'plant.created.dlq')) - dlqBefore;
         result.passed &&= result.deadLettered >= ctx.poisoned;
       }
+      result.failures = [...ctx.failures, ...(scenario.check?.(ledger, ctx) ?? [])];
+      result.passed &&= result.failures.length === 0;
+      for (const f of result.failures) info(`  FAILED: ${f}`);
+      // A failed scenario's ledger, every answer of it, for whoever has to find out why.
+      if (!result.passed) fs.writeFileSync(path.join(LOG_DIR, `ledger-${i + 1}.json`), JSON.stringify(ledger));
       results.push(result);
       s.done(`${result.passed ? 'passed' : 'FAILED'}: ${result.acknowledged} acknowledged, ${result.lost} lost`);
     }
@@ -95,7 +107,7 @@ async function subscribe(stack: ChaosStack, url: string) {
 
 /** A scenario starts with every part up, whatever the previous one left. */
 async function ensureRunning(stack: ChaosStack) {
-  for (const service of [stack.kafka, stack.postgres, ...stack.workers, ...stack.gateways])
+  for (const service of [...stack.kafkaNodes, stack.postgres, ...stack.workers, ...stack.gateways])
     if (!service.running) await stack.restart(service);
 }
 
@@ -141,11 +153,17 @@ async function main() {
     ...base,
     plants: Number(arg('plants') ?? base.plants),
     rate: Number(arg('rate') ?? base.rate),
+    brokers: Number(arg('brokers') ?? base.brokers),
     scenarios: only
       ? base.scenarios.filter((s) => only.split(',').some((o) => s.startsWith(o.trim())))
       : base.scenarios,
   };
-  const results = await runChaos(profile, { buildFirst: !process.argv.includes('--no-build') });
+  if (profile.brokers !== 1 && profile.brokers !== 3) throw new Error('--brokers must be 1 or 3');
+  const results = await runChaos(profile, {
+    buildFirst: !process.argv.includes('--no-build'),
+    // the first broker's port, when the chaos profile's 39092.. are taken (the nodes take +2, +4)
+    kafkaPort: arg('kafka-port') ? Number(arg('kafka-port')) : undefined,
+  });
   printResults(results);
   console.log(`Per-process logs and results.json: ${path.relative(process.cwd(), LOG_DIR)}/`);
   const failed = results.filter((r) => !r.passed);

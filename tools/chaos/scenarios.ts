@@ -3,8 +3,10 @@
 import { randomBytes } from 'node:crypto';
 import { Kafka } from 'kafkajs';
 import { kafkaClientConfigFromEnv } from '@app/kafka';
+import { activeController, busiestPartition, inSyncReplicas, waitInSync } from './cluster';
 import { ChaosReceiver } from './receiver';
-import { ChaosStack, info } from './stack';
+import { LedgerEntry } from './sender';
+import { ChaosStack, info, KafkaNode } from './stack';
 
 export interface FaultContext {
   stack: ChaosStack;
@@ -12,6 +14,10 @@ export interface FaultContext {
   profile: Profile;
   /** Raw records written to plant.created by the poison scenario (to find them in the dead-letter topic). */
   poisoned: number;
+  /** What a scenario found wrong beyond the ledger's audit (the fault did not happen as meant, a 200 too many). */
+  failures: string[];
+  /** When the scenario's own condition held (two brokers down, the ISR shrunk), for its check of the ledger. */
+  window?: { start: number; end: number };
 }
 
 export interface Scenario {
@@ -21,7 +27,11 @@ export interface Scenario {
    * killed, the database killed or frozen past a delivery's lease. Anywhere else a duplicate fails the scenario.
    */
   duplicatesAllowed?: boolean;
+  /** Kafka nodes it needs: the cluster scenarios run only with `--brokers 3`. */
+  minBrokers?: number;
   inject(ctx: FaultContext): Promise<void>;
+  /** After the audit: what the ledger shows that this fault forbids (each string a failure). */
+  check?(ledger: LedgerEntry[], ctx: FaultContext): string[];
 }
 
 export interface Profile {
@@ -31,12 +41,23 @@ export interface Profile {
   brokerPauseMs: number;
   subscriberFailMs: number;
   poisonRecords: number;
+  /** Kafka nodes: 1, or 3 (a KRaft quorum, topics at 3 replicas and min.insync.replicas=2). */
+  brokers: number;
+  /** How long a follower stays paused (past the local cluster's replica.lag.time.max.ms of 10 s). */
+  followerPauseMs: number;
+  /** How long two of the three brokers stay down. */
+  quorumLossMs: number;
   scenarios: string[];
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function killAndRestart(stack: ChaosStack, service: ChaosStack['kafka'], signal: NodeJS.Signals, downMs = 2000) {
+async function killAndRestart(
+  stack: ChaosStack,
+  service: ChaosStack['postgres'],
+  signal: NodeJS.Signals,
+  downMs = 2000,
+) {
   service.signal(signal, { group: true });
   await service.whenExited();
   await sleep(downMs);
@@ -117,7 +138,154 @@ export const SCENARIOS: Scenario[] = [
       info(`  ${ctx.poisoned} raw records written to plant.created`);
     },
   },
+  // With --brokers 3 (a three-node KRaft quorum, plant.created at 3 replicas and min.insync.replicas=2):
+  {
+    name: 'partition leader SIGKILL, restart',
+    minBrokers: 3,
+    async inject({ stack }) {
+      const busiest = await busiestPartition(stack.brokers);
+      const leader = node(stack, busiest.leader);
+      info(`  node ${leader.nodeId} leads plant.created/${busiest.partition} (${busiest.size} records): SIGKILL`);
+      await killAndRestart(stack, leader, 'SIGKILL', 3000);
+    },
+  },
+  {
+    name: 'follower paused past replica.lag.time.max.ms',
+    minBrokers: 3,
+    async inject(ctx) {
+      const { stack, profile } = ctx;
+      const busiest = await busiestPartition(stack.brokers);
+      const controller = activeController(stack.kafkaNodes)?.node;
+      // A follower of the busiest partition; not the active controller, whose pause is another scenario.
+      const followers = stack.kafkaNodes.filter((n) => n.nodeId !== busiest.leader);
+      const victim = followers.find((n) => n !== controller) ?? followers[0];
+      const others = stack.kafkaNodes.filter((n) => n !== victim).map((n) => brokerOf(stack, n));
+      info(`  node ${victim.nodeId} follows plant.created/${busiest.partition}: SIGSTOP`);
+      victim.signal('SIGSTOP');
+      const pausedAt = Date.now();
+      let shrunkAt = 0;
+      while (Date.now() - pausedAt < profile.followerPauseMs) {
+        const isr = (await inSyncReplicas(others).catch(() => undefined))?.get(busiest.partition);
+        if (!shrunkAt && isr && !isr.includes(victim.nodeId)) {
+          shrunkAt = Date.now();
+          info(
+            `  ISR of plant.created/${busiest.partition} shrank to [${isr.join(',')}] after ${secs(shrunkAt - pausedAt)}`,
+          );
+        }
+        await sleep(500);
+      }
+      victim.signal('SIGCONT');
+      if (!shrunkAt) ctx.failures.push(`the ISR never dropped paused node ${victim.nodeId}`);
+      else ctx.window = { start: shrunkAt, end: Date.now() };
+    },
+    check(ledger, ctx) {
+      if (!ctx.window) return [];
+      const { start, end } = ctx.window;
+      const acked = ledger.filter((e) => e.ackedAt! >= start && e.ackedAt! <= end).length;
+      // Writes continue on the two replicas left in sync, which still meet min.insync.replicas=2.
+      return acked > 0 ? [] : ['no webhook was acknowledged while the ISR was down to two (writes stopped)'];
+    },
+  },
+  {
+    name: 'two of three brokers SIGKILL (below min.insync.replicas)',
+    minBrokers: 3,
+    async inject(ctx) {
+      const { stack, profile } = ctx;
+      const busiest = await busiestPartition(stack.brokers);
+      const leader = node(stack, busiest.leader);
+      const controller = activeController(stack.kafkaNodes)?.node;
+      const second = controller && controller !== leader ? controller : stack.kafkaNodes.find((n) => n !== leader)!;
+      const left = stack.kafkaNodes.find((n) => n !== leader && n !== second)!;
+      info(
+        `  SIGKILL nodes ${leader.nodeId} and ${second.nodeId}: node ${left.nodeId} alone is below min.insync.replicas=2`,
+      );
+      for (const n of [leader, second]) n.signal('SIGKILL', { group: true });
+      await Promise.all([leader.whenExited(), second.whenExited()]);
+      ctx.window = { start: Date.now(), end: 0 };
+      await sleep(profile.quorumLossMs);
+      ctx.window.end = Date.now();
+      await Promise.all([stack.restart(leader), stack.restart(second)]);
+    },
+    check(ledger, ctx) {
+      const { start, end } = ctx.window!;
+      const failures: string[] = [];
+      // A produce request already acknowledged when the brokers died may answer a moment later: 1 s of grace.
+      const acked = ledger.filter((e) => e.ackedAt! > start + 1000 && e.ackedAt! < end);
+      if (acked.length > 0)
+        failures.push(
+          `${acked.length} webhooks answered 200 while two of three brokers were down ` +
+            `(plants ${acked.slice(0, 5).map((e) => `${e.plantId} at +${secs(e.ackedAt! - start)}`)})`,
+        );
+      const answers = ledger.flatMap((e) => [e.first503, e.last503]).filter((a) => a !== undefined);
+      const during = answers.filter((a) => a.at > start && a.at < end);
+      if (during.length === 0) failures.push('no sender was told 503 while two of three brokers were down');
+      const bound = 2 * Number(ctx.stack.env.PUBLISH_TIMEOUT_MS);
+      const slow = during.filter((a) => a.tookMs > bound);
+      if (slow.length > 0)
+        failures.push(
+          `${slow.length} 503s took longer than twice PUBLISH_TIMEOUT_MS (${bound} ms; the slowest ` +
+            `${secs(Math.max(...slow.map((a) => a.tookMs)))})`,
+        );
+      const unhelpful = answers.filter((a) => !says503WhatToDo(a)).length;
+      if (unhelpful > 0)
+        failures.push(`${unhelpful} 503s were not problem+json with Retry-After naming the webhook-id`);
+      return failures;
+    },
+  },
+  {
+    name: 'rolling restart of all three brokers',
+    minBrokers: 3,
+    async inject({ stack }) {
+      for (const n of stack.kafkaNodes) {
+        await killAndRestart(stack, n, 'SIGTERM', 0); // controlled shutdown: leaders move first
+        await waitInSync(stack.brokers); // as an operator would, before the next node
+        info(`  node ${n.nodeId} restarted, every replica back in sync`);
+      }
+    },
+  },
+  {
+    name: 'active controller SIGKILL, restart',
+    minBrokers: 3,
+    async inject(ctx) {
+      const { stack } = ctx;
+      const before = activeController(stack.kafkaNodes);
+      if (!before) {
+        ctx.failures.push('no node logged that it became the active controller');
+        return;
+      }
+      info(`  node ${before.node.nodeId} is the active controller (epoch ${before.epoch}): SIGKILL`);
+      await killAndRestart(stack, before.node, 'SIGKILL', 3000);
+      const after = activeController(stack.kafkaNodes);
+      if (!after || after.epoch <= before.epoch || after.node === before.node)
+        ctx.failures.push(`no other node took over as active controller from node ${before.node.nodeId}`);
+      else info(`  node ${after.node.nodeId} took over (epoch ${after.epoch})`);
+    },
+  },
 ];
+
+function node(stack: ChaosStack, nodeId: number): KafkaNode {
+  const n = stack.kafkaNodes.find((k) => k.nodeId === nodeId);
+  if (!n) throw new Error(`no Kafka node ${nodeId} in this stack`);
+  return n;
+}
+
+const brokerOf = (stack: ChaosStack, n: KafkaNode) => stack.brokers[stack.kafkaNodes.indexOf(n)];
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
+
+/** A 503 a sender can act on: problem+json, a Retry-After, and the webhook-id to retry with. */
+function says503WhatToDo(a: { contentType: string; retryAfter?: string; body: string }): boolean {
+  try {
+    const problem = JSON.parse(a.body) as { status?: number; detail?: string };
+    return (
+      a.contentType.startsWith('application/problem+json') &&
+      a.retryAfter !== undefined &&
+      problem.status === 503 &&
+      /webhook-id/.test(problem.detail ?? '')
+    );
+  } catch {
+    return false;
+  }
+}
 
 export const PROFILES: Record<string, Profile> = {
   // npm run chaos: every scenario, 20,000 plants each at 300/s
@@ -128,6 +296,10 @@ export const PROFILES: Record<string, Profile> = {
     brokerPauseMs: 8000,
     subscriberFailMs: 60000,
     poisonRecords: 20000,
+    brokers: 1,
+    followerPauseMs: 20000,
+    quorumLossMs: 20000,
+    // with --brokers 3, the cluster scenarios too
     scenarios: SCENARIOS.map((s) => s.name),
   },
   // npm test: a few thousand plants, the crash faults of each part
@@ -138,6 +310,9 @@ export const PROFILES: Record<string, Profile> = {
     brokerPauseMs: 6000,
     subscriberFailMs: 10000,
     poisonRecords: 2000,
+    brokers: 1,
+    followerPauseMs: 15000,
+    quorumLossMs: 10000,
     scenarios: [
       'broker SIGKILL, restart',
       'one worker SIGKILL, restart',
@@ -145,5 +320,18 @@ export const PROFILES: Record<string, Profile> = {
       'gateway SIGTERM, other gateway SIGKILL',
       'poison burst on plant.created',
     ],
+  },
+  // npm test, on three brokers: a few hundred plants through the two faults a cluster adds most
+  'cluster-short': {
+    plants: 600,
+    rate: 150,
+    postgresPauseMs: 6000,
+    brokerPauseMs: 6000,
+    subscriberFailMs: 10000,
+    poisonRecords: 0,
+    brokers: 3,
+    followerPauseMs: 15000,
+    quorumLossMs: 10000,
+    scenarios: ['partition leader SIGKILL, restart', 'two of three brokers SIGKILL (below min.insync.replicas)'],
   },
 };

@@ -14,6 +14,18 @@ export interface LedgerEntry {
   unavailable: number; // 503s
   connectionErrors: number; // resets, refused connections, timeouts
   otherStatus: number[]; // anything else: a 4xx here is a bug in the suite or the service
+  /** The first and the last 503's answers, when any came: what a sender was told (the cluster scenarios check). */
+  first503?: Answer503;
+  last503?: Answer503;
+}
+
+export interface Answer503 {
+  at: number;
+  /** From sending the request to the whole answer. */
+  tookMs: number;
+  contentType: string;
+  retryAfter?: string;
+  body: string;
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
@@ -22,37 +34,45 @@ const GIVE_UP_MS = 5 * 60_000;
 const REQUEST_TIMEOUT_MS = 15_000;
 
 function post(url: string, token: string, body: string, webhookId: string) {
-  return new Promise<{ status: number; body: string; retryAfter?: string }>((resolve, reject) => {
-    const req = http.request(
-      `${url}/plant/webhook`,
-      {
-        method: 'POST',
-        agent,
-        timeout: REQUEST_TIMEOUT_MS,
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-          'webhook-id': webhookId,
+  // `sentAt`: when the request got a connection, so that a wait for one of the agent's sockets is not counted
+  // as the gateway's time.
+  return new Promise<{ status: number; body: string; retryAfter?: string; contentType: string; sentAt: number }>(
+    (resolve, reject) => {
+      let sentAt = Date.now();
+      const req = http.request(
+        `${url}/plant/webhook`,
+        {
+          method: 'POST',
+          agent,
+          timeout: REQUEST_TIMEOUT_MS,
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            'webhook-id': webhookId,
+          },
         },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            body: Buffer.concat(chunks).toString(),
-            retryAfter: res.headers['retry-after'] as string | undefined,
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end(body);
-  });
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              body: Buffer.concat(chunks).toString(),
+              retryAfter: res.headers['retry-after'] as string | undefined,
+              contentType: String(res.headers['content-type'] ?? ''),
+              sentAt,
+            }),
+          );
+          res.on('error', reject);
+        },
+      );
+      req.on('socket', () => (sentAt = Date.now()));
+      req.on('timeout', () => req.destroy(new Error('timeout')));
+      req.on('error', reject);
+      req.end(body);
+    },
+  );
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -76,6 +96,15 @@ async function sendOne(entry: LedgerEntry, gateways: string[], token: string, fi
         return; // a 4xx will not change by retrying: the audit reports it
       }
       entry.unavailable++;
+      const at = Date.now();
+      entry.last503 = {
+        at,
+        tookMs: at - res.sentAt,
+        contentType: res.contentType,
+        retryAfter: res.retryAfter,
+        body: res.body,
+      };
+      entry.first503 ??= entry.last503;
       if (res.retryAfter) wait = Math.max(wait, Number(res.retryAfter) * 1000);
     } catch {
       entry.connectionErrors++;

@@ -15,11 +15,21 @@ interface Service {
   signal(sig: NodeJS.Signals, options?: { group?: boolean }): void;
   whenExited(): Promise<void>;
 }
+/** A Kafka node of the local stack: its node.id and its own broker log (which says when it became controller). */
+export interface KafkaNode extends Service {
+  nodeId: number;
+  logFile: string;
+}
 const { bringUp } = require('../local-stack') as {
   bringUp(
     profile: string,
     env: NodeJS.ProcessEnv,
-  ): Promise<{ env: Record<string, string>; services: { kafka: Service; postgres: Service }; stop(): Promise<void> }>;
+    options?: { ports?: { kafkaPort?: number; controllerPort?: number } },
+  ): Promise<{
+    env: Record<string, string>;
+    services: { kafka: KafkaNode; kafkaNodes: KafkaNode[]; postgres: Service };
+    stop(): Promise<void>;
+  }>;
 };
 const { appService } = require('../local-stack/apps') as {
   appService(
@@ -41,7 +51,10 @@ export const ADMIN_TOKEN = 'chaos-admin-token-0123456789';
 export const LOG_DIR = path.join(LOCAL, 'chaos');
 
 export interface ChaosStack {
-  kafka: Service;
+  /** The first Kafka node: the broker, with one node. */
+  kafka: KafkaNode;
+  /** Every Kafka node (one, or three with --brokers 3). */
+  kafkaNodes: KafkaNode[];
   postgres: Service;
   gateways: Service[];
   workers: Service[];
@@ -57,14 +70,26 @@ export interface ChaosStack {
 const GATEWAY_PORTS = [3401, 3402];
 const WORKER_PORTS = [9471, 9472];
 
-export async function startChaosStack(appEnv: Record<string, string>): Promise<ChaosStack> {
+export interface StackOptions {
+  /** Kafka nodes: 1, or a three-node KRaft quorum (KAFKA_NODES=3) with topics at 3 replicas, 2 in sync. */
+  brokers?: number;
+  /** The first node's client port (the next nodes take +2, +4; controllers +1): else the chaos profile's 39092. */
+  kafkaPort?: number;
+}
+
+export async function startChaosStack(
+  appEnv: Record<string, string>,
+  { brokers = 1, kafkaPort }: StackOptions = {},
+): Promise<ChaosStack> {
   fs.rmSync(LOG_DIR, { recursive: true, force: true });
   fs.mkdirSync(LOG_DIR, { recursive: true });
   // Its own broker and database whatever the caller's environment says: this suite kills them.
   const callerEnv = { ...process.env };
   delete callerEnv.KAFKA_BROKERS;
   delete callerEnv.DATABASE_URL;
-  const infra = await bringUp('chaos', callerEnv);
+  callerEnv.KAFKA_NODES = String(brokers);
+  const ports = kafkaPort ? { kafkaPort, controllerPort: kafkaPort + 1 } : {};
+  const infra = await bringUp('chaos', callerEnv, { ports });
   const env = {
     ...infra.env,
     WEBHOOK_TOKENS: WEBHOOK_TOKEN,
@@ -100,6 +125,7 @@ export async function startChaosStack(appEnv: Record<string, string>): Promise<C
   s.done();
   return {
     kafka: infra.services.kafka,
+    kafkaNodes: infra.services.kafkaNodes,
     postgres: infra.services.postgres,
     gateways,
     workers,
