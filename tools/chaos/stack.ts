@@ -120,8 +120,13 @@ export async function startChaosStack(
   const workers = [app('worker', 0), app('worker', 1)];
   const gateways = [app('gateway', 0), app('gateway', 1)];
   const s = step('Starting two workers, then two gateways');
-  await workers[0].start(); // the first one migrates and creates the topics
-  await Promise.all([workers[1].start(), ...gateways.map((g) => g.start())]);
+  try {
+    await workers[0].start(); // the first one migrates and creates the topics
+    await Promise.all([workers[1].start(), ...gateways.map((g) => g.start())]);
+  } catch (err) {
+    await stopEverything(); // else the broker and the database outlive the failed run
+    throw err;
+  }
   s.done();
   return {
     kafka: infra.services.kafka,
