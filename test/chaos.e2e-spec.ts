@@ -34,3 +34,30 @@ describe('fault suite (short profile)', () => {
     expect(by('poison').deadLettered).toBeGreaterThanOrEqual(profile.poisonRecords);
   });
 });
+
+// The same on a three-node KRaft cluster (`npm run chaos -- --profile cluster-short`), plant.created at 3 replicas
+// and min.insync.replicas=2: the busiest partition's leader killed, then two of the three brokers killed at once.
+// While below min.insync.replicas no webhook may be answered 200, every sender gets a 503 that says what to do
+// (within the publish bound), and once the brokers are back everything acknowledged is stored and delivered.
+// `npm run chaos -- --brokers 3` runs every scenario, the cluster ones too, at full size.
+describe('fault suite on three brokers (short profile)', () => {
+  it('loses nothing acknowledged and acknowledges nothing below min.insync.replicas', async () => {
+    const profile = PROFILES['cluster-short'];
+    const results = await runChaos(profile, { buildFirst: false });
+    printResults(results);
+
+    expect(results.map((r) => r.scenario)).toEqual(profile.scenarios);
+    for (const r of results) {
+      expect({ scenario: r.scenario, lost: r.lost, failures: r.failures }).toEqual({
+        scenario: r.scenario,
+        lost: 0,
+        failures: [],
+      });
+      expect(r.acknowledged).toBe(profile.plants);
+      expect(r.delivered).toBe(profile.plants);
+      expect(r.passed).toBe(true);
+    }
+    // Two brokers down was felt: senders were refused (and told what to do) until the brokers came back.
+    expect(results.find((r) => r.scenario.startsWith('two of three'))!.sender503s).toBeGreaterThan(0);
+  });
+});

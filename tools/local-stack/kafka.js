@@ -5,7 +5,7 @@ const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { Kafka, logLevel } = require('kafkajs');
-const { step } = require('./progress');
+const { step, info } = require('./progress');
 const { portOpen } = require('./processes');
 const { ensurePortFree } = require('./ports');
 const { Supervised } = require('./supervisor');
@@ -117,7 +117,7 @@ async function startKafka({ name, port, controllerPort, fresh = false, heapMb = 
     }),
   );
   // All at once: a node of a quorum is ready only once a majority of the voters has elected a leader.
-  const results = await Promise.allSettled(services.map((svc) => svc.start()));
+  const results = await Promise.allSettled(services.map((svc) => (clustered ? startAgain(svc) : svc.start())));
   const failed = results.find((r) => r.status === 'rejected');
   if (failed) {
     await Promise.all(services.map((svc) => svc.stop().catch(() => undefined)));
@@ -133,6 +133,23 @@ async function startKafka({ name, port, controllerPort, fresh = false, heapMb = 
       await Promise.all(services.map((svc) => svc.stop()));
     },
   };
+}
+
+/**
+ * A node that exits while starting is started again, twice at most. Seen here: a node could not bind its port
+ * because an outgoing connection had just been given it as its local port (our ports lie in Linux's ephemeral
+ * range), which lasts only as long as that connection. With three nodes, six ports make that likelier.
+ */
+async function startAgain(svc, attempts = 3) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await svc.start();
+    } catch (err) {
+      if (attempt >= attempts) throw err;
+      info(`${svc.name} did not start (${err.message}); trying again`);
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  }
 }
 
 /** One node: its server.properties, its storage formatted once, and the supervised `java` process. */
