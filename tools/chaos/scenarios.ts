@@ -43,7 +43,10 @@ export interface Profile {
   poisonRecords: number;
   /** Kafka nodes: 1, or 3 (a KRaft quorum, topics at 3 replicas and min.insync.replicas=2). */
   brokers: number;
-  /** How long a follower stays paused (past the local cluster's replica.lag.time.max.ms of 10 s). */
+  /**
+   * How long a follower stays paused: past the local cluster's replica.lag.time.max.ms (10 s), and past kafkajs's
+   * request timeout (30 s), which a produce request to the paused node (it leads partitions too) waits out.
+   */
   followerPauseMs: number;
   /** How long two of the three brokers stay down. */
   quorumLossMs: number;
@@ -297,7 +300,7 @@ export const PROFILES: Record<string, Profile> = {
     subscriberFailMs: 60000,
     poisonRecords: 20000,
     brokers: 1,
-    followerPauseMs: 20000,
+    followerPauseMs: 40000,
     quorumLossMs: 20000,
     // with --brokers 3, the cluster scenarios too
     scenarios: SCENARIOS.map((s) => s.name),
@@ -311,7 +314,7 @@ export const PROFILES: Record<string, Profile> = {
     subscriberFailMs: 10000,
     poisonRecords: 2000,
     brokers: 1,
-    followerPauseMs: 15000,
+    followerPauseMs: 40000,
     quorumLossMs: 10000,
     scenarios: [
       'broker SIGKILL, restart',
@@ -321,7 +324,7 @@ export const PROFILES: Record<string, Profile> = {
       'poison burst on plant.created',
     ],
   },
-  // npm test, on three brokers: a few hundred plants through the two faults a cluster adds most
+  // npm test, on three brokers: a few hundred plants through quorum loss and a controller failover
   'cluster-short': {
     plants: 600,
     rate: 150,
@@ -330,8 +333,8 @@ export const PROFILES: Record<string, Profile> = {
     subscriberFailMs: 10000,
     poisonRecords: 0,
     brokers: 3,
-    followerPauseMs: 15000,
+    followerPauseMs: 40000,
     quorumLossMs: 10000,
-    scenarios: ['partition leader SIGKILL, restart', 'two of three brokers SIGKILL (below min.insync.replicas)'],
+    scenarios: ['two of three brokers SIGKILL (below min.insync.replicas)', 'active controller SIGKILL, restart'],
   },
 };
