@@ -222,11 +222,13 @@ export const SCENARIOS: Scenario[] = [
       const answers = ledger.flatMap((e) => [e.first503, e.last503]).filter((a) => a !== undefined);
       const during = answers.filter((a) => a.at > start && a.at < end);
       if (during.length === 0) failures.push('no sender was told 503 while two of three brokers were down');
-      const bound = 2 * Number(ctx.stack.env.PUBLISH_TIMEOUT_MS);
+      // The gateway's bound, with room for a loaded machine's late timers (7.7 s was seen for 3 s, at a load of
+      // 15 on two cores); a gateway that retried past its bound would leave the sender at its 15 s timeout.
+      const bound = Number(ctx.stack.env.PUBLISH_TIMEOUT_MS) + 8000;
       const slow = during.filter((a) => a.tookMs > bound);
       if (slow.length > 0)
         failures.push(
-          `${slow.length} 503s took longer than twice PUBLISH_TIMEOUT_MS (${bound} ms; the slowest ` +
+          `${slow.length} 503s took longer than PUBLISH_TIMEOUT_MS + 8 s (${bound} ms; the slowest ` +
             `${secs(Math.max(...slow.map((a) => a.tookMs)))})`,
         );
       const unhelpful = answers.filter((a) => !says503WhatToDo(a)).length;
