@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { routeKafkaLogsTo } from '@app/kafka';
 import { createLogger, PinoNestLogger, ProblemFilter, Tracing } from '@app/observability';
 import { databaseProblem } from '@app/persistence';
+import { authenticateBeforeBody } from './auth/before-body';
 import { refuseMisplacedCredentials } from './auth/credential-placement';
 import { GatewayModule } from './gateway.module';
 import { decodeRequestBodies } from './http/content-encoding';
@@ -42,8 +43,9 @@ export async function createGatewayApp(env: NodeJS.ProcessEnv = process.env): Pr
   const connections = new ConnectionTracker(fastify.server, config.HTTP_MAX_CONNECTIONS, metrics);
   traceRequests(fastify, tracing);
   instrumentHttp(app, metrics, logger, app.get(ShutdownState));
-  decodeRequestBodies(fastify, config.WEBHOOK_MAX_BYTES);
+  decodeRequestBodies(fastify, config.WEBHOOK_MAX_BYTES, config.HTTP_MAX_CONCURRENT_DECODES);
   refuseMisplacedCredentials(fastify);
+  authenticateBeforeBody(app); // after the misplaced-token check: a token in the query is a 400, not a 401
   setupDocs(app);
   await serveConsole(fastify);
   return { app, config, connections, logger };

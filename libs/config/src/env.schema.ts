@@ -153,6 +153,7 @@ export const gatewayEnvSchema = z
     HTTP_REQUEST_TIMEOUT_MS: positiveInt.default(30000),
     HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(72000),
     HTTP_MAX_CONNECTIONS: positiveInt.default(4096),
+    HTTP_MAX_CONCURRENT_DECODES: positiveInt.default(8),
     METRICS_PORT: port.default(9465),
     METRICS_HOST: z.string().default('0.0.0.0'),
   })

@@ -2,6 +2,7 @@ import { createParamDecorator, ExecutionContext, Injectable } from '@nestjs/comm
 import { AuthGuard } from '@nestjs/passport';
 import { AdminScope } from '@app/config';
 import { ProblemException } from '@app/observability';
+import { HeadOnlyGuard } from './before-body';
 import { Principal, REALM } from './bearer.strategies';
 
 /**
@@ -33,7 +34,10 @@ const allows = (has: AdminScope | null, needs: AdminScope | null) => needs === n
 
 function bearerGuard(strategy: string | string[], needs: AdminScope | null = null) {
   @Injectable()
-  class BearerGuard extends AuthGuard(strategy) {
+  class BearerGuard extends AuthGuard(strategy) implements HeadOnlyGuard {
+    /** The token is in a header: authenticateBeforeBody runs this before the body is read. */
+    readonly decidesFromHead = true;
+
     handleRequest<T>(err: unknown, user: T, info: unknown): T {
       if (err) throw err;
       if (!user) throw unauthorized(info, strategy);

@@ -1,15 +1,22 @@
+import type { IncomingMessage } from 'node:http';
 import { Readable, Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
 import { ProblemException } from '@app/observability';
+import { passedBeforeBody } from '../auth/before-body';
+import { boundBrotliWindow } from './brotli-window';
 
 /** Content-Encodings a request body may use; `identity` (or no header) is the plain body. */
 export const ACCEPTED_ENCODINGS = ['gzip', 'deflate', 'br'] as const;
-const decoders: Record<string, () => Transform> = {
-  gzip: () => zlib.createGunzip(),
-  'x-gzip': () => zlib.createGunzip(),
-  deflate: () => zlib.createInflate(),
-  br: () => zlib.createBrotliDecompress(),
+/** The stages each encoding is decoded by, for a body of at most `limit` decoded bytes. */
+const decoders: Record<string, (limit: number) => Transform[]> = {
+  gzip: () => [zlib.createGunzip()],
+  'x-gzip': () => [zlib.createGunzip()],
+  deflate: () => [zlib.createInflate()],
+  br: (limit) => [
+    boundBrotliWindow(limit),
+    zlib.createBrotliDecompress({ params: { [zlib.constants.BROTLI_DECODER_PARAM_LARGE_WINDOW]: 0 } }),
+  ],
 };
 
 /**
@@ -17,13 +24,20 @@ const decoders: Record<string, () => Transform> = {
  * labelled gzip is refused rather than read as if it were plain. The body limit applies to the decoded
  * bytes (checked as they come out of the decoder, so a small "zip bomb" stops at the limit), and Fastify
  * checks Content-Length against the encoded bytes. Anything else: 415, naming what is accepted.
+ *
+ * Decoding costs memory (a brotli stream may ask for a 16 MiB window) before anything is known about the
+ * body, so: only a request its route's guards already let through is decoded (authenticateBeforeBody runs
+ * them before the body; a route without a token takes no compressed body); brotli's window is lowered to what
+ * the limit needs (brotli-window.ts); at most `maxConcurrent` decoders exist at once (more wait for a turn,
+ * within the request timeout); and a decoder is destroyed as soon as its body is done, refused or abandoned.
  */
-export function decodeRequestBodies(fastify: FastifyInstance, maxDecodedBytes: number) {
+export function decodeRequestBodies(fastify: FastifyInstance, maxDecodedBytes: number, maxConcurrent: number) {
+  const turns = new Turns(maxConcurrent);
   fastify.addHook('preParsing', async (req, _reply, payload) => {
     const header = req.headers['content-encoding'];
     const encoding = (typeof header === 'string' ? header : '').trim().toLowerCase();
     if (encoding === '' || encoding === 'identity') return payload;
-    const decoder = decoders[encoding]?.();
+    const decoder = decoders[encoding];
     if (!decoder) {
       throw ProblemException.of(
         'unsupportedMediaType',
@@ -32,11 +46,60 @@ export function decodeRequestBodies(fastify: FastifyInstance, maxDecodedBytes: n
         { 'accept-encoding': ACCEPTED_ENCODINGS.join(', ') },
       );
     }
-    return decodeWithLimit(payload, decoder, encoding, maxDecodedBytes);
+    if (!passedBeforeBody(req)) {
+      throw ProblemException.of(
+        'unsupportedMediaType',
+        `${req.method} ${req.url.split('?')[0]} takes no compressed body`,
+      );
+    }
+    const release = await turns.take(req.raw);
+    return decodeWithLimit(payload, decoder(maxDecodedBytes), encoding, maxDecodedBytes, release);
   });
 }
 
-function decodeWithLimit(source: Readable, decoder: Transform, encoding: string, limit: number): Readable {
+/** A bounded number of turns; takers wait in order, and one whose request closes while waiting leaves. */
+class Turns {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(count: number) {
+    this.free = count;
+  }
+
+  async take(req: IncomingMessage): Promise<() => void> {
+    if (this.free > 0) this.free--;
+    else {
+      await new Promise<void>((resolve, reject) => {
+        const turn = () => {
+          req.off('close', leave);
+          resolve();
+        };
+        const leave = () => {
+          this.waiting.splice(this.waiting.indexOf(turn), 1);
+          reject(Object.assign(new Error('The request closed while waiting to be decoded'), { statusCode: 400 }));
+        };
+        this.waiting.push(turn);
+        req.once('close', leave);
+      });
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    };
+  }
+}
+
+function decodeWithLimit(
+  source: Readable,
+  decoder: Transform[],
+  encoding: string,
+  limit: number,
+  release: () => void,
+): Readable {
   let decoded = 0;
   // Counts what comes out of the decoder; Fastify reads from this stage, and compares receivedEncodedLength
   // (the bytes that came off the wire) with Content-Length.
@@ -57,8 +120,14 @@ function decodeWithLimit(source: Readable, decoder: Transform, encoding: string,
   limiter.receivedEncodedLength = 0;
   source.on('data', (chunk: Buffer) => (limiter.receivedEncodedLength! += chunk.length));
   source.on('error', (err) => limiter.destroy(err));
+  // A request that ends before its body did (the client went away) leaves nothing decoding.
+  source.on('close', () => {
+    if (!(source as IncomingMessage).complete) limiter.destroy();
+  });
+  const stages = [...decoder];
+  const last = stages[stages.length - 1];
   // The sender learns the body is not what its header says, rather than "not JSON".
-  decoder.on('error', (err: Error & { code?: string }) =>
+  last.on('error', (err: Error & { code?: string }) =>
     limiter.destroy(
       Object.assign(
         new Error(
@@ -70,7 +139,15 @@ function decodeWithLimit(source: Readable, decoder: Transform, encoding: string,
       ),
     ),
   );
-  limiter.on('error', () => source.unpipe(decoder));
-  source.pipe(decoder).pipe(limiter);
+  // However the body ends (read, too large, invalid, abandoned), the decoder's memory goes now, not at the next
+  // garbage collection, and the turn passes on.
+  limiter.once('close', () => {
+    source.unpipe(stages[0]);
+    for (const stage of stages) stage.destroy();
+    release();
+  });
+  let piped: Readable = source;
+  for (const stage of stages) piped = piped.pipe(stage);
+  piped.pipe(limiter);
   return limiter;
 }

@@ -1,0 +1,115 @@
+import { CanActivate, NotFoundException, RequestMethod, Type } from '@nestjs/common';
+import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import { ModulesContainer } from '@nestjs/core';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sendProblem } from '@app/observability';
+
+/**
+ * A guard that decides from the request line and headers alone (a bearer token, a Content-Type), so it can run
+ * before a byte of the body is read. Guards that would need the body must not set it.
+ */
+export interface HeadOnlyGuard extends CanActivate {
+  readonly decidesFromHead: true;
+}
+const isHeadOnly = (guard: unknown): guard is HeadOnlyGuard => (guard as HeadOnlyGuard)?.decidesFromHead === true;
+
+interface GuardedRoute {
+  controller: Type;
+  handler: (...args: unknown[]) => unknown;
+  guards: HeadOnlyGuard[];
+}
+
+const checked = new WeakSet<FastifyRequest>();
+
+/** Whether the route's guards already let this request through before its body was read. */
+export const passedBeforeBody = (req: FastifyRequest): boolean => checked.has(req);
+
+/** Whether the request says a body follows (Content-Length above 0, or any Transfer-Encoding). */
+export const announcesBody = (req: FastifyRequest): boolean =>
+  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
+/**
+ * Runs each route's head-only guards (the bearer-token check with its Passport strategy, and the Content-Type
+ * check) in a Fastify onRequest hook, before the body is read, parsed or decoded: an unauthenticated request
+ * costs a 401 and nothing more. Nest runs the same guards again before the handler (cheap: a hash compare);
+ * this only moves the refusal earlier. A request that reaches no route is answered 404 here when it carries a
+ * body, since Fastify would otherwise read (and decode) that body before its not-found handler.
+ * A refusal of a request with a body closes the connection, so the unread body is never read either.
+ */
+export function authenticateBeforeBody(app: NestFastifyApplication): void {
+  const fastify = app.getHttpAdapter().getInstance();
+  const routes = guardedRoutes(app);
+  const registered = new Set<string>();
+  fastify.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) registered.add(`${method} ${route.url}`);
+  });
+  // A route this table names that Fastify never registered means the two compute paths differently: the
+  // check would silently not run for it. Refuse to start instead.
+  fastify.addHook('onReady', async () => {
+    const missing = [...routes.keys()].filter((key) => !registered.has(key));
+    if (missing.length > 0) throw new Error(`authenticateBeforeBody: no Fastify route for ${missing.join(', ')}`);
+  });
+
+  fastify.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    const url = req.routeOptions.url;
+    if (url === undefined) {
+      if (!announcesBody(req)) return;
+      return refuse(req, reply, new NotFoundException(`Cannot ${req.method} ${req.url.split('?')[0]}`));
+    }
+    const route = routes.get(`${req.method} ${url}`);
+    if (!route) return;
+    const context = new ExecutionContextHost([req, reply, undefined], route.controller, route.handler);
+    context.setType('http');
+    try {
+      for (const guard of route.guards) {
+        if (!(await guard.canActivate(context))) throw new NotFoundException(); // never: ours throw
+      }
+    } catch (err) {
+      return refuse(req, reply, err);
+    }
+    checked.add(req);
+  });
+}
+
+function refuse(req: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
+  if (announcesBody(req)) reply.header('connection', 'close');
+  sendProblem(reply, req, err);
+  return reply;
+}
+
+/** `METHOD /path` (as Fastify names the route) → the controller's and the handler's head-only guards, in order. */
+function guardedRoutes(app: NestFastifyApplication): Map<string, GuardedRoute> {
+  const routes = new Map<string, GuardedRoute>();
+  for (const module of app.get(ModulesContainer).values()) {
+    for (const wrapper of module.controllers.values()) {
+      const controller = wrapper.metatype as Type | null;
+      if (!controller) continue;
+      const prefixes = [Reflect.getMetadata(PATH_METADATA, controller) ?? ''].flat() as string[];
+      const classGuards = (Reflect.getMetadata(GUARDS_METADATA, controller) ?? []) as Type[];
+      for (const name of Object.getOwnPropertyNames(controller.prototype)) {
+        const handler = controller.prototype[name];
+        if (name === 'constructor' || typeof handler !== 'function') continue;
+        const paths = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
+        const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
+        if (paths === undefined || method === undefined) continue;
+        const classes = [...classGuards, ...((Reflect.getMetadata(GUARDS_METADATA, handler) ?? []) as Type[])];
+        const guards = classes.map((g) => app.get<unknown>(g, { strict: false })).filter(isHeadOnly);
+        if (guards.length === 0) continue;
+        for (const prefix of prefixes)
+          for (const path of [paths].flat())
+            routes.set(`${RequestMethod[method]} ${joinPath(prefix, path)}`, { controller, handler, guards });
+      }
+    }
+  }
+  return routes;
+}
+
+/** As Nest joins a controller's and a handler's path: one leading slash, none trailing, '/' for neither. */
+const joinPath = (...parts: string[]) =>
+  '/' +
+  parts
+    .map((p) => p.replace(/^\/+|\/+$/g, ''))
+    .filter(Boolean)
+    .join('/');
