@@ -11,6 +11,8 @@ import { GatewayModule } from './gateway.module';
 import { decodeRequestBodies } from './http/content-encoding';
 import { ConnectionTracker } from './http/http-limits';
 import { createHttpAdapter, instrumentHttp } from './http/http-server';
+import { refuseOversizedChunks } from './http/chunk-limit';
+import { refuseAmbiguousFraming } from './http/framing';
 import { traceRequests } from './http/request-tracing';
 import { awaitInfrastructure } from './lifecycle/infrastructure-check';
 import { ShutdownState } from './lifecycle/shutdown-state';
@@ -41,6 +43,8 @@ export async function createGatewayApp(env: NodeJS.ProcessEnv = process.env): Pr
   app.useGlobalFilters(new ProblemFilter(logger, [databaseProblem]));
   const fastify = app.getHttpAdapter().getInstance();
   const connections = new ConnectionTracker(fastify.server, config.HTTP_MAX_CONNECTIONS, metrics);
+  refuseOversizedChunks(fastify.server, config.WEBHOOK_MAX_BYTES, metrics);
+  refuseAmbiguousFraming(fastify, metrics); // the first onRequest hook: before tracing, routing or auth
   traceRequests(fastify, tracing);
   instrumentHttp(app, metrics, logger, app.get(ShutdownState));
   decodeRequestBodies(fastify, config.WEBHOOK_MAX_BYTES, config.HTTP_MAX_CONCURRENT_DECODES);

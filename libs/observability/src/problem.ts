@@ -29,6 +29,8 @@ export const ProblemKind = {
   validation: { slug: 'validation-failed', title: 'The request does not match the schema', status: 422 },
   unavailable: { slug: 'unavailable', title: 'Service unavailable', status: 503 },
   internal: { slug: 'internal', title: 'Internal error', status: 500 },
+  notImplemented: { slug: 'not-implemented', title: 'Not implemented', status: 501 },
+  versionNotSupported: { slug: 'http-version-not-supported', title: 'HTTP version not supported', status: 505 },
 } as const;
 export type ProblemKindName = keyof typeof ProblemKind;
 

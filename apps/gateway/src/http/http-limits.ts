@@ -16,6 +16,8 @@ export function serverLimits(config: GatewayConfig) {
       headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
       connectionsCheckingInterval: 1000,
+      // Node's own 400 for a missing Host is bare; refuseAmbiguousFraming answers it as problem+json.
+      requireHostHeader: false,
     } as http.ServerOptions,
     requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
     keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,

@@ -92,7 +92,9 @@ export function instrumentHttp(
     // Every request is counted (the flow summary reports them); a line for each would flood the log under a
     // hostile sender or an outage, so refusals and 503s are rate-limited per kind.
     if (reply.statusCode === 503) repeated.log('warn', '503', line, 'request answered 503: see the warning before it');
-    else if (reply.statusCode >= 500) logger.error(line, 'request failed');
+    // 501 and 505 answer what a client sent (a transfer coding, an HTTP version), not a failure of ours.
+    else if (reply.statusCode >= 500 && reply.statusCode !== 501 && reply.statusCode !== 505)
+      logger.error(line, 'request failed');
     else if (reply.statusCode >= 400) repeated.log('info', `${reply.statusCode} ${route}`, line, 'request refused');
     else logger.debug(line, 'request');
   });

@@ -1,0 +1,46 @@
+import { ChunkFollower } from './chunk-limit';
+
+const head = (extra = '') => `POST /plant/webhook HTTP/1.1\r\nHost: x\r\n${extra}\r\n`;
+const chunked = head('Transfer-Encoding: chunked\r\n');
+
+/** Feeds `text` to a follower in pieces of `size` bytes; the first verdict that is not 'ok', else 'ok'. */
+function follow(text: string, size = text.length, limit = 1024) {
+  const follower = new ChunkFollower(limit);
+  const bytes = Buffer.from(text, 'latin1');
+  for (let i = 0; i < bytes.length; i += size) {
+    const verdict = follower.push(bytes.subarray(i, i + size));
+    if (verdict !== 'ok') return verdict;
+  }
+  return 'ok';
+}
+
+describe(ChunkFollower.name, () => {
+  it.each([1, 2, 7, 1000])('refuses a chunk declared over the limit, read %i bytes at a time', (size) => {
+    expect(follow(`${chunked}10000000\r\nab`, size)).toBe('too-large');
+    expect(follow(`${chunked}401;ext=1\r\n`, size)).toBe('too-large');
+    expect(follow(`${chunked}${'f'.repeat(40)}\r\n`, size)).toBe('too-large');
+  });
+
+  it('counts the chunks of one body together, and starts again with the next request', () => {
+    const body = `200\r\n${'a'.repeat(0x200)}\r\n`;
+    expect(follow(`${chunked}${body}${body}0\r\n\r\n`)).toBe('ok');
+    expect(follow(`${chunked}${body}${body}${body}`)).toBe('too-large');
+    const request = `${chunked}${body}${body}0\r\n\r\n`;
+    expect(follow(request + request + request, 5)).toBe('ok');
+  });
+
+  it('skips Content-Length bodies and trailers, so a chunk-size-looking body is not read as one', () => {
+    const lookalike = 'FFFFFF\r\n';
+    const withLength = `${head(`Content-Length: ${lookalike.length}\r\n`)}${lookalike}`;
+    const withTrailer = `${chunked}3\r\nabc\r\n0\r\nX-T: FFFFFF\r\n\r\n`;
+    expect(follow(`${withLength}${withTrailer}${chunked}3\r\nabc\r\n0\r\n\r\n`, 3)).toBe('ok');
+    expect(follow(`${withLength}${chunked}FFFFFF\r\n`, 3)).toBe('too-large');
+  });
+
+  it('stops following (leaving the judgement to llhttp) when the framing is not what it expects', () => {
+    expect(follow(`${chunked}zz\r\n`)).toBe('lost');
+    expect(follow(`${chunked}3\r\nabcXX\r\n`)).toBe('lost');
+    expect(follow(head('Content-Length: 1\r\nTransfer-Encoding: chunked\r\n'))).toBe('lost');
+    expect(follow(`GET / HTTP/1.1\r\nX: ${'a'.repeat(70 * 1024)}`, 4096)).toBe('lost');
+  });
+});

@@ -1,0 +1,142 @@
+import http from 'node:http';
+import type { Socket } from 'node:net';
+import { problemOf, PROBLEM_CONTENT_TYPE } from '@app/observability';
+import { GatewayMetrics } from '../metrics/gateway-metrics';
+
+/** Longest request head or chunk-size line followed; past it llhttp refuses anyway (431, or its 16 KiB cap). */
+const MAX_LINE_BYTES = 64 * 1024;
+
+/**
+ * A chunked body that declares a chunk larger than the body limit is refused with 413 as soon as the chunk-size
+ * line arrives, as a Content-Length over the limit is, instead of being read (and waited for, until the request
+ * timeout) up to the limit. Node does not show chunk sizes to JavaScript, so this follows each connection's
+ * bytes before llhttp reads them: request heads (for Content-Length and Transfer-Encoding), chunk-size lines and
+ * the bytes in between. It only observes and refuses; it never changes what llhttp reads. Should it lose track of
+ * the framing (anything it does not expect), it stops following that connection, and llhttp, which refuses
+ * malformed framing itself, stays the judge.
+ */
+export function refuseOversizedChunks(server: http.Server, limit: number, metrics: GatewayMetrics): void {
+  server.on('connection', (socket: Socket) => {
+    const follower = new ChunkFollower(limit);
+    // Listening for 'data' makes Node hand the socket's bytes to its parser from JavaScript (it "unconsumes"):
+    // prepended, this listener sees each chunk before the parser does.
+    const onData = (data: Buffer) => {
+      const verdict = follower.push(data);
+      if (verdict === 'lost') socket.off('data', onData);
+      else if (verdict === 'too-large') {
+        socket.off('data', onData);
+        metrics.clientErrors.inc({ kind: 'chunk_too_large' });
+        refuse(socket, limit);
+      }
+    };
+    socket.prependListener('data', onData);
+  });
+}
+
+function refuse(socket: Socket, limit: number) {
+  const body = JSON.stringify(
+    problemOf(
+      'payloadTooLarge',
+      `A chunk of the body is declared larger than ${limit} bytes, the body limit; send a smaller body`,
+    ),
+  );
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+  if (socket.writable && !inFlight) {
+    socket.write(
+      `HTTP/1.1 413 Payload Too Large\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroySoon();
+}
+
+type State = 'head' | 'body' | 'chunk-size' | 'chunk-data' | 'chunk-end' | 'trailers';
+
+/** Follows HTTP/1.1 request framing on one connection; says when a chunk is declared over the limit. */
+export class ChunkFollower {
+  private state: State = 'head';
+  private line = Buffer.alloc(0); // the head or line being gathered
+  private remaining = 0; // bytes of a Content-Length body or of a chunk still to skip
+  private declared = 0; // chunk bytes declared so far in this body
+
+  constructor(private readonly limit: number) {}
+
+  push(data: Buffer): 'ok' | 'too-large' | 'lost' {
+    let at = 0;
+    while (at < data.length) {
+      if (this.state === 'body' || this.state === 'chunk-data') {
+        const take = Math.min(this.remaining, data.length - at);
+        at += take;
+        this.remaining -= take;
+        if (this.remaining === 0) this.state = this.state === 'body' ? 'head' : 'chunk-end';
+        continue;
+      }
+      // The other states read up to a line end (the head: up to its empty line). A line split across reads is
+      // carried over; only then is anything copied, and never more than MAX_LINE_BYTES.
+      const end = this.state === 'head' ? '\r\n\r\n' : '\r\n';
+      const piece = this.line.length === 0 ? data : data.subarray(at, at + MAX_LINE_BYTES + end.length);
+      const from = this.line.length === 0 ? at : 0;
+      const gathered = this.line.length === 0 ? data : Buffer.concat([this.line, piece]);
+      const found = gathered.indexOf(end, Math.max(from, this.line.length - end.length + 1));
+      if (found < 0) {
+        if (gathered.length - from > MAX_LINE_BYTES) return 'lost';
+        this.line = Buffer.from(gathered.subarray(from));
+        return 'ok';
+      }
+      const text = gathered.toString('latin1', from, found);
+      at = this.line.length === 0 ? found + end.length : at + found + end.length - this.line.length;
+      this.line = Buffer.alloc(0);
+      const verdict = this.step(text);
+      if (verdict !== 'ok') return verdict;
+    }
+    return 'ok';
+  }
+
+  private step(text: string): 'ok' | 'too-large' | 'lost' {
+    switch (this.state) {
+      case 'head': {
+        // A request may be preceded by empty lines (RFC 9112 §2.2).
+        const lines = text.replace(/^(\r\n)+/, '').split('\r\n');
+        const field = (name: string) =>
+          lines
+            .slice(1)
+            .filter((l) => l.toLowerCase().startsWith(`${name}:`))
+            .map((l) => l.slice(name.length + 1).trim());
+        // After CONNECT or an Upgrade the bytes are no longer HTTP (the gateway accepts neither).
+        if (/^CONNECT /i.test(lines[0]) || field('upgrade').length > 0) return 'lost';
+        const te = field('transfer-encoding');
+        const cl = field('content-length');
+        if (te.length > 0) {
+          if (te.length > 1 || te[0].toLowerCase() !== 'chunked' || cl.length > 0) return 'lost';
+          this.state = 'chunk-size';
+          this.declared = 0;
+        } else if (cl.length > 0) {
+          if (cl.length > 1 || !/^\d{1,15}$/.test(cl[0])) return 'lost';
+          this.remaining = Number(cl[0]);
+          if (this.remaining > 0) this.state = 'body';
+        }
+        return 'ok';
+      }
+      case 'chunk-size': {
+        const size = /^([0-9A-Fa-f]+)[ \t]*(;.*)?$/.exec(text)?.[1];
+        if (size === undefined) return 'lost';
+        // A size too long for a number is over the limit too (llhttp refuses it as an overflow).
+        const bytes = size.replace(/^0+/, '').length > 13 ? Infinity : parseInt(size, 16);
+        this.declared += bytes;
+        if (this.declared > this.limit) return 'too-large';
+        this.remaining = bytes;
+        this.state = bytes === 0 ? 'trailers' : 'chunk-data';
+        return 'ok';
+      }
+      case 'chunk-end':
+        if (text !== '') return 'lost';
+        this.state = 'chunk-size';
+        return 'ok';
+      case 'trailers':
+        if (text === '') this.state = 'head';
+        return 'ok';
+      default:
+        return 'lost';
+    }
+  }
+}
