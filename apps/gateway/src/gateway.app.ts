@@ -14,6 +14,7 @@ import { createHttpAdapter, instrumentHttp } from './http/http-server';
 import { refuseOversizedChunks } from './http/chunk-limit';
 import { refuseAmbiguousFraming } from './http/framing';
 import { traceRequests } from './http/request-tracing';
+import { addSecurityHeaders } from './http/security-headers';
 import { awaitInfrastructure } from './lifecycle/infrastructure-check';
 import { ShutdownState } from './lifecycle/shutdown-state';
 import { GatewayMetrics } from './metrics/gateway-metrics';
@@ -50,6 +51,7 @@ export async function createGatewayApp(env: NodeJS.ProcessEnv = process.env): Pr
   decodeRequestBodies(fastify, config.WEBHOOK_MAX_BYTES, config.HTTP_MAX_CONCURRENT_DECODES);
   refuseMisplacedCredentials(fastify);
   authenticateBeforeBody(app); // after the misplaced-token check: a token in the query is a 400, not a 401
+  addSecurityHeaders(fastify);
   setupDocs(app);
   await serveConsole(fastify);
   return { app, config, connections, logger };

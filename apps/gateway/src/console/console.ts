@@ -24,6 +24,7 @@ export const CONSOLE_CSP = [
 const SECURITY_HEADERS = {
   'content-security-policy': CONSOLE_CSP,
   'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY', // frame-ancestors, for browsers without CSP 3
   'referrer-policy': 'no-referrer',
 };
 
