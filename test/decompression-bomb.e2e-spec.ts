@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import zlib from 'node:zlib';
 import { ChildProcess } from 'node:child_process';
+import { buildOpenApiDocument } from '@app/contracts';
 import { exitOf, freePort, spawnBuiltApp } from './support/processes';
 import * as e2e from './support/stack';
 import { waitFor } from './support/wait';
@@ -59,14 +60,31 @@ describe('decompression bombs', () => {
       }),
     );
 
-  // Every route that takes a body and needs a token, and one that does not exist.
+  // Every operation of the served document that needs a token and may take a body (path parameters filled with
+  // well-formed values), and the webhook, documented under `webhooks`.
+  const doc = buildOpenApiDocument() as unknown as {
+    security?: unknown[];
+    paths: Record<string, Record<string, { security?: unknown[] }>>;
+  };
   const routes: [string, string][] = [
     ['POST', '/plant/webhook'],
-    ['POST', '/subscriptions'],
-    ['PATCH', '/subscriptions/00000000-0000-4000-8000-000000000000'],
-    ['POST', '/deliveries/retry'],
-    ['POST', '/dead-letters/redrive'],
+    ...Object.entries(doc.paths).flatMap(([path, operations]) =>
+      Object.entries(operations)
+        .filter(
+          ([method, op]) =>
+            ['post', 'put', 'patch', 'delete'].includes(method) && (op.security ?? doc.security)?.length,
+        )
+        .map(([method]): [string, string] => [
+          method.toUpperCase(),
+          path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000'),
+        ]),
+    ),
   ];
+
+  it('covers every operation that takes a body behind a token', () => {
+    expect(routes.length).toBeGreaterThanOrEqual(10);
+    expect(routes).toContainEqual(['PATCH', '/subscriptions/00000000-0000-4000-8000-000000000000']);
+  });
 
   it('is some 50 bytes of brotli that decode to 64 MiB with a 16 MiB window', () => {
     expect(bomb.length).toBeLessThan(100);
