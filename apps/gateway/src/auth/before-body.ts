@@ -1,4 +1,4 @@
-import { CanActivate, NotFoundException, RequestMethod, Type } from '@nestjs/common';
+import { CanActivate, ForbiddenException, NotFoundException, RequestMethod, Type } from '@nestjs/common';
 import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
@@ -64,7 +64,7 @@ export function authenticateBeforeBody(app: NestFastifyApplication): void {
     context.setType('http');
     try {
       for (const guard of route.guards) {
-        if (!(await guard.canActivate(context))) throw new NotFoundException(); // never: ours throw
+        if (!(await guard.canActivate(context))) throw new ForbiddenException(); // as Nest answers a false guard
       }
     } catch (err) {
       return refuse(req, reply, err);
