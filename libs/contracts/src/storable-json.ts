@@ -68,3 +68,14 @@ export function unstorableTexts(value: unknown): UnstorableText[] {
  */
 export const fieldName = (path: string[]): string =>
   toStorableText(path.map((s) => s.replace(/~/g, '~0').replace(/\//g, '~1')).join('.'));
+
+/** JSON for a jsonb column, every string in it (property names too) made storable by toStorableText. */
+export function toStorableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    typeof v === 'object' && v !== null && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).map(([k, x]) => [toStorableText(k), x]))
+      : typeof v === 'string'
+        ? toStorableText(v)
+        : v,
+  );
+}

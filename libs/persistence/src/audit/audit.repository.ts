@@ -1,4 +1,5 @@
 import { Pool } from 'pg';
+import { toStorableJson } from '@app/contracts';
 
 /** A row of `audit_events`: one change made through the admin API. */
 export interface AuditRow {
@@ -22,13 +23,14 @@ export interface AuditFilter {
   until?: Date;
 }
 
+/** Details quote what admins and subscribers sent (a URL, a reason): made storable, as jsonb refuses \u0000. */
 export class AuditRepository {
   constructor(private readonly pool: Pool) {}
 
   async record(e: NewAuditEvent): Promise<void> {
     await this.pool.query(
       'INSERT INTO audit_events (actor, action, subscription_id, delivery_id, details) VALUES ($1, $2, $3, $4, $5)',
-      [e.actor, e.action, e.subscription_id ?? null, e.delivery_id ?? null, JSON.stringify(e.details ?? {})],
+      [e.actor, e.action, e.subscription_id ?? null, e.delivery_id ?? null, toStorableJson(e.details ?? {})],
     );
   }
 
@@ -43,7 +45,7 @@ export class AuditRepository {
         events.map((e) => e.action),
         events.map((e) => e.subscription_id ?? null),
         events.map((e) => e.delivery_id ?? null),
-        events.map((e) => JSON.stringify(e.details ?? {})),
+        events.map((e) => toStorableJson(e.details ?? {})),
       ],
     );
   }
