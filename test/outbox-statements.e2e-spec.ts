@@ -417,6 +417,14 @@ describe('the ingest statement and the claim', () => {
       expect((await outbox.claimDue(10, [], LEASE_MS)).claimed).toHaveLength(2);
     });
 
+    it('holds back only the plant with a pending delivery: another plant goes from memory to the same subscriber', async () => {
+      const a = await subscribe();
+      await storeAsRows([event()]); // a has a pending delivery of this plant
+      await ingest.applyEvents([event({ name: 'v2' }), event({ plantId: plantId + 1 })], NO_LEASE, MAX_HOPS);
+      const r = await outbox.fanOut(100, [], LEASE_MS);
+      expect(r.claimed.map((d) => [d.subscriptionId, d.plantId])).toEqual([[a, plantId + 1]]);
+    });
+
     it('fans each event out to one replica when replicas race', async () => {
       await subscribe();
       await subscribe();

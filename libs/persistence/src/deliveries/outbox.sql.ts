@@ -7,11 +7,13 @@ import { SecretBox, subscriptionContext } from '../secrets/secret-box';
 /**
  * Per-plant order, per subscriber: a delivery waits while an earlier one for the same subscriber and plant is
  * pending. `seq` bounds "earlier" when the delivery is already stored; a delivery being written has no row yet,
- * so every pending one the statement can see is earlier.
+ * so every pending one the statement can see is earlier. (Its own alias is one no caller uses: FAN_OUT's events
+ * are `e`, and an inner `e` made `e.plant_id = e.plant_id` hold for every plant, so any pending delivery of a
+ * subscriber held back all its new deliveries, as rows.)
  */
 export const noEarlierPending = (subscriptionId: string, plantId: string, seq?: string) => `NOT EXISTS (
-  SELECT 1 FROM deliveries e
-  WHERE e.subscription_id = ${subscriptionId} AND e.plant_id = ${plantId} AND e.status = 'pending'${seq ? ` AND e.seq < ${seq}` : ''})`;
+  SELECT 1 FROM deliveries earlier
+  WHERE earlier.subscription_id = ${subscriptionId} AND earlier.plant_id = ${plantId} AND earlier.status = 'pending'${seq ? ` AND earlier.seq < ${seq}` : ''})`;
 
 /**
  * Per-plant order between events: an event is fanned out only once every earlier event of its plant has been
