@@ -42,7 +42,12 @@ const ok: SendResult = {
 function fakeRepository() {
   const writes: { records: AttemptRecord[] }[] = [];
   const released = { deliveries: [] as string[], events: [] as string[] };
-  const db = { stalled: null as Promise<void> | null, failFor: null as string | null };
+  const db = {
+    stalled: null as Promise<void> | null,
+    failFor: null as string | null,
+    /** Records the database refuses for their data, as PostgreSQL refuses a NUL (22021): the whole statement. */
+    refuses: (_r: AttemptRecord) => false,
+  };
   const events: ClaimedDelivery[][] = [];
   const repo = {
     fanOut: jest.fn(async (_limit: number, _defer: string[], _leaseMs: number) => ({
@@ -58,6 +63,8 @@ function fakeRepository() {
     record: async (records: AttemptRecord[]) => {
       await db.stalled;
       if (records.some((r) => r.delivery.id === db.failFor)) throw new Error('connection terminated');
+      if (records.some(db.refuses))
+        throw Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: '22021' });
       writes.push({ records });
     },
     releaseLeases: async (ids: string[], eventIds: string[] = []) => {
@@ -262,5 +269,22 @@ describe(DeliveryDispatcher.name, () => {
     await stopping;
     expect(released.deliveries).toEqual(['r']);
     expect(released.events).toEqual(['e2']); // e1's deliveries were all recorded
+  });
+
+  it('writes a record the database refuses for its data again without the reply; the rest of its batch as they were', async () => {
+    const { inbox, recorded, hold, db } = setup({ DELIVERY_CONCURRENCY: '4' });
+    db.refuses = (r) => r.attempt.responseBody?.includes('\u0000') ?? false;
+    hold(async (d) => ({ ...ok, responseBody: d.id === 'odd' ? 'O\u0000K\u0000' : 'fine' }));
+    inbox.accept(
+      ['a', 'odd', 'b', 'c'].map((id, i) => delivery(id, `s${i}`)),
+      { events: 0, rows: 0 },
+    );
+    await until('four outcomes written', () => recorded().length === 4);
+    const byId = Object.fromEntries(recorded().map((r) => [r.delivery.id, r]));
+    expect(Object.keys(byId).sort()).toEqual(['a', 'b', 'c', 'odd']);
+    for (const id of ['a', 'b', 'c']) expect(byId[id].attempt).toMatchObject({ responseBody: 'fine', error: null });
+    expect(byId.odd.outcome).toEqual({ kind: 'succeeded' });
+    expect(byId.odd.attempt.responseBody).toBeNull();
+    expect(byId.odd.attempt.error).toMatch(/refused by the database \(invalid byte sequence/);
   });
 });

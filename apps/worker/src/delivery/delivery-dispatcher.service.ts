@@ -1,8 +1,16 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
-import { AttemptRecord, ClaimedDelivery, decideOutcome, NO_LEASE, OutboxLease, parseSchedule } from '@app/delivery';
+import {
+  AttemptRecord,
+  ClaimedDelivery,
+  decideOutcome,
+  DeliveryAttempt,
+  NO_LEASE,
+  OutboxLease,
+  parseSchedule,
+} from '@app/delivery';
 import { nestSink, RateLimitedLog } from '@app/observability';
-import { isDatabaseUnavailable, OutboxRepository, WriteCoalescer } from '@app/persistence';
+import { isDatabaseUnavailable, isDataError, OutboxRepository, WriteCoalescer } from '@app/persistence';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { DeliveryInbox } from './delivery-inbox';
 import { DeliverySender } from './delivery-sender';
@@ -255,7 +263,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
    * statement cancelled or never sent changed nothing; in the rare case that one committed but its answer was
    * lost, the retry adds the attempt to the log twice, which is cheaper than sending the webhook twice.
    */
-  private async record(record: AttemptRecord): Promise<void> {
+  private async recordRetrying(record: AttemptRecord): Promise<void> {
     const deadline = (this.leaseEnds.get(record.delivery) ?? Date.now()) - RECORD_RETRY_MARGIN_MS;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -280,6 +288,25 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     if (!state || ++state.answered < state.subscriptionIds.length) return undefined;
     this.fanOuts.delete(d.eventId);
     return state.subscriptionIds;
+  }
+
+  /**
+   * Writes an attempt's outcome. If the database refuses this one record for its data (the batch it was in was
+   * split until it stood alone, and the others were written), it is written again without the subscriber's reply,
+   * the refusal as its error: the outcome counts, and the delivery is not sent again and again.
+   */
+  private async record(record: AttemptRecord) {
+    try {
+      await this.recordRetrying(record);
+    } catch (err) {
+      if (!isDataError(err)) throw err;
+      const attempt: DeliveryAttempt = {
+        ...record.attempt,
+        responseBody: null,
+        error: `the attempt's record was refused by the database (${(err as Error).message}); its reply is not kept`,
+      };
+      await this.recordRetrying({ ...record, attempt });
+    }
   }
 
   private async attempt(d: ClaimedDelivery, release: () => void) {

@@ -1,4 +1,5 @@
-import { Pool } from 'pg';
+import { Pool, PoolClient } from 'pg';
+import { toStorableText } from '@app/contracts';
 import { AttemptRecord, ClaimedDelivery, ClaimResult, FanOutResult, Outbox } from '@app/delivery';
 import { FAN_OUT, RECORD_FANNED_OUT } from './fan-out.sql';
 import {
@@ -65,6 +66,9 @@ WITH r AS (
   RETURNING d.subscription_id, r.disable_reason
 ), ${disableGone('updated')}`;
 
+/** The pool, or one of its connections inside a transaction. */
+type Queryable = Pick<Pool | PoolClient, 'query'>;
+
 /** The outbox as the worker's dispatcher uses it: claim, record, release. */
 export class OutboxRepository implements Outbox {
   constructor(
@@ -99,26 +103,41 @@ export class OutboxRepository implements Outbox {
   async record(records: AttemptRecord[]): Promise<void> {
     const stored = records.filter((r) => r.delivery.stored);
     const fresh = records.filter((r) => !r.delivery.stored);
-    if (stored.length > 0) await this.updateStored(stored);
-    if (fresh.length > 0) await this.writeFannedOut(fresh);
+    if (fresh.length === 0) return this.updateStored(this.pool, stored);
+    if (stored.length === 0) return this.writeFannedOut(this.pool, fresh);
+    // Both kinds: one transaction, all or nothing, so that a batch refused for one row's data can be split and
+    // written again (WriteCoalescer) without recording any attempt twice.
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await this.updateStored(client, stored);
+      await this.writeFannedOut(client, fresh);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
   }
 
-  private async updateStored(records: AttemptRecord[]) {
+  private async updateStored(db: Queryable, records: AttemptRecord[]) {
+    if (records.length === 0) return;
     // Named: parsed and planned once per connection, not once per batch.
-    await this.pool.query({
+    await db.query({
       name: 'record-attempts',
       text: RECORD_ATTEMPTS,
       values: [records.map((r) => r.delivery.id), ...attemptColumns(records)],
     });
   }
 
-  private async writeFannedOut(records: AttemptRecord[]) {
+  private async writeFannedOut(db: Queryable, records: AttemptRecord[]) {
     // One (event, subscriber) pair per delivery an event that completes here must have.
     const expected = records.flatMap((r) => (r.completes ?? []).map((s) => [r.delivery.eventId, s]));
     const col = <T>(f: (d: ClaimedDelivery) => T) => records.map((r) => f(r.delivery));
     const [attemptedAt, status, latencyMs, error, responseBody, nextStatus, delayMs, disable, signature] =
       attemptColumns(records);
-    await this.pool.query({
+    await db.query({
       name: 'record-fanned-out',
       text: RECORD_FANNED_OUT,
       values: [
@@ -172,18 +191,23 @@ export class OutboxRepository implements Outbox {
   }
 }
 
-/** The attempt's columns of RECORD_ATTEMPTS ($2..$10) and RECORD_FANNED_OUT. */
+/**
+ * The attempt's columns of RECORD_ATTEMPTS ($2..$10) and RECORD_FANNED_OUT. What the subscriber answered and the
+ * error an attempt ended with are outside text: made storable (toStorableText), or one reply with a NUL in it
+ * would be refused by PostgreSQL and fail its whole statement.
+ */
 function attemptColumns(records: AttemptRecord[]): unknown[][] {
+  const storableText = (s: string | null | undefined) => (s == null ? null : toStorableText(s));
   const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
   return [
     col((r) => r.attempt.attemptedAt),
     col((r) => r.attempt.status),
     col((r) => r.attempt.latencyMs),
-    col((r) => r.attempt.error),
-    col((r) => r.attempt.responseBody),
+    col((r) => storableText(r.attempt.error)),
+    col((r) => storableText(r.attempt.responseBody)),
     col((r) => (r.outcome.kind === 'retry' ? 'pending' : r.outcome.kind)),
     col((r) => (r.outcome.kind === 'retry' ? r.outcome.delayMs : 0)),
-    col((r) => (r.outcome.kind === 'failed' ? (r.outcome.disableSubscription ?? null) : null)),
+    col((r) => (r.outcome.kind === 'failed' ? storableText(r.outcome.disableSubscription ?? null) : null)),
     col((r) => r.attempt.signature ?? null),
   ];
 }
