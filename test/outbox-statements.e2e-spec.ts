@@ -511,4 +511,114 @@ describe('the ingest statement and the claim', () => {
       expect(later.secrets).toEqual(['whsec_new']);
     });
   });
+  describe('leases: what is done under a lease that lapsed overwrites nothing', () => {
+    const leaseOf = async (id: string) =>
+      (await pool.query('SELECT leased_until, lease_token FROM deliveries WHERE id = $1', [id])).rows[0];
+    const rowOf = async (id: string) =>
+      (
+        await pool.query(
+          'SELECT status, attempts, jsonb_array_length(attempt_log) AS logged, leased_until FROM deliveries WHERE id = $1',
+          [id],
+        )
+      ).rows[0];
+    const expireRows = () => pool.query("UPDATE deliveries SET leased_until = now() - interval '1 second'");
+
+    it('a claimed row: the stale claim neither overwrites the holder’s outcome nor ends its lease', async () => {
+      await subscribe();
+      await storeAsRows([event()]);
+      const [stale] = (await outbox.claimDue(10, [], 30_000)).claimed;
+      await expireRows();
+      const [holder] = (await outbox.claimDue(10, [], 30_000)).claimed;
+      expect(holder.id).toBe(stale.id);
+      expect(holder.lease.token).not.toBe(stale.lease.token);
+      // The stale attempt is recorded first (it failed for good, say): it joins the log, changes nothing else.
+      await record(stale, { kind: 'failed' });
+      expect(await rowOf(stale.id)).toMatchObject({ status: 'pending', attempts: 1, logged: 1 });
+      expect((await leaseOf(stale.id)).lease_token).toBe(holder.lease.token); // still the holder's
+      // Neither can it renew or hand back the holder's lease.
+      expect((await outbox.renewLeases([stale], 30_000)).renewed).toEqual(new Set());
+      await outbox.releaseLeases([{ id: stale.id, token: stale.lease.token }]);
+      expect((await outbox.claimDue(10, [], 30_000)).claimed).toEqual([]);
+      await succeed(holder);
+      expect(await rowOf(stale.id)).toMatchObject({ status: 'succeeded', attempts: 2, logged: 2, leased_until: null });
+      // And a stale record after the holder's: the holder's outcome stays.
+      await record(stale, { kind: 'retry', delayMs: 0 });
+      expect(await rowOf(stale.id)).toMatchObject({ status: 'succeeded', attempts: 3, logged: 3 });
+    });
+
+    it('renews a lease its claim still holds, even once lapsed if nobody took it; hands back only its own', async () => {
+      await subscribe();
+      await storeAsRows([event()]);
+      const [d] = (await outbox.claimDue(10, [], 30_000)).claimed;
+      await expireRows();
+      const renewed = await outbox.renewLeases([d], 30_000);
+      expect(renewed.renewed).toEqual(new Set([d.id]));
+      expect(renewed.until).toBeGreaterThan(Date.now() + 25_000);
+      expect((await outbox.claimDue(10, [], 30_000)).claimed).toEqual([]); // held again
+      await outbox.releaseLeases([{ id: d.id, token: d.lease.token }]);
+      expect((await outbox.claimDue(10, [], 30_000)).claimed.map((c) => c.id)).toEqual([d.id]);
+    });
+
+    it('an event fanned out again after its lease lapsed: the stale worker writes no row and completes nothing', async () => {
+      const [a] = [await subscribe()];
+      const e = event();
+      await ingest.applyEvents([e], NO_LEASE, MAX_HOPS);
+      const [stale] = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
+      await expireLeases();
+      const [holder] = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
+      expect(holder.subscriptionId).toBe(a);
+      // The stale worker's renewal is refused: it does not send.
+      expect((await outbox.renewLeases([stale], LEASE_MS)).renewed).toEqual(new Set());
+      // Had it sent and recorded anyway (a failure, say), before the holder: no row, the event not done.
+      await record(stale, { kind: 'failed' }, [a]);
+      expect(await deliveriesOf(plantId)).toEqual([]);
+      expect((await outboxRows()).map((r) => r.fanned_out_at)).toEqual([null]);
+      expect((await outbox.renewLeases([holder], LEASE_MS)).renewed).toEqual(new Set([holder.id]));
+      await succeed(holder, [a]);
+      expect(await deliveriesOf(plantId)).toMatchObject([{ subscription_id: a, status: 'succeeded' }]);
+      expect((await outboxRows()).map((r) => r.fanned_out_at !== null)).toEqual([true]);
+      // The stale attempt recorded after the holder's joins the log; the status stays the holder's.
+      await record(stale, { kind: 'failed' }, [a]);
+      const { rows } = await pool.query(
+        'SELECT status, attempts, jsonb_array_length(attempt_log) AS logged FROM deliveries WHERE event_id = $1',
+        [e.eventId],
+      );
+      expect(rows).toEqual([{ status: 'succeeded', attempts: 2, logged: 2 }]);
+      // Nor can it hand the event back: it is done.
+      await outbox.releaseLeases([], [{ id: e.eventId, token: stale.lease.token }]);
+      expect((await outboxRows()).map((r) => r.fanned_out_at !== null)).toEqual([true]);
+    });
+
+    it('stores a reply holding a NUL, made storable, beside ordinary ones in one statement', async () => {
+      const [a, b] = [await subscribe(), await subscribe()];
+      await storeAsRows([event()]);
+      const claimed = (await outbox.claimDue(10, [], 30_000)).claimed;
+      const e2 = event({ plantId: plantId + 1 });
+      await ingest.applyEvents([e2], NO_LEASE, MAX_HOPS);
+      const fanned = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
+      const reply = (d: ClaimedDelivery) => (d.subscriptionId === a ? 'O\u0000K\u0000' : 'fine');
+      await outbox.record(
+        [...claimed, ...fanned].map((d, i, all) => ({
+          delivery: d,
+          attempt: { ...attempt(200), responseBody: reply(d), error: d.subscriptionId === a ? 'bad\u0000' : null },
+          outcome: { kind: 'succeeded' as const },
+          completes: i === all.length - 1 ? [a, b] : undefined,
+        })),
+      );
+      const { rows } = await pool.query(
+        `SELECT subscription_id, status, attempt_log->0->>'responseBody' AS reply, attempt_log->0->>'error' AS error
+         FROM deliveries ORDER BY plant_id, subscription_id`,
+      );
+      expect({ rows, claimed: claimed.length, fanned: fanned.length }).toMatchObject({ claimed: 2, fanned: 2 });
+      expect(rows).toHaveLength(4);
+      for (const r of rows)
+        expect(r).toEqual({
+          subscription_id: r.subscription_id,
+          status: 'succeeded',
+          reply: r.subscription_id === a ? 'O\\u0000K\\u0000' : 'fine',
+          error: r.subscription_id === a ? 'bad\\u0000' : null,
+        });
+      expect((await outboxRows()).every((r) => r.fanned_out_at !== null)).toBe(true);
+    });
+  });
 });

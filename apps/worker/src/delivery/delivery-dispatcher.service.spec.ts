@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { loadConfig, workerEnvSchema } from '@app/config';
-import { AttemptRecord, ClaimedDelivery } from '@app/delivery';
+import { AttemptRecord, ClaimedDelivery, DeliveryLease, LeasedRef } from '@app/delivery';
 import { OutboxRepository } from '@app/persistence';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { DeliveryDispatcher } from './delivery-dispatcher.service';
@@ -8,8 +8,17 @@ import { DeliveryInbox } from './delivery-inbox';
 import { DeliverySender, SendResult } from './delivery-sender';
 import { DeliverySignal } from './delivery-signal';
 
-/** A delivery fanned out from event `event` (no row yet), or with `stored`, one claimed from the rows. */
-const delivery = (id: string, subscriptionId = 's1', event = `event-${id}`, stored = false): ClaimedDelivery => ({
+/**
+ * A delivery fanned out from event `event` (no row yet), or with `stored`, one claimed from the rows; leased for
+ * a minute unless `lease` says otherwise.
+ */
+const delivery = (
+  id: string,
+  subscriptionId = 's1',
+  event = `event-${id}`,
+  stored = false,
+  lease: Partial<DeliveryLease> = {},
+): ClaimedDelivery => ({
   id,
   stored,
   subscriptionId,
@@ -24,6 +33,7 @@ const delivery = (id: string, subscriptionId = 's1', event = `event-${id}`, stor
   url: 'http://receiver.test/hook',
   token: null,
   secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
+  lease: { token: stored ? `lease-of-${id}` : `lease-of-${event}`, until: Date.now() + 60_000, ...lease },
 });
 
 const ok: SendResult = {
@@ -47,6 +57,8 @@ function fakeRepository() {
     failFor: null as string | null,
     /** Records the database refuses for their data, as PostgreSQL refuses a NUL (22021): the whole statement. */
     refuses: (_r: AttemptRecord) => false,
+    /** Leases another claim took after they lapsed: not renewed. */
+    lost: new Set<string>(),
   };
   const events: ClaimedDelivery[][] = [];
   const repo = {
@@ -67,9 +79,13 @@ function fakeRepository() {
         throw Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: '22021' });
       writes.push({ records });
     },
-    releaseLeases: async (ids: string[], eventIds: string[] = []) => {
-      released.deliveries.push(...ids);
-      released.events.push(...eventIds);
+    renewLeases: jest.fn(async (held: ClaimedDelivery[], leaseMs: number) => ({
+      renewed: new Set(held.filter((d) => !db.lost.has(d.lease.token)).map((d) => d.id)),
+      until: Date.now() + leaseMs,
+    })),
+    releaseLeases: async (ds: LeasedRef[], events: LeasedRef[] = []) => {
+      released.deliveries.push(...ds.map((d) => d.id));
+      released.events.push(...events.map((e) => e.id));
     },
   };
   const recorded = () => writes.flatMap((w) => w.records);
@@ -269,6 +285,76 @@ describe(DeliveryDispatcher.name, () => {
     await stopping;
     expect(released.deliveries).toEqual(['r']);
     expect(released.events).toEqual(['e2']); // e1's deliveries were all recorded
+  });
+
+  describe('leases', () => {
+    it('renews the lease of a delivery that waited too long for a slot, and does not send one whose lease was lost', async () => {
+      // Lease 6 s; an attempt takes up to 1 s: a delivery is sent at once only with 1 s + 2 s of its lease left.
+      const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      const { sut, sent, recorded, released, mocks, db, start } = setup({ DELIVERY_TIMEOUT_MS: '1000' });
+      const soon = Date.now() + 1500;
+      db.lost.add('lease-of-e-lost');
+      mocks.claimDue.mockResolvedValueOnce({
+        claimed: [delivery('row', 's4', 'e-row', true, { until: soon })],
+        more: false,
+      });
+      start(
+        delivery('fresh', 's1', 'e-fresh'),
+        delivery('waited', 's2', 'e-waited', false, { until: soon }),
+        delivery('lost', 's3', 'e-lost', false, { until: soon }),
+      );
+      await until('three outcomes written', () => recorded().length === 3);
+      await settle();
+      expect(sent.sort()).toEqual(['fresh', 'row', 'waited']);
+      expect(
+        recorded()
+          .map((r) => r.delivery.id)
+          .sort(),
+      ).toEqual(['fresh', 'row', 'waited']);
+      // Only those short of lease were renewed, and each now holds it for another 6 s.
+      const renewedIds = mocks.renewLeases.mock.calls.flatMap(([held]) => held.map((d) => d.id));
+      expect(renewedIds.sort()).toEqual(['lost', 'row', 'waited']);
+      expect(mocks.renewLeases.mock.calls[0][1]).toBe(6000);
+      const waited = recorded().find((r) => r.delivery.id === 'waited')!;
+      expect(waited.delivery.lease.until).toBeGreaterThan(Date.now() + 5000);
+      // The lost one's event is not held here any more: nothing of it to hand back.
+      await sut.onModuleDestroy();
+      expect(released.events).toEqual([]);
+      expect(warn.mock.calls.map((c) => String(c[0]))).toEqual([expect.stringMatching(/^delivery lost .* not sent/)]);
+      warn.mockRestore();
+    });
+
+    it('does not send what it cannot renew while the database is away', async () => {
+      const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      try {
+        const { inbox, sent, recorded, mocks } = setup({ DELIVERY_TIMEOUT_MS: '1000' });
+        mocks.renewLeases.mockRejectedValue(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+        inbox.accept([delivery('a', 's1', 'e1', false, { until: Date.now() + 100 })], { events: 0, rows: 0 });
+        await until('the renewal tried', () => mocks.renewLeases.mock.calls.length === 1);
+        await settle();
+        expect(sent).toEqual([]);
+        expect(recorded()).toEqual([]);
+      } finally {
+        warn.mockRestore();
+      }
+    });
+
+    it('keeps counting an event fanned out again under a new lease apart from the one it lost', async () => {
+      const { inbox, recorded } = setup();
+      inbox.accept([delivery('old', 's1', 'e1', false, { token: 'first' })], { events: 0, rows: 0 });
+      inbox.accept(
+        [
+          delivery('new-a', 's1', 'e1', false, { token: 'second' }),
+          delivery('new-b', 's2', 'e1', false, { token: 'second' }),
+        ],
+        { events: 0, rows: 0 },
+      );
+      await until('three outcomes written', () => recorded().length === 3);
+      const completes = Object.fromEntries(recorded().map((r) => [r.delivery.id, r.completes]));
+      // The old lease's delivery completes nothing; the new lease's last answered carries its two subscribers.
+      expect(completes.old).toBeUndefined();
+      expect([completes['new-a'], completes['new-b']].filter(Boolean)).toEqual([['s1', 's2']]);
+    });
   });
 
   it('writes a record the database refuses for its data again without the reply; the rest of its batch as they were', async () => {

@@ -24,9 +24,19 @@ const CLAIM_COALESCE_MS = 5;
 const RECORD_LINGER_MS = 10;
 /** An outcome the database could not take (away, too slow) is tried again while its lease has this much left. */
 const RECORD_RETRY_MARGIN_MS = 1000;
+/**
+ * An attempt starts only with this much of its lease left beyond DELIVERY_TIMEOUT_MS (the longest it can take),
+ * so that its outcome is written before the lease lapses; a delivery that waited longer for a slot has its lease
+ * renewed first.
+ */
+const RECORD_MARGIN_MS = 2000;
 
-/** What the dispatcher keeps of an event it fans out: the subscribers of its deliveries, and how many answered. */
+/**
+ * What the dispatcher keeps of an event it fans out: the lease it holds the event under, the subscribers of its
+ * deliveries, and how many answered.
+ */
 interface FanOutState {
+  token: string;
   subscriptionIds: string[];
   answered: number;
 }
@@ -67,6 +77,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   private readonly running = new Set<Promise<void>>();
   /** Outcomes are written in batches: one statement for every attempt that finished meanwhile. */
   private readonly recorder: WriteCoalescer<AttemptRecord, void>;
+  /** Leases of deliveries about to be sent after a long wait for a slot, renewed in batches too. */
+  private readonly renewer: WriteCoalescer<ClaimedDelivery, { renewed: Set<string>; until: number }>;
   /** Events being fanned out from memory here, by id. Bounded by the window: each has a delivery in it. */
   private readonly fanOuts = new Map<string, FanOutState>();
   private stopped = false;
@@ -76,8 +88,6 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   /** Events may be waiting to be fanned out. */
   private events = true;
   private lastRowClaim = 0;
-  /** When each delivery's lease runs out (taken as it is handed to this dispatcher): bounds recording retries. */
-  private readonly leaseEnds = new WeakMap<ClaimedDelivery, number>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: WorkerConfig,
@@ -92,6 +102,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     this.leaseMs = config.DELIVERY_TIMEOUT_MS + 5000;
     this.window = 2 * config.DELIVERY_CONCURRENCY;
     this.recorder = new WriteCoalescer((records) => deliveries.record(records), 500, undefined, RECORD_LINGER_MS);
+    this.renewer = new WriteCoalescer((held) => deliveries.renewLeases(held, this.leaseMs), 500);
     metrics.watchDispatcher(this.window, () => ({
       sending: this.sending,
       queued: this.queuedCount,
@@ -107,8 +118,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   accept(fanned: ClaimedDelivery[], left: { events: number; rows: number }) {
     if (this.stopped) {
       // Stopping between room() and here: hand the events back rather than let them wait for the lease.
-      const events = [...new Set(fanned.map((d) => d.eventId))];
-      this.deliveries.releaseLeases([], events).catch(() => undefined);
+      const events = new Map(fanned.map((d) => [d.eventId, { id: d.eventId, token: d.lease.token }]));
+      this.deliveries.releaseLeases([], [...events.values()]).catch(() => undefined);
     } else {
       for (const d of fanned) this.enqueue(this.tracked(d));
       this.pump();
@@ -133,12 +144,13 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     const unsent = [...this.queued.values()]
       .flat()
       .filter((d) => d.stored)
-      .map((d) => d.id);
+      .map((d) => ({ id: d.id, token: d.lease.token }));
     this.queued.clear();
     this.queuedCount = 0;
     await this.deliveries.releaseLeases(unsent).catch(() => undefined); // else they wait for the lease to expire
     await Promise.allSettled([...this.running]);
-    await this.deliveries.releaseLeases([], [...this.fanOuts.keys()]).catch(() => undefined);
+    const events = [...this.fanOuts].map(([id, state]) => ({ id, token: state.token }));
+    await this.deliveries.releaseLeases([], events).catch(() => undefined);
   }
 
   private async run() {
@@ -180,9 +192,13 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     }
   }
 
-  /** A delivery fanned out from its event: the last of them to be answered completes the event (see answered). */
+  /**
+   * A delivery fanned out from its event: the last of them to be answered completes the event (see answered). An
+   * event fanned out again here under a new lease (the old one lapsed) starts afresh.
+   */
   private tracked(d: ClaimedDelivery): ClaimedDelivery {
-    const state = this.fanOuts.get(d.eventId) ?? { subscriptionIds: [], answered: 0 };
+    let state = this.fanOuts.get(d.eventId);
+    if (state?.token !== d.lease.token) state = { token: d.lease.token, subscriptionIds: [], answered: 0 };
     state.subscriptionIds.push(d.subscriptionId);
     this.fanOuts.set(d.eventId, state);
     return d;
@@ -213,7 +229,6 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   }
 
   private enqueue(d: ClaimedDelivery) {
-    if (!this.leaseEnds.has(d)) this.leaseEnds.set(d, Date.now() + this.leaseMs);
     const q = this.queued.get(d.subscriptionId) ?? [];
     q.push(d);
     this.queued.set(d.subscriptionId, q);
@@ -264,7 +279,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
    * lost, the retry adds the attempt to the log twice, which is cheaper than sending the webhook twice.
    */
   private async recordRetrying(record: AttemptRecord): Promise<void> {
-    const deadline = (this.leaseEnds.get(record.delivery) ?? Date.now()) - RECORD_RETRY_MARGIN_MS;
+    const deadline = record.delivery.lease.until - RECORD_RETRY_MARGIN_MS; // as this claim knows it, renewals included
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.recorder.add(record);
@@ -285,9 +300,49 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
    */
   private answered(d: ClaimedDelivery): AttemptRecord['completes'] {
     const state = this.fanOuts.get(d.eventId);
-    if (!state || ++state.answered < state.subscriptionIds.length) return undefined;
+    if (state?.token !== d.lease.token || ++state.answered < state.subscriptionIds.length) return undefined;
     this.fanOuts.delete(d.eventId);
     return state.subscriptionIds;
+  }
+
+  /**
+   * Whether the delivery may be sent now: its lease must outlast the attempt and the writing of its outcome. One
+   * that waited too long for a slot has its lease renewed first (renewLease).
+   */
+  private leaseLasts(d: ClaimedDelivery): boolean {
+    return d.lease.until - Date.now() >= this.config.DELIVERY_TIMEOUT_MS + RECORD_MARGIN_MS;
+  }
+
+  /**
+   * Extends the delivery's lease, if its claim still holds it. A lease that lapsed and was taken by another claim
+   * (or that cannot be renewed now) is not sent on: its holder sends it, once; sending it here as well would send
+   * it twice, and perhaps after a later version of its plant.
+   */
+  private async renewLease(d: ClaimedDelivery): Promise<boolean> {
+    try {
+      const { renewed, until } = await this.renewer.add(d);
+      if (!renewed.has(d.id)) return false;
+      d.lease.until = until;
+      return true;
+    } catch (err) {
+      this.failures.log('warn', 'renew', {}, `renewing leases failed, not sending: ${(err as Error).message}`);
+      return false;
+    }
+  }
+
+  /**
+   * A delivery not sent because its lease is gone. Its event's fan-out (under the same lease) cannot be completed
+   * from here: forget it, and leave the event to the lease's holder (or to the next fan-out once it lapses).
+   */
+  private abandon(d: ClaimedDelivery) {
+    if (!d.stored && this.fanOuts.get(d.eventId)?.token === d.lease.token) this.fanOuts.delete(d.eventId);
+    this.failures.log(
+      'warn',
+      'lease lost',
+      {},
+      `delivery ${d.id} to subscription ${d.subscriptionId} not sent: its lease ran out while it waited for a slot ` +
+        `and another claim holds it now (raise DELIVERY_CONCURRENCY_PER_SUBSCRIPTION, or lower the load)`,
+    );
   }
 
   /**
@@ -310,6 +365,12 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   }
 
   private async attempt(d: ClaimedDelivery, release: () => void) {
+    // Checked without a statement, and before the first await: a delivery with lease to spare goes at once.
+    if (!this.leaseLasts(d) && !(await this.renewLease(d))) {
+      release();
+      this.abandon(d);
+      return;
+    }
     const labels = { subscription: d.subscriptionId };
     this.metrics.deliveries.inc({ ...labels, outcome: 'sent' });
     let result: Awaited<ReturnType<DeliverySender['send']>>;

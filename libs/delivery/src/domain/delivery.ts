@@ -38,6 +38,25 @@ export interface ClaimedDelivery {
   originEventId: string;
   /** The event's trace (see IngestEvent.traceparent): each attempt is a span in it. */
   traceparent: string | null;
+  /** The lease it is held under: its row's, or its event's when it was fanned out from memory. */
+  lease: DeliveryLease;
+}
+
+/**
+ * A lease as its holder knows it. `token` names the claim that took it: what is done under the lease (an outcome
+ * recorded, the lease renewed or handed back) is done only while that claim still holds it, so a worker whose
+ * lease lapsed cannot overwrite what the lease's new holder did. `until`: when it lapses at the latest, by this
+ * process's clock (read before the claim was sent, so never later than the database's own end of the lease).
+ */
+export interface DeliveryLease {
+  token: string;
+  until: number;
+}
+
+/** A delivery row (`id`) or an outbox event (its event id) leased under `token`, to hand back. */
+export interface LeasedRef {
+  id: string;
+  token: string;
 }
 
 export interface ClaimResult {

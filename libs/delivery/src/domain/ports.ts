@@ -1,6 +1,6 @@
 // What the worker needs from storage, declared here and implemented in libs/persistence (as Convoy's
 // datastore/repository.go declares and database/postgres implements), so the rules read without the SQL.
-import { AttemptRecord, ClaimResult, FanOutResult } from './delivery';
+import { AttemptRecord, ClaimedDelivery, ClaimResult, FanOutResult, LeasedRef } from './delivery';
 import { ApplyResult, IngestEvent, OutboxLease } from './ingest';
 
 /** Stores a batch of events, each changed plant's with an outbox row that owes its deliveries, in one transaction. */
@@ -23,10 +23,20 @@ export interface Outbox {
   claimDue(limit: number, excludeSubscriptions: string[], leaseMs: number): Promise<ClaimResult>;
   /**
    * Records attempts and their consequences (next attempt, final status, a disabled subscription), and marks
-   * events fanned out (see AttemptRecord.completes).
+   * events fanned out (see AttemptRecord.completes): each only while its lease is still the one it was sent
+   * under. An attempt sent under a lease that lapsed and was taken by another claim is only added to the
+   * delivery's attempt log, if its row is written; its outcome overwrites nothing.
    */
   record(records: AttemptRecord[]): Promise<void>;
-  /** Hands leased but unsent deliveries (by id) and events (by id) back at once, rather than when leases expire. */
-  releaseLeases(deliveryIds: string[], eventIds?: string[]): Promise<void>;
+  /**
+   * Extends the leases the deliveries are held under to `leaseMs` from now, where their claim still holds them:
+   * the ids of those renewed, and when their leases end now (by this process's clock).
+   */
+  renewLeases(deliveries: ClaimedDelivery[], leaseMs: number): Promise<{ renewed: Set<string>; until: number }>;
+  /**
+   * Hands leased but unsent delivery rows and events back at once, rather than when their leases expire, each only
+   * if its claim still holds it.
+   */
+  releaseLeases(deliveries: LeasedRef[], events?: LeasedRef[]): Promise<void>;
   countPending(): Promise<{ deliveries: number; events: number }>;
 }

@@ -20,7 +20,7 @@ import {
  * crashed worker's lease ran out after it recorded some) is left out. An event with nothing to send from
  * memory is done at once.
  *
- * $1 deliveries wanted, $2 subscriptions saturated here, $3 lease ms.
+ * $1 deliveries wanted, $2 subscriptions saturated here, $3 lease ms, $4 the lease's token.
  */
 export const FAN_OUT = `
 WITH subscribers AS MATERIALIZED (
@@ -54,7 +54,7 @@ WITH subscribers AS MATERIALIZED (
   FROM fanout f
 ), deferred AS (${writeWaiting('ranked f JOIN due e USING (event_id) WHERE NOT f.in_memory', 'e.seq')}
 ), leased AS (
-  UPDATE outbox_events e SET leased_until = now() + $3 * interval '1 millisecond',
+  UPDATE outbox_events e SET leased_until = now() + $3 * interval '1 millisecond', lease_token = $4,
          fanned_out_at = CASE WHEN EXISTS (SELECT 1 FROM ranked f WHERE f.event_id = e.event_id AND f.in_memory)
                          THEN NULL ELSE now() END
   FROM due WHERE e.event_id = due.event_id
@@ -76,19 +76,32 @@ SELECT n.*, x.* FROM (
  * last of its deliveries is written and every other one has its row: written by an earlier statement (which
  * committed before this one began: the dispatcher's writes go one at a time) or by this one. If one of them
  * could not be written, the event stays leased until its lease runs out and a fan-out sends that one again. A
- * retry, or a failure an operator may replay, keeps its own body; a success reads its event's. The same
- * delivery written twice (sent again after its lease ran out) keeps both attempts.
+ * retry, or a failure an operator may replay, keeps its own body; a success reads its event's.
+ *
+ * All of it only under the event's lease as it was fanned out (its token): the event is locked first, so a
+ * fan-out taking it after its lease lapsed either waits for this statement or has changed the token. A delivery
+ * sent under a lease that was lost meanwhile writes no row and completes nothing; if the lease's new holder has
+ * written its row already, the attempt joins that row's log (the receiver did get it), changing nothing else.
  *
  * $1..$8 the deliveries' columns, $9..$14 their attempts, $15 next status, $16 delay ms, $17 disable reason;
- * $18, $19 the (event, subscription) pairs each completing event must have a row for.
+ * $18, $19 the (event, subscription) pairs each completing event must have a row for; $20 the leases' tokens.
  */
 export const RECORD_FANNED_OUT = `
 WITH r AS (
   SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::bigint[], $5::timestamptz[], $6::int[], $7::text[],
                        $8::text[], $9::timestamptz[], $10::int[], $11::int[], $12::text[], $13::text[], $14::text[],
-                       $15::text[], $16::bigint[], $17::text[])
+                       $15::text[], $16::bigint[], $17::text[], $20::uuid[])
     AS t(id, subscription_id, event_id, plant_id, event_time, hops, origin_event_id, traceparent,
-         attempted_at, status, latency_ms, error, response_body, signature, next_status, delay_ms, disable_reason)
+         attempted_at, status, latency_ms, error, response_body, signature, next_status, delay_ms, disable_reason,
+         lease_token)
+), owned AS MATERIALIZED (
+  SELECT e.event_id FROM outbox_events e
+  WHERE e.event_id IN (SELECT event_id FROM r) AND e.fanned_out_at IS NULL
+    AND e.lease_token IN (SELECT lease_token FROM r WHERE r.event_id = e.event_id)
+  ORDER BY e.event_id
+  FOR UPDATE OF e
+), mine AS (
+  SELECT * FROM r WHERE event_id IN (SELECT event_id FROM owned)
 ), written AS (
   INSERT INTO deliveries AS d (id, subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id,
                                traceparent, status, attempts, next_attempt_at, attempt_log)
@@ -96,21 +109,28 @@ WITH r AS (
          CASE WHEN r.next_status <> 'succeeded' THEN (SELECT e.body FROM outbox_events e WHERE e.event_id = r.event_id) END,
          r.event_time, r.hops, r.origin_event_id, r.traceparent, r.next_status, 1,
          now() + r.delay_ms * interval '1 millisecond', jsonb_build_array(${attemptEntry('r')})
-  FROM r
+  FROM mine r
   -- A subscription removed for good meanwhile (retention) takes its deliveries with it.
   WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = r.subscription_id)
   ON CONFLICT (subscription_id, event_id) DO UPDATE
     SET attempts = d.attempts + 1, attempt_log = d.attempt_log || EXCLUDED.attempt_log, updated_at = now()
   RETURNING 1
+), late AS (
+  UPDATE deliveries d SET attempts = d.attempts + 1, updated_at = now(),
+         attempt_log = d.attempt_log || jsonb_build_array(${attemptEntry('r')})
+  FROM r
+  WHERE r.event_id NOT IN (SELECT event_id FROM owned) AND d.subscription_id = r.subscription_id
+    AND d.event_id = r.event_id
+  RETURNING 1
 ), expected AS (
   SELECT * FROM unnest($18::text[], $19::uuid[]) AS x(event_id, subscription_id)
 ), done AS (
-  UPDATE outbox_events o SET fanned_out_at = now(), leased_until = NULL
-  WHERE o.event_id IN (SELECT event_id FROM expected) AND o.fanned_out_at IS NULL
+  UPDATE outbox_events o SET fanned_out_at = now(), leased_until = NULL, lease_token = NULL
+  WHERE o.event_id IN (SELECT event_id FROM expected) AND o.event_id IN (SELECT event_id FROM owned)
     AND NOT EXISTS (
       SELECT 1 FROM expected x
       WHERE x.event_id = o.event_id
-        AND NOT EXISTS (SELECT 1 FROM r WHERE r.event_id = x.event_id AND r.subscription_id = x.subscription_id)
+        AND NOT EXISTS (SELECT 1 FROM mine r WHERE r.event_id = x.event_id AND r.subscription_id = x.subscription_id)
         AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = x.subscription_id AND d.event_id = x.event_id))
   RETURNING 1
-), ${disableGone('r')}`;
+), ${disableGone('mine')}`;

@@ -1,7 +1,7 @@
 // The SQL rules every statement that touches the outbox shares, each written once: per-plant order, who
 // receives a plant, the columns a delivery is sent with, and an attempt as its log records it.
 import { randomUUID } from 'node:crypto';
-import { ClaimedDelivery } from '@app/delivery';
+import { ClaimedDelivery, DeliveryLease } from '@app/delivery';
 import { SecretBox, subscriptionContext } from '../secrets/secret-box';
 
 /**
@@ -130,8 +130,8 @@ export function openSendCredentials(r: SubscriptionSendRow, subscriptionId: stri
   };
 }
 
-/** The row as the dispatcher sends it: credentials opened. `id` null: fanned out, no row written yet. */
-export const toClaimedDelivery = (r: SendRow, box: SecretBox): ClaimedDelivery => ({
+/** The row as the dispatcher sends it, under `lease`: credentials opened. `id` null: fanned out, no row written yet. */
+export const toClaimedDelivery = (r: SendRow, box: SecretBox, lease: DeliveryLease): ClaimedDelivery => ({
   id: r.id ?? randomUUID(),
   stored: r.id !== null,
   subscriptionId: r.subscription_id,
@@ -145,4 +145,11 @@ export const toClaimedDelivery = (r: SendRow, box: SecretBox): ClaimedDelivery =
   hops: r.hops ?? 0,
   originEventId: r.origin_event_id ?? r.event_id,
   traceparent: r.traceparent,
+  lease: { ...lease }, // its own: renewing one delivery's lease says nothing of another's
 });
+
+/**
+ * A new claim's lease: a token of its own and, by this process's clock, the latest it can end: `leaseMs` from now,
+ * before the statement that takes it is sent (the database's now() is later).
+ */
+export const newLease = (leaseMs: number): DeliveryLease => ({ token: randomUUID(), until: Date.now() + leaseMs });

@@ -21,7 +21,8 @@ import {
  * commit. The other events are left for FAN_OUT (by any replica).
  *
  * $1..$10 the events' columns; $11 max hops; $12 the events' other plant properties (jsonb); $13 their
- * traceparents, $14 their plants' digests; $15 room (deliveries), $16 subscriptions saturated there, $17 lease ms.
+ * traceparents, $14 their plants' digests; $15 room (deliveries), $16 subscriptions saturated there, $17 lease ms,
+ * $18 the lease's token.
  */
 export const APPLY_EVENTS = `
 WITH input AS (
@@ -86,9 +87,10 @@ WITH input AS (
   WHERE t.free AND NOT EXISTS (SELECT 1 FROM fanout f WHERE f.event_id = t.event_id)
 ), outbox AS (
   INSERT INTO outbox_events (event_id, plant_id, tag, body, event_time, hops, origin_event_id, traceparent,
-                             leased_until, fanned_out_at)
+                             leased_until, lease_token, fanned_out_at)
   SELECT t.event_id, t.plant_id, t.tag, t.body, t.event_time, t.hops, t.origin_event_id, t.traceparent,
          CASE WHEN k.event_id IS NOT NULL THEN now() + $17 * interval '1 millisecond' END,
+         CASE WHEN k.event_id IS NOT NULL THEN $18::uuid END,
          CASE WHEN k.sending = 0 THEN now() END -- nothing to send from memory: done now
   FROM to_outbox t LEFT JOIN taken k USING (event_id)
   ORDER BY t.event_time, t.plant_id -- numbered in event order: fanned out in it

@@ -7,7 +7,7 @@ import {
   PlantEventStore,
   SuppressedEvent,
 } from '@app/delivery';
-import { SendRow, toClaimedDelivery } from '../deliveries/outbox.sql';
+import { newLease, SendRow, toClaimedDelivery } from '../deliveries/outbox.sql';
 import { SecretBox } from '../secrets/secret-box';
 import { APPLY_EVENTS } from './apply-events.sql';
 
@@ -21,6 +21,7 @@ export class IngestRepository implements PlantEventStore {
   async applyEvents(events: IngestEvent[], lease: OutboxLease, maxHops: number): Promise<ApplyResult> {
     if (events.length === 0) return emptyApplyResult();
     const col = <K extends keyof IngestEvent>(k: K) => events.map((e) => e[k]);
+    const taken = newLease(lease.leaseMs);
     // Named: each connection parses and plans this big statement once, not once per batch.
     const { rows } = await this.pool.query<{
       fresh: string[];
@@ -53,6 +54,7 @@ export class IngestRepository implements PlantEventStore {
         lease.limit,
         lease.skipSubscriptions,
         lease.leaseMs,
+        taken.token,
       ],
     });
     const r = rows[0];
@@ -65,7 +67,7 @@ export class IngestRepository implements PlantEventStore {
       outboxed: r.outboxed,
       leftForFanOut: r.outboxed - r.taken,
       deferred: r.deferred,
-      fanned: r.fanned.map((row) => toClaimedDelivery(row, this.box)),
+      fanned: r.fanned.map((row) => toClaimedDelivery(row, this.box, taken)),
     };
   }
 }
