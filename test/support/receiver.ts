@@ -8,11 +8,17 @@ export interface Received {
   at: number;
 }
 
-/** What the receiver answers on a path: a status, optionally after a delay or when released. */
+/** What the receiver answers on a path: a status, optionally after a delay or when released, with a body of its own. */
 export type Behaviour = (
   req: Received,
   nth: number,
-) => { status: number; delayMs?: number; hold?: Promise<void>; headers?: Record<string, string>; body?: string };
+) => {
+  status: number;
+  delayMs?: number;
+  hold?: Promise<void>;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+};
 
 /** A real HTTP subscriber on loopback that records every request and answers as each test scripts it. */
 export class Receiver {
