@@ -324,6 +324,27 @@ describe(DeliveryDispatcher.name, () => {
       warn.mockRestore();
     });
 
+    it('renews the leases of deliveries waiting in its queue before they lapse; drops one another claim took', async () => {
+      const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      const { sut, sent, mocks, db, start, hold } = setup({ DELIVERY_TIMEOUT_MS: '1000', DELIVERY_CONCURRENCY: '1' });
+      let answer!: (r: SendResult) => void;
+      hold((d) => (d.id === 'busy' ? new Promise<SendResult>((r) => (answer = r)) : Promise.resolve(ok)));
+      db.lost.add('lease-of-e-taken');
+      start(
+        delivery('busy', 's1', 'e-busy'),
+        delivery('kept', 's2', 'e-kept', false, { until: Date.now() + 4500 }),
+        delivery('taken', 's3', 'e-taken', false, { until: Date.now() + 4500 }),
+      );
+      await until('the queued leases renewed', () => mocks.renewLeases.mock.calls.length > 0, 3000);
+      expect(mocks.renewLeases.mock.calls[0][0].map((d) => d.id).sort()).toEqual(['kept', 'taken']);
+      answer(ok); // the slot frees: only the one still held is sent
+      await until('kept sent', () => sent.includes('kept'));
+      await settle();
+      expect(sent).toEqual(['busy', 'kept']);
+      await sut.onModuleDestroy();
+      warn.mockRestore();
+    });
+
     it('does not send what it cannot renew while the database is away', async () => {
       const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
       try {

@@ -30,6 +30,12 @@ const RECORD_RETRY_MARGIN_MS = 1000;
  * renewed first.
  */
 const RECORD_MARGIN_MS = 2000;
+/**
+ * How often the leases of queued deliveries are looked at: each is renewed while it waits, before it lapses, so a
+ * live worker keeps what it queued (else an idle replica takes it once it lapses, queues it behind its own work,
+ * and the two pass it back and forth). The lease leaves DELIVERY_TIMEOUT_MS + 5 s: three looks before it is short.
+ */
+const RENEW_EVERY_MS = 1000;
 
 /**
  * What the dispatcher keeps of an event it fans out: the lease it holds the event under, the subscribers of its
@@ -83,6 +89,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   private readonly fanOuts = new Map<string, FanOutState>();
   private stopped = false;
   private loop: Promise<void> | null = null;
+  private renewTimer: NodeJS.Timeout | null = null;
+  private renewingQueued = false;
   /** Due delivery rows were left unclaimed: claim again as slots free up rather than at the next poll. */
   private backlog = true;
   /** Events may be waiting to be fanned out. */
@@ -131,6 +139,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
 
   onApplicationBootstrap() {
     this.loop = this.run();
+    this.renewTimer = setInterval(() => void this.renewQueued(), RENEW_EVERY_MS);
   }
 
   /**
@@ -139,6 +148,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
    */
   async onModuleDestroy() {
     this.stopped = true;
+    if (this.renewTimer) clearInterval(this.renewTimer);
     this.signal.notify();
     await this.loop;
     const unsent = [...this.queued.values()]
@@ -322,12 +332,48 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     try {
       const { renewed, until } = await this.renewer.add(d);
       if (!renewed.has(d.id)) return false;
-      d.lease.until = until;
+      d.lease.until = Math.max(d.lease.until, until);
       return true;
     } catch (err) {
       this.failures.log('warn', 'renew', {}, `renewing leases failed, not sending: ${(err as Error).message}`);
       return false;
     }
+  }
+
+  /**
+   * Renews, in one batch, the leases of queued deliveries that would soon be too short to send. One whose lease
+   * another claim took already leaves the queue unsent. If the database is away, they stay: each is checked again
+   * before it is sent.
+   */
+  private async renewQueued() {
+    if (this.renewingQueued || this.stopped) return;
+    const horizon = Date.now() + this.config.DELIVERY_TIMEOUT_MS + RECORD_MARGIN_MS + 2 * RENEW_EVERY_MS;
+    const due = [...this.queued.values()].flat().filter((d) => d.lease.until < horizon);
+    if (due.length === 0) return;
+    this.renewingQueued = true;
+    try {
+      const results = await Promise.all(due.map((d) => this.renewer.add(d)));
+      due.forEach((d, i) => {
+        if (results[i].renewed.has(d.id)) d.lease.until = Math.max(d.lease.until, results[i].until);
+        else if (this.dequeue(d)) this.abandon(d);
+      });
+      this.signal.notify(); // room may have freed
+    } catch (err) {
+      this.failures.log('warn', 'renew', {}, `renewing leases failed, will retry: ${(err as Error).message}`);
+    } finally {
+      this.renewingQueued = false;
+    }
+  }
+
+  /** Takes a delivery out of its queue unsent; false if it is not queued (any more). */
+  private dequeue(d: ClaimedDelivery): boolean {
+    const q = this.queued.get(d.subscriptionId);
+    const i = q?.indexOf(d) ?? -1;
+    if (!q || i < 0) return false;
+    q.splice(i, 1);
+    if (q.length === 0) this.queued.delete(d.subscriptionId);
+    this.queuedCount--;
+    return true;
   }
 
   /**
