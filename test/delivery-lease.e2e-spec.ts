@@ -94,7 +94,18 @@ describe('a slow subscriber with one slot', () => {
       },
       60000,
       200,
-    );
+    ).catch(async (err) => {
+      const state = await db.pool.query(
+        `SELECT e.event_id, e.plant_id, e.leased_until > now() AS leased, e.lease_token, e.fanned_out_at IS NOT NULL AS done,
+                d.status, d.attempts, d.leased_until > now() AS row_leased, d.lease_token AS row_token
+         FROM outbox_events e LEFT JOIN deliveries d ON d.event_id = e.event_id AND d.subscription_id = $1
+         WHERE e.plant_id = ANY($2::bigint[]) ORDER BY e.seq`,
+        [sub.id, ids],
+      );
+      throw new Error(
+        `${(err as Error).message}\n${JSON.stringify(state.rows, null, 1)}\nreceived ${receiver.on(path, ...ids).length}`,
+      );
+    });
     // Anything still queued somewhere goes out within a couple of answers: wait for the receiver to fall quiet.
     await waitFor('the receiver to fall quiet', () => Date.now() - (receiver.received.at(-1)?.at ?? 0) > 3 * ANSWER_MS);
 
