@@ -19,6 +19,8 @@ const PROFILES = {
   bench: { kafkaPort: 29092, controllerPort: 29093, pgPort: 55434, fresh: true },
   // npm run chaos: its own again, because it kills and restarts them
   chaos: { kafkaPort: 39092, controllerPort: 39093, pgPort: 55435, fresh: true },
+  // npm run fuzz: its own again, so a run's hostile data lands nowhere else
+  fuzz: { kafkaPort: 45692, controllerPort: 45693, pgPort: 45694, fresh: true },
 };
 
 /**
