@@ -53,7 +53,14 @@ export interface Context {
 export class CaseGenerator {
   private n = 0;
   private readonly rng: Rng;
-  private readonly keyed: { key: string; parts: Buffer[]; note: string; digest?: string; plantId: number }[] = [];
+  private readonly keyed: {
+    key: string;
+    parts: Buffer[];
+    note: string;
+    digest?: string;
+    token: TokenKind;
+    decodable: boolean;
+  }[] = [];
   private nextPlant: number;
 
   constructor(
@@ -93,10 +100,11 @@ export class CaseGenerator {
       const earlier = rng.pick(this.keyed);
       if (rng.chance(0.5))
         return {
-          ...this.base('webhook', op, 'webhook'),
+          ...this.base('webhook', op, earlier.token),
           parts: earlier.parts,
           key: earlier.key,
           digest: earlier.digest,
+          decodable: earlier.decodable,
           note: `retry of: ${earlier.note}`,
         };
     }
@@ -176,7 +184,7 @@ export class CaseGenerator {
     if (key) {
       c.key = key;
       c.digest = body.plant ? digestOf(body.plant) : undefined;
-      const entry = { key, parts: c.parts, note: c.note, digest: c.digest, plantId: 0 };
+      const entry = { key, parts: c.parts, note: c.note, digest: c.digest, token, decodable: c.decodable };
       this.keyed.push(entry);
       if (this.keyed.length > 50) this.keyed.shift();
     }
@@ -251,6 +259,8 @@ export class CaseGenerator {
     return c;
   }
 
+  // Every choice draws the same numbers whether or not an id was harvested yet, so a seed gives the same
+  // sequence of cases however the answers interleave.
   private pathValue(op: Operation, p: Parameter | undefined, name: string, notes: string[]): string {
     const { rng } = this;
     const choice = rng.weighted<string>([
@@ -258,28 +268,27 @@ export class CaseGenerator {
       [25, 'harvested'],
       [30, 'odd'],
     ]);
-    if (choice === 'harvested') {
-      const id = this.harvestedId(op, name);
-      if (id) return encodeURIComponent(id);
-    }
+    const valid = encodeURIComponent(String(this.schemaValue(p?.schema ?? {}, name)));
+    const harvested = this.harvestedId(op, name);
+    const odd = rng.pick(ODD_VALUES);
+    if (choice === 'harvested' && harvested) return encodeURIComponent(harvested);
     if (choice === 'odd') {
       notes.push(`odd ${name}`);
-      return rng.pick(ODD_VALUES);
+      return odd;
     }
-    return encodeURIComponent(String(this.schemaValue(p?.schema ?? {}, name)));
+    return valid;
   }
 
   private paramValue(op: Operation, p: Parameter, hostile: boolean): string {
     const { rng } = this;
     const s = resolve(this.ctx.doc, p.schema);
-    if (hostile && rng.chance(0.3)) return rng.pick(ODD_VALUES);
-    if (s.format === 'date-time' || p.name === 'since' || p.name === 'until')
-      return encodeURIComponent(rng.pick(hostile ? DATE_TIMES : VALID_DATE_TIMES));
-    if (p.name.endsWith('Id')) {
-      const id = this.harvestedId(op, p.name);
-      if (id && rng.chance(0.5)) return encodeURIComponent(id);
-    }
-    return encodeURIComponent(String(this.schemaValue(s, p.name)));
+    const odd = rng.chance(0.3) ? rng.pick(ODD_VALUES) : null;
+    const date = rng.pick(hostile ? DATE_TIMES : VALID_DATE_TIMES);
+    const harvested = p.name.endsWith('Id') && rng.chance(0.5) ? this.harvestedId(op, p.name) : undefined;
+    const valid = String(this.schemaValue(s, p.name));
+    if (hostile && odd !== null) return odd;
+    if (s.format === 'date-time' || p.name === 'since' || p.name === 'until') return encodeURIComponent(date);
+    return encodeURIComponent(harvested ?? valid);
   }
 
   private schemaValue(schema: Record<string, unknown>, name: string): unknown {
@@ -309,9 +318,10 @@ export class CaseGenerator {
             : name === 'ids'
               ? op.path.split('/')[1]
               : undefined;
+    const i = this.rng.int(2 ** 30);
     const ids = resource ? this.ctx.harvested.get(resource) : undefined;
     if (!ids?.length || format === 'date-time') return undefined;
-    return this.rng.pick(ids);
+    return ids[i % ids.length];
   }
 
   /** Requests to what the document does not describe: the index, docs, console, unknown and odd paths. */
