@@ -7,11 +7,11 @@ import { freePort } from './support/processes';
 // of their own on the test stack (a database of the run's own), a few thousand generated requests, every raw
 // framing case among them. Every answer must be a documented 2xx or a 4xx problem+json, nothing 5xx, no process
 // may exit, the gateway's memory stays under its bound, and every webhook answered 200 must end stored.
-// A failure prints the seed: `npm run fuzz -- --seed <seed> --requests 2500` replays it.
+// A failure prints the seed: `npm run fuzz -- --seed <seed> --requests 2000` replays it.
 
 jest.setTimeout(5 * 60_000);
 
-const REQUESTS = 2500;
+const REQUESTS = 2000;
 
 describe('fuzzer (short profile)', () => {
   let stack: FuzzStack;
@@ -25,7 +25,7 @@ describe('fuzzer (short profile)', () => {
       ...FULL,
       requests: REQUESTS,
       seed,
-      settleMs: 60_000,
+      settleMs: 30_000,
       progressMs: 10_000,
       log: (line) => console.log(line),
     });

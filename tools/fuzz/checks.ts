@@ -33,7 +33,9 @@ export function check(c: FuzzCase, outcome: Outcome, promptMs: number): Finding[
   const s = a.status;
   if (c.prompt && a.ms > promptMs) f('slow-refusal', `answered ${s} only after ${a.ms} ms`);
   if (s >= 500 && !(c.statuses?.includes(s) ?? false)) f('5xx', `answered ${s}`);
-  if (a.trailing > 0) f('bytes-after-answer', `${a.trailing} bytes followed the ${s} answer`);
+  // A HEAD refused as malformed HTTP gets the refusal's body before the close: the parser could not know it was
+  // a HEAD, and nothing follows on that connection.
+  if (a.trailing > 0 && !(c.head && a.closes)) f('bytes-after-answer', `${a.trailing} bytes followed the ${s} answer`);
   // A HEAD answer has no body to read, only its Content-Type.
   if (s >= 400 && s < 600) problemShape(a.headers['content-type'], c.head ? null : a.body, s, f);
   if (c.statuses) {

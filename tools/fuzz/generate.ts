@@ -268,10 +268,10 @@ export class CaseGenerator {
       [25, 'harvested'],
       [30, 'odd'],
     ]);
-    const valid = encodeURIComponent(String(this.schemaValue(p?.schema ?? {}, name)));
+    const valid = encodePart(String(this.schemaValue(p?.schema ?? {}, name)));
     const harvested = this.harvestedId(op, name);
     const odd = rng.pick(ODD_VALUES);
-    if (choice === 'harvested' && harvested) return encodeURIComponent(harvested);
+    if (choice === 'harvested' && harvested) return encodePart(harvested);
     if (choice === 'odd') {
       notes.push(`odd ${name}`);
       return odd;
@@ -287,8 +287,8 @@ export class CaseGenerator {
     const harvested = p.name.endsWith('Id') && rng.chance(0.5) ? this.harvestedId(op, p.name) : undefined;
     const valid = String(this.schemaValue(s, p.name));
     if (hostile && odd !== null) return odd;
-    if (s.format === 'date-time' || p.name === 'since' || p.name === 'until') return encodeURIComponent(date);
-    return encodeURIComponent(harvested ?? valid);
+    if (s.format === 'date-time' || p.name === 'since' || p.name === 'until') return encodePart(date);
+    return encodePart(harvested ?? valid);
   }
 
   private schemaValue(schema: Record<string, unknown>, name: string): unknown {
@@ -471,6 +471,18 @@ function chunks(rng: Rng, payload: Buffer): Buffer {
 
 function json(value: unknown): Body {
   return { bytes: Buffer.from(JSON.stringify(value) ?? 'null'), decodable: false, label: 'schema json' };
+}
+
+/**
+ * A path or query value percent-encoded; a lone surrogate (which encodeURIComponent throws on) goes as the
+ * bytes Node would write for it, so hostile strings reach the gateway instead of stopping the fuzzer.
+ */
+function encodePart(s: string): string {
+  try {
+    return encodeURIComponent(s);
+  } catch {
+    return [...Buffer.from(s, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+  }
 }
 
 /** A header value as the bytes UTF-8 gives it (HTTP headers are bytes; Node reads them as latin1). */

@@ -22,8 +22,8 @@ export const FULL: Omit<FuzzOptions, 'seed' | 'log'> = {
   concurrency: 16,
   promptMs: 10_000,
   deadlineMs: 20_000,
-  maxRssMb: 250,
-  settleMs: 120_000,
+  maxRssMb: 300,
+  settleMs: 60_000,
   progressMs: 5_000,
 };
 

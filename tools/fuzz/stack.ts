@@ -15,7 +15,7 @@ const { bringUp } = require('../local-stack') as {
 };
 const { runApp, waitReady, stopProcess } = require('../local-stack/apps') as {
   runApp(app: string, env: Record<string, string>, options?: { quiet?: boolean; logFile?: string }): ChildProcess;
-  waitReady(url: string, child: ChildProcess, what: string): Promise<void>;
+  waitReady(url: string, child: ChildProcess, what: string, timeoutMs?: number): Promise<void>;
   stopProcess(child: ChildProcess | null, graceMs?: number): Promise<void>;
 };
 const { LOCAL } = require('../local-stack/paths') as { LOCAL: string };
@@ -91,8 +91,9 @@ export async function startFuzzStack(
     await infra.stop();
   };
   try {
-    await waitReady(`http://127.0.0.1:${ports.worker}/readyz`, worker, 'worker');
-    await waitReady(`http://127.0.0.1:${ports.gateway}/readyz`, gateway, 'gateway');
+    // Generous: on a loaded machine a worker migrating a fresh database takes more than the launcher's 60 s.
+    await waitReady(`http://127.0.0.1:${ports.worker}/readyz`, worker, 'worker', 180_000);
+    await waitReady(`http://127.0.0.1:${ports.gateway}/readyz`, gateway, 'gateway', 180_000);
   } catch (err) {
     await stop();
     throw err;
@@ -102,6 +103,7 @@ export async function startFuzzStack(
     target: {
       gatewayUrl: `http://127.0.0.1:${ports.gateway}`,
       databaseUrl,
+      brokers: brokers.split(','),
       tokens: TOKENS,
       processes: [
         { name: 'gateway', pid: gateway.pid, exited: exited(gateway), logFile: logFile('gateway') },
