@@ -22,6 +22,8 @@ export interface FuzzTarget {
   databaseUrl: string;
   /** The Kafka the stack uses: the dead-letter topic's size says what the worker must have archived. */
   brokers: string[];
+  /** Where the worker's dead-letter archive started, per partition (absent: at the start). */
+  dlqStart: Map<number, number>;
   tokens: { webhook: string; adminRead: string; adminWrite: string };
   /** The processes that must not exit during the run (pid for the memory readings). */
   processes: { name: string; pid: number | undefined; exited: () => boolean; logFile?: string }[];
@@ -249,8 +251,8 @@ export async function fuzz(target: FuzzTarget, o: FuzzOptions): Promise<FuzzRepo
         `${report.webhooks.missing} event ids answered 200 are neither stored nor dead-lettered (the worker applied nothing for ${o.settleMs / 1000}s)`,
       ],
     };
-  // Every record of the dead-letter topic (other suites' too: the worker reads it from the start) must reach
-  // dead_letters, where the admin API shows it: an archive stuck on one record hides every later one.
+  // Every record of the dead-letter topic since the worker started must reach dead_letters, where the admin API
+  // shows it: an archive stuck on one record hides every later one.
   const unarchived = await unarchivedDeadLetters(target, o.settleMs / 4);
   if (unarchived > 0)
     report.findings['dead-letters-not-archived'] = {
@@ -348,7 +350,14 @@ async function unarchivedDeadLetters(target: FuzzTarget, ms: number): Promise<nu
       );
       const archived = new Map(rows.map((r) => [r.p, Number(r.n)]));
       const missing = offsets.reduce(
-        (sum, o) => sum + Math.max(0, Number(o.high) - Number(o.low) - (archived.get(o.partition) ?? 0)),
+        (sum, o) =>
+          sum +
+          Math.max(
+            0,
+            Number(o.high) -
+              Math.max(Number(o.low), target.dlqStart.get(o.partition) ?? 0) -
+              (archived.get(o.partition) ?? 0),
+          ),
         0,
       );
       if (missing === 0 || Date.now() > deadline) return missing;

@@ -6,7 +6,10 @@ import { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
 import { Pool } from 'pg';
+import { PLANT_CREATED_DLQ_TOPIC, PLANT_CREATED_TOPIC } from '@app/contracts';
+import { workerConsumerGroup } from '@app/kafka';
 import { FuzzTarget } from './fuzzer';
 
 /* eslint-disable @typescript-eslint/no-require-imports -- the launchers are JavaScript that runs before npm ci */
@@ -79,6 +82,7 @@ export async function startFuzzStack(
     WORKER_METRICS_PORT: String(ports.worker),
     ...appEnv,
   };
+  const dlqStart = await startAtTheEnd(brokers.split(','), env.WORKER_GROUP_ID);
   const logFile = (name: string) => path.join(LOG_DIR, `${name}.log`);
   for (const name of ['gateway', 'worker']) fs.rmSync(logFile(name), { force: true });
   // The worker first: it migrates the database and creates the topics, which the gateway waits for.
@@ -104,6 +108,7 @@ export async function startFuzzStack(
       gatewayUrl: `http://127.0.0.1:${ports.gateway}`,
       databaseUrl,
       brokers: brokers.split(','),
+      dlqStart,
       tokens: TOKENS,
       processes: [
         { name: 'gateway', pid: gateway.pid, exited: exited(gateway), logFile: logFile('gateway') },
@@ -121,4 +126,35 @@ export async function startFuzzStack(
     },
     stop,
   };
+}
+
+/**
+ * On a broker that already holds records (a shared one), the run's worker starts where the run does: its
+ * consumer groups are committed at the topics' current ends before it joins, instead of reading every earlier
+ * suite's records first (tens of thousands after a few runs) and keeping the run's own waiting behind them.
+ * Returns where the dead-letter topic stood, per partition (empty on a fresh broker).
+ */
+async function startAtTheEnd(brokers: string[], groupId: string): Promise<Map<number, number>> {
+  const admin = new Kafka({ brokers, clientId: 'fuzz-setup', logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  const dlqStart = new Map<number, number>();
+  try {
+    const topics = await admin.listTopics();
+    for (const [topic, group] of [
+      [PLANT_CREATED_TOPIC, workerConsumerGroup(groupId)],
+      [PLANT_CREATED_DLQ_TOPIC, `${groupId}-dead-letters`],
+    ]) {
+      if (!topics.includes(topic)) continue;
+      const offsets = await admin.fetchTopicOffsets(topic);
+      await admin.setOffsets({
+        groupId: group,
+        topic,
+        partitions: offsets.map((o) => ({ partition: o.partition, offset: o.high })),
+      });
+      if (topic === PLANT_CREATED_DLQ_TOPIC) for (const o of offsets) dlqStart.set(o.partition, Number(o.high));
+    }
+  } finally {
+    await admin.disconnect();
+  }
+  return dlqStart;
 }
