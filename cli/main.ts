@@ -1,0 +1,402 @@
+// `npx plant-store …`: the admin API from a terminal. PLANT_STORE_URL (default http://127.0.0.1:3000) and
+// PLANT_STORE_ADMIN_TOKEN (or a file: PLANT_STORE_ADMIN_TOKEN_FILE, --admin-token-file); `send` uses
+// PLANT_STORE_WEBHOOK_TOKEN (or its _FILE). Tokens on the command line warn (credentials.ts). Tables by default,
+// --json for scripts. Every admin call goes through the typed client generated from the served document, so
+// the paths, parameters, bodies and the columns below are checked against it (`npx tsc`).
+// Exit codes: 0 done, 1 the API refused (its reason printed), 2 a wrong command line, 3 unreachable or 5xx.
+// Loaded by plant-store.js (the package's `bin`), which compiles it on the fly.
+import { randomUUID } from 'node:crypto';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import type { Schema } from '@app/api-client';
+import type { operations } from '@app/contracts/openapi/shapes';
+import { adminApi, ApiError, EXIT, postWebhook } from './api';
+import { readToken } from './credentials';
+import { type Column, details, table } from './table';
+
+type Query<Op extends keyof operations> = NonNullable<operations[Op]['parameters']['query']>;
+
+interface GlobalOptions {
+  url: string;
+  adminToken?: string;
+  adminTokenFile?: string;
+  json?: boolean;
+}
+
+const program = new Command('plant-store')
+  .description('Operate a Plant Store: subscriptions, deliveries, dead letters, and test webhooks')
+  .addOption(new Option('--url <url>', 'the gateway').env('PLANT_STORE_URL').default('http://127.0.0.1:3000'))
+  // The token: PLANT_STORE_ADMIN_TOKEN, or a file. The flag is kept for scripts that use it, with a warning.
+  .option('--admin-token-file <path>', 'read the admin token (read or write scope) from this file (- for stdin)')
+  .option('--admin-token <token>', 'the admin token itself: shown in the process list, prefer the file or variable')
+  .option('--json', 'print JSON (for scripts) instead of tables')
+  .showHelpAfterError('(add --help for usage)')
+  .exitOverride();
+
+const opts = () => program.opts<GlobalOptions>();
+/** The admin API with the operator's token (read now: a token file is read, or warned about, once per call). */
+const admin = () =>
+  adminApi({
+    url: opts().url,
+    token: readToken({
+      flag: 'admin-token',
+      value: opts().adminToken,
+      file: opts().adminTokenFile,
+      variable: 'PLANT_STORE_ADMIN_TOKEN',
+    }),
+    tokenVariable: 'PLANT_STORE_ADMIN_TOKEN',
+  });
+
+/** Prints the JSON, or the human form. */
+function print<T>(data: T, human: (d: T) => string) {
+  process.stdout.write(`${opts().json ? JSON.stringify(data, null, 2) : human(data)}\n`);
+}
+
+const integer = (v: string) => {
+  if (!/^-?\d+$/.test(v)) throw new InvalidArgumentError('a whole number');
+  return Number(v);
+};
+const time = (v: string) => {
+  const d = /^\d+[smhd]$/.test(v) ? new Date(Date.now() - ms(v)) : new Date(v);
+  if (Number.isNaN(d.getTime())) throw new InvalidArgumentError('an RFC 3339 time, or an age like 30m, 2h, 1d');
+  return d.toISOString();
+};
+const UNIT_MS = { s: 1e3, m: 6e4, h: 3.6e6, d: 8.64e7 };
+const ms = (v: string) => Number(v.slice(0, -1)) * UNIT_MS[v.slice(-1) as keyof typeof UNIT_MS];
+const list = (v: string) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+/** A page and where the next one starts. */
+const pageOf = <Row extends object>(page: { items: Row[]; nextCursor: string | null }, cols: Column<Row>[]) =>
+  `${table(page.items, cols)}${page.nextCursor ? `\n(more: --cursor ${page.nextCursor})` : ''}`;
+
+/** A request as it went out: headers (the token hidden by the API), a blank line, the body. */
+const exchange = (r: Schema<'SentRequest'>) =>
+  `${
+    r.headers
+      ? Object.entries(r.headers)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join('\n')
+      : '(not sent yet)'
+  }\n\n${r.body}`;
+
+const SUBSCRIPTION_COLUMNS: Column<Schema<'Subscription'>>[] = [
+  ['id', 'ID', 36],
+  ['url', 'URL', 50],
+  ['enabled', 'ENABLED'],
+  ['disabledReason', 'DISABLED BECAUSE', 30],
+  ['filter', 'FILTER', 40],
+  ['description', 'DESCRIPTION', 30],
+];
+const DELIVERY_COLUMNS: Column<Schema<'Delivery'>>[] = [
+  ['id', 'ID', 36],
+  ['subscriptionId', 'SUBSCRIPTION', 36],
+  ['plantId', 'PLANT'],
+  ['status', 'STATUS'],
+  ['attempts', 'ATTEMPTS'],
+  ['nextAttemptAt', 'NEXT ATTEMPT', 24],
+  ['createdAt', 'CREATED', 24],
+];
+const ATTEMPT_COLUMNS: Column<Schema<'DeliveryAttempt'>>[] = [
+  ['attemptedAt', 'AT', 24],
+  ['status', 'STATUS'],
+  ['latencyMs', 'MS'],
+  ['error', 'ERROR', 40],
+  ['responseBody', 'RESPONSE', 40],
+];
+const DEAD_LETTER_COLUMNS: Column<Schema<'DeadLetter'>>[] = [
+  ['id', 'ID'],
+  ['status', 'STATUS'],
+  ['deadLetteredAt', 'AT', 24],
+  ['key', 'KEY', 20],
+  ['origin.topic', 'TOPIC', 20],
+  ['origin.partition', 'PART'],
+  ['origin.offset', 'OFFSET'],
+  ['reason', 'REASON', 60],
+];
+const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] satisfies Query<'listDeliveries'>['status'][];
+const DEAD_LETTER_STATUSES = [
+  'dead',
+  'redriving',
+  'redriven',
+  'discarded',
+] satisfies Query<'listDeadLetters'>['status'][];
+
+// subscriptions
+const subscriptions = program.command('subscriptions').alias('subs').description('list, create, rotate, test, disable');
+subscriptions
+  .command('list')
+  .description('every subscription')
+  .action(async () => print(await admin()((c) => c.GET('/subscriptions')), (d) => table(d, SUBSCRIPTION_COLUMNS)));
+subscriptions
+  .command('create')
+  .description('subscribe a URL to New Plant webhooks (the signing secret is shown once)')
+  .argument('<url>', 'where to send them')
+  .option('--subscriber-token-file <path>', 'a token to send it as Authorization: Bearer, read from this file')
+  .option('--subscriber-token <token>', 'the token itself: shown in the process list, prefer the file')
+  .option('--description <text>')
+  .option('--asymmetric', 'sign with Ed25519 (v1a) instead of a shared secret')
+  .option('--tags <tags>', 'only plants with one of these tags (comma-separated)', list)
+  .option('--min-id <id>', 'only plant ids from this one', integer)
+  .option('--max-id <id>', 'only plant ids up to this one', integer)
+  .action(
+    async (
+      url: string,
+      o: {
+        subscriberTokenFile?: string;
+        subscriberToken?: string;
+        description?: string;
+        asymmetric?: boolean;
+        tags?: string[];
+        minId?: number;
+        maxId?: number;
+      },
+    ) => {
+      const range = o.minId !== undefined || o.maxId !== undefined ? { min: o.minId, max: o.maxId } : undefined;
+      const filter =
+        o.tags || range ? { ...(o.tags ? { tags: o.tags } : {}), ...(range ? { plantIds: range } : {}) } : undefined;
+      const api = admin();
+      const body: Schema<'SubscriptionCreate'> = {
+        url,
+        token: readToken({ flag: 'subscriber-token', value: o.subscriberToken, file: o.subscriberTokenFile }),
+        description: o.description,
+        signature: o.asymmetric ? 'asymmetric' : undefined,
+        filter,
+      };
+      const created = await api((c) => c.POST('/subscriptions', { body }));
+      print(
+        created,
+        (d) =>
+          `${details(d)}\n\n${d.secret ? 'Keep the secret now: it is not shown again.' : 'Receivers verify v1a signatures with the publicKey above.'}`,
+      );
+    },
+  );
+subscriptions
+  .command('rotate')
+  .description('a new signing secret (the old one keeps signing beside it for 24 h)')
+  .argument('<id>')
+  .action(async (id: string) =>
+    print(await admin()((c) => c.POST('/subscriptions/{id}/rotate-secret', { params: { path: { id } } })), (d) =>
+      details(d),
+    ),
+  );
+subscriptions
+  .command('test')
+  .description('send it a signed test New Plant now and show what came back (exit 1 unless it answered 2xx)')
+  .argument('<id>')
+  .option('--plant <json>', 'the plant to send, as JSON (default: a sample plant)', (v): Schema<'NewPlant'> => {
+    try {
+      // Whatever it holds, the API checks it against the schema and says what is wrong.
+      return JSON.parse(v);
+    } catch {
+      throw new InvalidArgumentError('a JSON object, like \'{"id": 1, "name": "Fern"}\'');
+    }
+  })
+  .action(async (id: string, o: { plant?: Schema<'NewPlant'> }) => {
+    const r = await admin()((c) =>
+      c.POST('/subscriptions/{id}/test', { params: { path: { id } }, body: o.plant ? { plant: o.plant } : {} }),
+    );
+    print(r, (d) => {
+      const res = d.response;
+      const answer = res.status !== null ? `HTTP ${res.status}` : `no answer: ${res.error}`;
+      return `${exchange(d.request)}\n\n${answer} after ${res.latencyMs} ms${res.body ? `\n${res.body}` : ''}`;
+    });
+    if (!r.succeeded) process.exitCode = EXIT.refused;
+  });
+subscriptions
+  .command('disable')
+  .description('stop sending to it (--enable to resume)')
+  .argument('<id>')
+  .option('--enable', 'enable it again instead')
+  .action(async (id: string, o: { enable?: boolean }) =>
+    print(
+      await admin()((c) =>
+        c.PATCH('/subscriptions/{id}', { params: { path: { id } }, body: { enabled: Boolean(o.enable) } }),
+      ),
+      (d) => details(d),
+    ),
+  );
+
+// deliveries
+const deliveries = program.command('deliveries').description('list, show, retry, recover');
+deliveries
+  .command('list')
+  .description('newest first')
+  .option('--subscription <id>')
+  .addOption(new Option('--status <status>').choices(DELIVERY_STATUSES))
+  .option('--plant <id>', 'plant id', integer)
+  .option('--since <time>', 'created at or after (RFC 3339, or an age: 30m, 2h, 1d)', time)
+  .option('--until <time>', 'created before', time)
+  .option('--limit <n>', '1 to 500', integer)
+  .option('--cursor <cursor>', 'the next page, as the previous one said')
+  .action(
+    async (o: {
+      subscription?: string;
+      status?: Query<'listDeliveries'>['status'];
+      plant?: number;
+      since?: string;
+      until?: string;
+      limit?: number;
+      cursor?: string;
+    }) =>
+      print(
+        await admin()((c) =>
+          c.GET('/deliveries', {
+            params: {
+              query: {
+                subscriptionId: o.subscription,
+                status: o.status,
+                plantId: o.plant,
+                since: o.since,
+                until: o.until,
+                limit: o.limit,
+                cursor: o.cursor,
+              },
+            },
+          }),
+        ),
+        (d) => pageOf(d, DELIVERY_COLUMNS),
+      ),
+  );
+deliveries
+  .command('show')
+  .description('a delivery with every attempt')
+  .argument('<id>')
+  .action(async (id: string) =>
+    print(await admin()((c) => c.GET('/deliveries/{id}', { params: { path: { id } } })), (d) => {
+      const { attemptLog, request, ...delivery } = d;
+      return `${details(delivery)}\n\n${exchange(request)}\n\n${table(attemptLog, ATTEMPT_COLUMNS)}`;
+    }),
+  );
+deliveries
+  .command('retry')
+  .description('send a failed delivery again now')
+  .argument('<id>')
+  .action(async (id: string) =>
+    print(await admin()((c) => c.POST('/deliveries/{id}/retry', { params: { path: { id } } })), (d) => details(d)),
+  );
+deliveries
+  .command('recover')
+  .description('send every failed delivery again: of a subscription, a plant, a time range (at least one)')
+  .option('--subscription <id>')
+  .option('--plant <id>', 'plant id', integer)
+  .requiredOption('--since <time>', 'created at or after (RFC 3339, or an age: 30m, 2h, 1d)', time)
+  .option('--until <time>', 'created before', time)
+  .action(async (o: { subscription?: string; plant?: number; since: string; until?: string }) =>
+    print(
+      await admin()((c) =>
+        c.POST('/deliveries/retry', {
+          body: { subscriptionId: o.subscription, plantId: o.plant, since: o.since, until: o.until },
+        }),
+      ),
+      (d) => `${d.requeued} failed deliveries re-queued`,
+    ),
+  );
+
+// dead letters
+const deadLetters = program.command('dead-letters').alias('dlq').description('list, show, redrive, discard');
+deadLetters
+  .command('list')
+  .description('newest first')
+  .addOption(new Option('--status <status>').choices(DEAD_LETTER_STATUSES))
+  .option('--limit <n>', '1 to 500', integer)
+  .option('--cursor <cursor>')
+  .action(async (o: { status?: Query<'listDeadLetters'>['status']; limit?: number; cursor?: string }) =>
+    print(
+      await admin()((c) =>
+        c.GET('/dead-letters', { params: { query: { status: o.status, limit: o.limit, cursor: o.cursor } } }),
+      ),
+      (d) => pageOf(d, DEAD_LETTER_COLUMNS),
+    ),
+  );
+deadLetters
+  .command('show')
+  .description('a dead letter with its original value and headers')
+  .argument('<id>')
+  .action(async (id: string) =>
+    print(await admin()((c) => c.GET('/dead-letters/{id}', { params: { path: { id } } })), (d) => details(d)),
+  );
+for (const [name, verb] of [
+  ['redrive', 'republish to plant.created (after fixing the cause)'],
+  ['discard', 'mark discarded'],
+] as const)
+  deadLetters
+    .command(name)
+    .description(`${verb}: one or many`)
+    .argument('<ids...>')
+    .action(async (ids: string[]) => {
+      const result = await admin()((c) => c.POST(`/dead-letters/${name}`, { body: { ids } }));
+      print(result, (d) =>
+        [
+          `${name === 'redrive' ? 'redriven' : 'discarded'}: ${d.done.join(', ') || 'none'}`,
+          ...d.skipped.map((s) => `left as it was: ${s.id} (${s.status})`),
+        ].join('\n'),
+      );
+      if (result.done.length < ids.length) process.exitCode = EXIT.refused;
+    });
+
+// send
+program
+  .command('send')
+  .description('post a New Plant webhook (with PLANT_STORE_WEBHOOK_TOKEN), as a sender would')
+  .option('--webhook-token-file <path>', 'read the webhook token from this file (else PLANT_STORE_WEBHOOK_TOKEN)')
+  .option('--webhook-token <token>', 'the token itself: shown in the process list, prefer the file or variable')
+  .option('--id <id>', 'plant id (default: a random one)', integer)
+  .option('--name <name>', 'plant name', 'Test plant')
+  .option('--tag <tag>')
+  .option('--webhook-id <key>', 'idempotency key (default: a new one, so a resend is a new webhook)')
+  .action(
+    async (o: {
+      webhookTokenFile?: string;
+      webhookToken?: string;
+      id?: number;
+      name: string;
+      tag?: string;
+      webhookId?: string;
+    }) => {
+      const token = readToken({
+        flag: 'webhook-token',
+        value: o.webhookToken,
+        file: o.webhookTokenFile,
+        variable: 'PLANT_STORE_WEBHOOK_TOKEN',
+      });
+      const plant: Schema<'NewPlant'> = {
+        id: o.id ?? Math.floor(Math.random() * 1e9) + 1,
+        name: o.name,
+        ...(o.tag ? { tag: o.tag } : {}),
+      };
+      const key = o.webhookId ?? `msg_${randomUUID()}`;
+      const res = await postWebhook({ url: opts().url, token, tokenVariable: 'PLANT_STORE_WEBHOOK_TOKEN' }, plant, {
+        'webhook-id': key,
+      });
+      // The webhook's answer is not in the document (a sender needs only the 200): shown as the gateway sent it.
+      print(
+        { ...res, plant, webhookId: key },
+        () => `accepted plant ${plant.id} as event ${res.eventId} (webhook-id ${key})`,
+      );
+    },
+  );
+
+async function main() {
+  try {
+    await program.parseAsync(process.argv);
+  } catch (err) {
+    if (err instanceof ApiError) {
+      process.stderr.write(`plant-store: ${err.message}\n`);
+      if (opts().json && err.problem) process.stdout.write(`${JSON.stringify(err.problem, null, 2)}\n`);
+      process.exitCode = err.exitCode;
+      return;
+    }
+    const e = err as { code?: string; exitCode?: number; message: string };
+    if (typeof e.code === 'string' && e.code.startsWith('commander.')) {
+      // --help and --version are not failures; every other complaint of the parser is a usage error.
+      process.exitCode = e.code === 'commander.helpDisplayed' || e.code === 'commander.version' ? 0 : EXIT.usage;
+      return;
+    }
+    process.stderr.write(`plant-store: ${e.message}\n`);
+    process.exitCode = EXIT.unavailable;
+  }
+}
+
+void main();
