@@ -16,7 +16,7 @@ const SHIPPED = [
   'cli',
   'tools/examples',
 ];
-const TEXT = /\.(md|ya?ml|js|example|txt)$|Dockerfile$|docker-compose\.yml$/;
+const TEXT = /\.(md|ya?ml|js|ts|example|txt)$|Dockerfile$|docker-compose\.yml$/;
 
 const filesUnder = (p: string): string[] =>
   !existsSync(p)
