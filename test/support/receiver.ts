@@ -76,6 +76,7 @@ export class Receiver {
   }
 
   async stop() {
+    if (!this.server) return; // never started: a suite whose set-up failed before it still tears down
     this.server.closeAllConnections();
     await new Promise((resolve) => this.server.close(resolve));
   }

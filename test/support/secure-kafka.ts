@@ -131,7 +131,21 @@ export interface SecureKafka {
   stop(): Promise<void>;
 }
 
+/**
+ * A broker on three ports from `basePort`. A port can still be taken between choosing it and the broker binding it
+ * (a leftover broker, or another process's listener), so a bind failure is tried again on another range, twice.
+ */
 export async function startSecureKafka(o: SecureKafkaOptions): Promise<SecureKafka> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await startOnce(attempt === 0 ? o : { ...o, basePort: securePortBase() });
+    } catch (err) {
+      if (attempt >= 2 || !/Address already in use/.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+async function startOnce(o: SecureKafkaOptions): Promise<SecureKafka> {
   const [sasl, mtls, controller] = [o.basePort, o.basePort + 1, o.basePort + 2];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plant-store-kafka-secure-'));
   const jaasScram = `org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="${o.users.admin}";`;
@@ -226,7 +240,10 @@ num.recovery.threads.per.data.dir=1
   );
   fs.closeSync(log);
   const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code) => reject(new Error(`secured broker exited (${code}):\n${tail(logFile)}`))),
+    child.once('exit', (code) => {
+      const bind = /Address already in use/.test(fs.readFileSync(logFile, 'utf8')) ? ' (Address already in use)' : '';
+      reject(new Error(`secured broker exited (${code})${bind}:\n${tail(logFile)}`));
+    }),
   );
   const started = (async () => {
     const deadline = Date.now() + 90_000;
@@ -258,7 +275,10 @@ num.recovery.threads.per.data.dir=1
 
 const tail = (file: string) => fs.readFileSync(file, 'utf8').split('\n').slice(-30).join('\n');
 
-/** A port range of this suite's own (46000-46999), varied per run so a leftover broker cannot collide. */
-export const securePortBase = () => 46000 + 3 * Math.floor(Math.random() * 300);
+/**
+ * A port range of this suite's own (26000-26899), varied per run so a leftover broker cannot collide, and below
+ * Linux's ephemeral range (32768-60999), where an outgoing connection may hold any port at any time.
+ */
+export const securePortBase = () => 26000 + 3 * Math.floor(Math.random() * 300);
 
 export const randomPassword = () => randomBytes(12).toString('hex');
