@@ -11,12 +11,13 @@ import {
 } from '@app/kafka';
 import { createLogger, PinoNestLogger, ProblemFilter, Tracing } from '@app/observability';
 import { databaseProblem } from '@app/persistence';
-import { ConsumerState, PlantBatchServer } from './plant-consumer/plant-batch.server';
+import { ConsumerState } from './health/consumer-state';
+import { IngestServer } from './ingest/ingest.server';
 import { prepareInfrastructure } from './setup/prepare';
 import { WorkerModule } from './worker.module';
 
 /**
- * The worker: a Nest hybrid app whose microservice is the Kafka consumer (PlantBatchServer) and whose small
+ * The worker: a Nest hybrid app whose microservice is the Kafka consumer (IngestServer) and whose small
  * HTTP server answers health checks and metrics. The caller listens.
  */
 export async function createWorkerApp(env: NodeJS.ProcessEnv = process.env) {
@@ -36,7 +37,7 @@ export async function createWorkerApp(env: NodeJS.ProcessEnv = process.env) {
   app.useGlobalFilters(new ProblemFilter(logger, [databaseProblem]));
   app.connectMicroservice(
     {
-      strategy: new PlantBatchServer(
+      strategy: new IngestServer(
         {
           client: kafkaClientConfig(config, 'plant-store-worker'),
           // Nest appends "-server": the group is `${WORKER_GROUP_ID}-server`.

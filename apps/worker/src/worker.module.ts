@@ -7,13 +7,14 @@ import { DeliveryModule } from './delivery/delivery.module';
 import { WorkerHealthController } from './health/worker-health.controller';
 import { BacklogMonitor } from './metrics/backlog-monitor';
 import { MetricsModule } from './metrics/metrics.module';
-import { PlantConsumerModule } from './plant-consumer/plant-consumer.module';
+import { IngestModule } from './ingest/ingest.module';
 import { RetentionModule } from './retention/retention.module';
-import { ConsumerState } from './plant-consumer/plant-batch.server';
+import { ConsumerState } from './health/consumer-state';
 
 /**
- * plant.created in (plant-consumer) → store → deliveries out (delivery) → old rows pruned (retention); health,
- * metrics and backlog here.
+ * plant.created in and stored, poison dead-lettered (ingest) → deliveries out (delivery) → old rows pruned
+ * (retention); the dead-letter topic kept in PostgreSQL for review (dead-letters); counters (metrics); health
+ * and the backlog gauge here.
  */
 @Module({})
 export class WorkerModule {
@@ -25,7 +26,7 @@ export class WorkerModule {
         TracingModule.forRoot(tracing),
         DatabaseModule,
         MetricsModule,
-        PlantConsumerModule.forRoot(consumerState),
+        IngestModule.forRoot(consumerState),
         DeliveryModule,
         RetentionModule,
         DeadLettersModule.forRoot(consumerState),

@@ -3,7 +3,7 @@ import { Consumer, Kafka } from 'kafkajs';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { explainKafkaError, kafkaClientConfig, topicNamesFrom } from '@app/kafka';
 import { DeadLetterRepository } from '@app/persistence';
-import { ConsumerState } from '../plant-consumer/plant-batch.server';
+import { ConsumerState } from '../health/consumer-state';
 import { toArchivedDeadLetter } from './dead-letter-record';
 
 /**

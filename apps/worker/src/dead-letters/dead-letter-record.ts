@@ -1,7 +1,7 @@
 import { KafkaMessage } from 'kafkajs';
 import { DeadLetterHeaders, toStorableText } from '@app/contracts';
 import { ArchivedDeadLetter } from '@app/persistence';
-import { headerString } from '../plant-consumer/plant-batch';
+import { headerString } from '../ingest/ingest-batch';
 
 const OURS = new Set<string>(Object.values(DeadLetterHeaders));
 

@@ -3,7 +3,7 @@ import { Pool } from 'pg';
 import { ProblemException } from '@app/observability';
 import { isDatabaseUp, PG_POOL } from '@app/persistence';
 import { WorkerMetrics } from '../metrics/worker-metrics';
-import { ConsumerState } from '../plant-consumer/plant-batch.server';
+import { ConsumerState } from './consumer-state';
 
 /** Served on WORKER_METRICS_PORT: liveness, readiness (consuming and database up) and Prometheus metrics. */
 @Controller()

@@ -9,9 +9,9 @@ import { DELIVERY_INBOX, DeliveryInbox } from '../delivery/delivery-inbox';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { BatchPlan, planBatch, PoisonMessage } from './batch-plan';
 import { BatchSpans } from './event-spans';
-import { publishDeadLetters } from './dead-letters';
-import { headerString, PlantBatch } from './plant-batch';
-import { ConsumerState } from './plant-batch.server';
+import { publishDeadLetters } from '../dead-letters/dead-letter-publisher';
+import { headerString, IngestBatch } from './ingest-batch';
+import { ConsumerState } from '../health/consumer-state';
 import { LoopReport } from './loop-report';
 import { countOutcomes } from './outcome-counts';
 import { BatchAbandoned, retryTransient } from './retry';
@@ -27,8 +27,8 @@ const MAX_ROWS_PER_WRITE = 5000;
  * cost the database more than the rows did.
  */
 @Injectable()
-export class PlantIngestService {
-  private readonly logger = new Logger(PlantIngestService.name);
+export class IngestService {
+  private readonly logger = new Logger(IngestService.name);
   private readonly debug: boolean;
   private readonly writes: WriteCoalescer<IngestEvent[], ApplyResult>;
   private readonly loops: LoopReport;
@@ -56,7 +56,7 @@ export class PlantIngestService {
   }
 
   /** Store, dead-letter the poison, commit; then count. Retried in place on transient failures. */
-  async processBatch(batch: PlantBatch): Promise<void> {
+  async processBatch(batch: IngestBatch): Promise<void> {
     if (batch.messages.length === 0) return;
     const started = process.hrtime.bigint();
     const plan = planBatch(batch.topic, batch.partition, batch.messages);
@@ -91,7 +91,7 @@ export class PlantIngestService {
    * stores its events one by one and the unstorable ones become dead letters instead of blocking the partition.
    */
   private async storeBatch(
-    batch: PlantBatch,
+    batch: IngestBatch,
     plan: BatchPlan,
   ): Promise<{ result: ApplyResult; unstorable: PoisonMessage[] }> {
     try {
@@ -118,7 +118,7 @@ export class PlantIngestService {
 
   /** Row by row, so that one row the database refuses does not hold the others back. */
   private async storeOneByOne(
-    batch: PlantBatch,
+    batch: IngestBatch,
     plan: BatchPlan,
   ): Promise<{ result: ApplyResult; unstorable: PoisonMessage[] }> {
     const byOffset = new Map(batch.messages.map((m) => [m.offset, m]));
@@ -143,7 +143,7 @@ export class PlantIngestService {
     return { result, unstorable };
   }
 
-  private retry<T>(batch: PlantBatch, stage: string, fn: () => Promise<T>): Promise<T> {
+  private retry<T>(batch: IngestBatch, stage: string, fn: () => Promise<T>): Promise<T> {
     // Anything that reaches here is transient: permanent failures were already turned into dead letters.
     return retryTransient(fn, () => false, {
       heartbeat: batch.heartbeat,
@@ -169,14 +169,14 @@ export class PlantIngestService {
   }
 
   /** What a denied stage lacks (docs/kafka-security.md): writing dead letters, or committing for the group. */
-  private needOf(stage: string, batch: PlantBatch): AclNeed | undefined {
+  private needOf(stage: string, batch: IngestBatch): AclNeed | undefined {
     if (stage === 'dead_letter') return { operation: 'WRITE', resource: 'TOPIC', name: batch.deadLetterTopic };
     if (stage === 'commit') return { operation: 'READ', resource: 'GROUP', name: this.group };
     return undefined;
   }
 
   /** One line per batch, not per record: a burst of 20,000 poison records must not bury the log. */
-  private countDeadLetters(batch: PlantBatch, poison: PoisonMessage[], shrunk: number) {
+  private countDeadLetters(batch: IngestBatch, poison: PoisonMessage[], shrunk: number) {
     if (poison.length === 0) return;
     this.metrics.events.inc({ outcome: 'dead_lettered' }, poison.length);
     const where = `${batch.topic}[${batch.partition}]`;
@@ -219,7 +219,7 @@ export class PlantIngestService {
   }
 
   /** Continues the gateway's trace in our logs; debug level, since one line per event is a lot at 10k/s. */
-  private logTraces(batch: PlantBatch, spans: BatchSpans) {
+  private logTraces(batch: IngestBatch, spans: BatchSpans) {
     if (!this.debug) return;
     for (const m of batch.messages) {
       const trace = spans.traceOf(m.offset);

@@ -2,7 +2,7 @@ import { KafkaMessage } from 'kafkajs';
 import { parsePlantCreatedEvent } from '@app/contracts';
 import { EventHeaders, plantDigest } from '@app/contracts';
 import { IngestEvent } from '@app/delivery';
-import { headerString } from './plant-batch';
+import { headerString } from './ingest-batch';
 
 export interface PoisonMessage {
   message: KafkaMessage;

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { IHeaders, Message } from 'kafkajs';
 import { DeadLetterHeaders } from '@app/contracts';
-import { PlantBatch } from './plant-batch';
-import { PoisonMessage } from './batch-plan';
+import { IngestBatch } from '../ingest/ingest-batch';
+import { PoisonMessage } from '../ingest/batch-plan';
 
 /**
  * Bytes of dead letters per produce request. The broker refuses a record batch over the topic's
@@ -119,7 +119,7 @@ export async function sendDeadLetters(letters: Message[], send: SendLetters): Pr
 }
 
 /** Awaited with acks=all before the batch commits: a dead letter is never lost between topics. */
-export async function publishDeadLetters(batch: PlantBatch, poison: PoisonMessage[]): Promise<number> {
+export async function publishDeadLetters(batch: IngestBatch, poison: PoisonMessage[]): Promise<number> {
   if (poison.length === 0) return 0;
   return sendDeadLetters(
     poison.map((p) => toDeadLetter(batch.topic, batch.partition, p)),

@@ -5,7 +5,7 @@ import {
   sendDeadLetters,
   shrunkDeadLetter,
   TRUNCATED_VALUE_BYTES,
-} from './dead-letters';
+} from './dead-letter-publisher';
 
 const letter = (bytes: number, offset = '1'): Message => ({
   key: 'k',

@@ -18,7 +18,7 @@ import {
   Tracing,
 } from '@app/observability';
 import { BatchPlan, PoisonMessage } from './batch-plan';
-import { headerString, PlantBatch } from './plant-batch';
+import { headerString, IngestBatch } from './ingest-batch';
 
 /**
  * The worker's spans for one batch: a CONSUMER `process plant.created` span per record, child of the gateway's
@@ -31,7 +31,7 @@ export class BatchSpans {
 
   constructor(
     private readonly tracing: Tracing,
-    private readonly batch: PlantBatch,
+    private readonly batch: IngestBatch,
     plan: BatchPlan,
     group: string,
   ) {

@@ -2,10 +2,10 @@ import { IHeaders, KafkaMessage, Producer } from 'kafkajs';
 
 /**
  * One fetched batch of a partition, as the worker's handler sees it. Nest's Kafka transport hands handlers
- * one message at a time; PlantBatchServer hands them this instead, so a batch is stored in one statement and
+ * one message at a time; IngestServer hands them this instead, so a batch is stored in one statement and
  * committed once, after it is stored.
  */
-export interface PlantBatch {
+export interface IngestBatch {
   topic: string;
   partition: number;
   messages: KafkaMessage[];

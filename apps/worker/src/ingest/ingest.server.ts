@@ -2,14 +2,15 @@ import { ServerKafka, KafkaOptions } from '@nestjs/microservices';
 import { Consumer, EachBatchPayload, TopicPartitionOffset } from 'kafkajs';
 import { isObservable, lastValueFrom } from 'rxjs';
 import { PLANT_CREATED } from '@app/contracts';
-import { PlantBatch } from './plant-batch';
+import { ConsumerState } from '../health/consumer-state';
+import { IngestBatch } from './ingest-batch';
 
-/** What the health endpoint reads: is this worker a live member of its consumer group? */
-export class ConsumerState {
-  consuming = false;
-  lastError: string | null = null;
-  /** A refusal only an operator can end (a denied ACL), by what it blocks: the worker is not ready meanwhile. */
-  readonly blocked = new Map<string, string>();
+/** Which topic each handler's pattern reads (the names are configurable), where dead letters go, and how a crash reads. */
+export interface TopicRouting {
+  topics: Record<string, string>;
+  deadLetterTopic: string;
+  /** A crash kafkajs will not retry (a denied ACL), in words that name its cause. */
+  explain(err: unknown, topic: string): string;
 }
 
 /**
@@ -19,15 +20,7 @@ export class ConsumerState {
  * - it subscribes from the beginning, so a new group reads what the gateway wrote before it joined.
  * Everything else (client, producer, handler discovery, group id with its `-server` suffix) is Nest's.
  */
-/** Which topic each handler's pattern reads (the names are configurable), where dead letters go, and how a crash reads. */
-export interface TopicRouting {
-  topics: Record<string, string>;
-  deadLetterTopic: string;
-  /** A crash kafkajs will not retry (a denied ACL), in words that name its cause. */
-  explain(err: unknown, topic: string): string;
-}
-
-export class PlantBatchServer extends ServerKafka {
+export class IngestServer extends ServerKafka {
   constructor(
     options: NonNullable<KafkaOptions['options']>,
     private readonly state: ConsumerState,
@@ -118,7 +111,7 @@ export class PlantBatchServer extends ServerKafka {
     const handler = this.getHandlerByPattern(this.patternOf(batch.topic));
     // A subscribed topic without a handler must not be committed past (stock Nest logs and commits).
     if (!handler) throw new Error(`no handler for topic ${batch.topic}`);
-    const plantBatch: PlantBatch = {
+    const plantBatch: IngestBatch = {
       topic: batch.topic,
       partition: batch.partition,
       messages: batch.messages,
