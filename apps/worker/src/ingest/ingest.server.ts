@@ -91,7 +91,6 @@ export class IngestServer extends ServerKafka {
       // (commitUncommitted), at once when stopping or losing a partition, and on shutdown: a commit per small
       // batch would cost a broker round trip each.
       autoCommit: false,
-      autoCommitInterval: this.commitIntervalMs,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: this.partitionsConcurrently,
       eachBatch: (payload) => this.handleBatch(consumer, payload),
