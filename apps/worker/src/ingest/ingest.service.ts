@@ -145,7 +145,7 @@ export class IngestService {
 
   private retry<T>(batch: IngestBatch, stage: string, fn: () => Promise<T>): Promise<T> {
     // Anything that reaches here is transient: permanent failures were already turned into dead letters.
-    return retryTransient(fn, () => false, {
+    return retryTransient(fn, {
       heartbeat: batch.heartbeat,
       shouldContinue: batch.shouldContinue,
       onRetry: (attempt, err, waitMs) => {

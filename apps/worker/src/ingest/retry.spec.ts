@@ -16,7 +16,7 @@ describe(retryTransient.name, () => {
       if (++calls < 4) throw new Error('connection refused');
       return 'stored';
     };
-    await expect(retryTransient(fn, () => false, c)).resolves.toBe('stored');
+    await expect(retryTransient(fn, c)).resolves.toBe('stored');
     expect(calls).toBe(4);
     expect(c.onRetry.mock.calls.map((call) => call[2])).toEqual([200, 400, 800]);
     expect(c.heartbeat).toHaveBeenCalled();
@@ -25,37 +25,17 @@ describe(retryTransient.name, () => {
   it('caps the backoff at 5 s', async () => {
     const c = ctl();
     let calls = 0;
-    await retryTransient(
-      async () => {
-        if (++calls < 10) throw new Error('down');
-      },
-      () => false,
-      c,
-    );
+    await retryTransient(async () => {
+      if (++calls < 10) throw new Error('down');
+    }, c);
     expect(Math.max(...c.onRetry.mock.calls.map((call) => call[2]))).toBe(5000);
-  });
-
-  it('rethrows a permanent failure at once', async () => {
-    const c = ctl();
-    await expect(
-      retryTransient(
-        async () => Promise.reject(new Error('bad row')),
-        () => true,
-        c,
-      ),
-    ).rejects.toThrow('bad row');
-    expect(c.onRetry).not.toHaveBeenCalled();
   });
 
   it('abandons the batch when the consumer stops while waiting', async () => {
     let running = true;
     const c = ctl({ shouldContinue: () => running, sleep: async () => void (running = false) });
-    await expect(
-      retryTransient(
-        async () => Promise.reject(new Error('down')),
-        () => false,
-        c,
-      ),
-    ).rejects.toBeInstanceOf(BatchAbandoned);
+    await expect(retryTransient(async () => Promise.reject(new Error('down')), c)).rejects.toBeInstanceOf(
+      BatchAbandoned,
+    );
   });
 });
