@@ -2,7 +2,6 @@
 // each attempt means for it. Persistence stores these (libs/persistence/src/deliveries); the worker sends them.
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
-export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'succeeded', 'failed'];
 
 /** One HTTP attempt, as recorded in the delivery's attempt log and listed by the admin API. */
 export interface DeliveryAttempt {
