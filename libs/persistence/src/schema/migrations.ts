@@ -1,5 +1,6 @@
-// Schema migrations, applied in order, each once, inside one transaction under an advisory lock so that a
-// gateway and several workers starting together do not race. Append; never edit a shipped migration.
+// Schema migrations, applied in order, each once, inside one transaction under an advisory lock so that several
+// workers (and the setup Job, apps/worker/src/setup) starting together do not race; the gateway only waits for
+// the schema version. Append; never edit a shipped migration.
 export const migrations: { id: number; name: string; sql: string }[] = [
   {
     id: 1,
