@@ -1,7 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { loadConfig, workerEnvSchema } from '@app/config';
-import { AttemptRecord, ClaimedDelivery, DeliveryLease, LeasedRef } from '@app/delivery';
-import { OutboxRepository } from '@app/persistence';
+import { AttemptRecord, ClaimedDelivery, DeliveryLease, LeasedRef, Outbox } from '@app/delivery';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { DeliveryDispatcher } from './delivery-dispatcher.service';
 import { DeliveryInbox } from './delivery-inbox';
@@ -87,9 +86,9 @@ function fakeRepository() {
       released.deliveries.push(...ds.map((d) => d.id));
       released.events.push(...events.map((e) => e.id));
     },
-  };
+  } satisfies Outbox; // the port the dispatcher is given: a method it gains is a fake this test must add
   const recorded = () => writes.flatMap((w) => w.records);
-  return { repo: repo as unknown as OutboxRepository, writes, recorded, released, events, db, mocks: repo };
+  return { repo, writes, recorded, released, events, db, mocks: repo };
 }
 
 /** Every dispatcher a test made: stopped after it, even when an assertion failed first (its loop would keep

@@ -6,11 +6,13 @@ import {
   decideOutcome,
   DeliveryAttempt,
   NO_LEASE,
+  Outbox,
+  OUTBOX,
   OutboxLease,
   parseSchedule,
 } from '@app/delivery';
 import { nestSink, RateLimitedLog } from '@app/observability';
-import { isDatabaseUnavailable, isDataError, OutboxRepository, WriteCoalescer } from '@app/persistence';
+import { isDatabaseUnavailable, isDataError, WriteCoalescer } from '@app/persistence';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { DeliveryInbox } from './delivery-inbox';
 import { DeliverySender } from './delivery-sender';
@@ -99,7 +101,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: WorkerConfig,
-    private readonly deliveries: OutboxRepository,
+    @Inject(OUTBOX) private readonly deliveries: Outbox,
     private readonly sender: DeliverySender,
     private readonly signal: DeliverySignal,
     private readonly metrics: WorkerMetrics,

@@ -2,9 +2,16 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { EventHeaders } from '@app/contracts';
 import { AclNeed, explainKafkaError, workerConsumerGroup } from '@app/kafka';
-import { ApplyResult, emptyApplyResult, IngestEvent, NO_LEASE } from '@app/delivery';
+import {
+  ApplyResult,
+  emptyApplyResult,
+  IngestEvent,
+  NO_LEASE,
+  PLANT_EVENT_STORE,
+  PlantEventStore,
+} from '@app/delivery';
 import { nestSink, RateLimitedLog, Tracing } from '@app/observability';
-import { IngestRepository, isDataError, WriteCoalescer } from '@app/persistence';
+import { isDataError, WriteCoalescer } from '@app/persistence';
 import { DELIVERY_INBOX, DeliveryInbox } from '../delivery/delivery-inbox';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { BatchPlan, planBatch, PoisonMessage } from './batch-plan';
@@ -37,7 +44,7 @@ export class IngestService {
   private readonly keyReuse = new RateLimitedLog(nestSink(this.logger));
 
   constructor(
-    private readonly store: IngestRepository,
+    @Inject(PLANT_EVENT_STORE) private readonly store: PlantEventStore,
     private readonly metrics: WorkerMetrics,
     @Inject(DELIVERY_INBOX) private readonly inbox: DeliveryInbox,
     @Inject(APP_CONFIG) private readonly config: WorkerConfig,

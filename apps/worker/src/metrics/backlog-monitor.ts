@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { Admin, Kafka } from 'kafkajs';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { consumerLag, kafkaClientConfig, topicNamesFrom, workerConsumerGroup } from '@app/kafka';
-import { OutboxRepository } from '@app/persistence';
+import { Outbox, OUTBOX } from '@app/delivery';
 import { WorkerMetrics } from './worker-metrics';
 
 const SAMPLE_MS = 5000;
@@ -27,7 +27,7 @@ export class BacklogMonitor implements OnApplicationBootstrap, OnApplicationShut
 
   constructor(
     private readonly metrics: WorkerMetrics,
-    private readonly outbox: OutboxRepository,
+    @Inject(OUTBOX) private readonly outbox: Outbox,
     @Inject(APP_CONFIG) config: WorkerConfig,
   ) {
     this.admin = new Kafka(kafkaClientConfig(config, 'plant-store-worker-monitor')).admin();

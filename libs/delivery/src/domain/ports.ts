@@ -1,7 +1,13 @@
 // What the worker needs from storage, declared here and implemented in libs/persistence (as Convoy's
-// datastore/repository.go declares and database/postgres implements), so the rules read without the SQL.
+// datastore/repository.go declares and database/postgres implements), so the rules read without the SQL. The
+// worker injects them by token (DatabaseModule binds each to its repository), and its unit tests' fakes are
+// checked against them.
 import { AttemptRecord, ClaimedDelivery, ClaimResult, FanOutResult, LeasedRef } from './delivery';
 import { ApplyResult, IngestEvent, OutboxLease } from './ingest';
+
+/** Injection tokens for the ports below (an interface is gone at run time): `@Inject(OUTBOX) outbox: Outbox`. */
+export const PLANT_EVENT_STORE = Symbol('PlantEventStore');
+export const OUTBOX = Symbol('Outbox');
 
 /** Stores a batch of events, each changed plant's with an outbox row that owes its deliveries, in one transaction. */
 export interface PlantEventStore {

@@ -1,6 +1,7 @@
 import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { Pool } from 'pg';
 import { APP_CONFIG, APP_NAME } from '@app/config';
+import { OUTBOX, PLANT_EVENT_STORE } from '@app/delivery';
 import { DeliveryRepository } from '../deliveries/delivery.repository';
 import { OutboxRepository } from '../deliveries/outbox.repository';
 import { IngestRepository } from '../ingest/ingest.repository';
@@ -45,8 +46,8 @@ const repositories = [
 ];
 
 /**
- * The pool and the repositories over it. Imported by each feature module that reads or writes (Nest builds
- * it once); the pool closes last, after the Kafka consumer and the dispatcher have stopped. The schema is
+ * The pool and the repositories over it, and the storage ports of @app/delivery bound to the repositories that
+ * implement them. Imported by each feature module that reads or writes (Nest builds it once); the pool closes last, after the Kafka consumer and the dispatcher have stopped. The schema is
  * not this module's business: the worker migrates it before Nest starts (see libs/persistence/src/schema).
  */
 @Module({
@@ -88,8 +89,10 @@ const repositories = [
       inject: [PG_POOL, SECRET_BOX],
       useFactory: (pool: Pool, box: SecretBox) => new Repository(pool, box),
     })),
+    { provide: PLANT_EVENT_STORE, useExisting: IngestRepository },
+    { provide: OUTBOX, useExisting: OutboxRepository },
   ],
-  exports: [PG_POOL, SECRET_BOX, RetentionRepository, ...repositories],
+  exports: [PG_POOL, SECRET_BOX, RetentionRepository, ...repositories, PLANT_EVENT_STORE, OUTBOX],
 })
 export class DatabaseModule implements OnApplicationShutdown {
   constructor(
