@@ -31,7 +31,7 @@ export class BatchSpans {
 
   constructor(
     private readonly tracing: Tracing,
-    private readonly batch: IngestBatch,
+    batch: IngestBatch,
     plan: BatchPlan,
     group: string,
   ) {
