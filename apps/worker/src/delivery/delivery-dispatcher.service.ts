@@ -54,7 +54,7 @@ interface FanOutState {
  * worker's work is picked up again once its lease runs out (same webhook-id, so receivers can de-duplicate).
  * Two sources, in batches (up to twice the concurrency ahead), because a query costs more than an HTTP request:
  * - events, fanned out to their subscribers in memory: each delivery is written once, with the outcome of its
- *   first attempt, and the event is done once all of them are. Usually the consumer in this process stores
+ *   first attempt, and the event is done once all of them are. Usually the ingest stage in this process stores
  *   events already leased to this dispatcher, up to its room, and hands their deliveries over (DeliveryInbox);
  *   the others are leased with a fan-out statement (fanOut).
  * - delivery rows (claimDue): retries, deliveries waiting behind an earlier one of their plant, those of a

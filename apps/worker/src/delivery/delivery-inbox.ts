@@ -1,7 +1,7 @@
 import { ClaimedDelivery, OutboxLease } from '@app/delivery';
 
 /**
- * How the consumer in the same process hands fresh work to the dispatcher. The consumer writes a batch's events
+ * How the ingest stage in the same process hands fresh work to the dispatcher. It writes a batch's events
  * already leased to this worker, as many as `room()` allows, and hands their deliveries over once they are
  * stored, so they go out without a fan-out statement and without waiting for the dispatcher to wake.
  */
@@ -15,5 +15,5 @@ export interface DeliveryInbox {
   accept(fanned: ClaimedDelivery[], left: { events: number; rows: number }): void;
 }
 
-/** The token DeliveryModule exports the dispatcher under, for the consumer module to inject. */
+/** The token DeliveryModule exports the dispatcher under, for IngestModule to inject. */
 export const DELIVERY_INBOX = Symbol('DELIVERY_INBOX');

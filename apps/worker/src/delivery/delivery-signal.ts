@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 
-/** Wakes the dispatcher as soon as the consumer has written deliveries, instead of waiting for its next poll. */
+/** Wakes the dispatcher's loop as soon as there is work (fresh deliveries, freed room) instead of at its next poll. */
 @Injectable()
 export class DeliverySignal {
   private waiters: (() => void)[] = [];

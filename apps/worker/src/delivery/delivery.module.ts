@@ -6,7 +6,7 @@ import { DELIVERY_INBOX } from './delivery-inbox';
 import { DeliverySender } from './delivery-sender';
 import { DeliverySignal } from './delivery-signal';
 
-/** Sends the outbox: claims, hand-overs from the consumer (DELIVERY_INBOX), attempts and their outcomes. */
+/** Sends the outbox: claims, hand-overs from the ingest stage (DELIVERY_INBOX), attempts and their outcomes. */
 @Module({
   imports: [DatabaseModule, MetricsModule],
   providers: [
