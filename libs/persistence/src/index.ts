@@ -1,7 +1,8 @@
 // PostgreSQL: the pool and its module (database/), the schema and its one migrator (schema/), one folder per
-// aggregate (plants/, subscriptions/, deliveries/ with the outbox), the ingest statement that writes
-// several tables at once (ingest/), and what prunes old rows (retention/). Repositories return rows or the
-// delivery domain's types, never API shapes.
+// aggregate (plants/, subscriptions/, deliveries/ with the outbox, dead-letters/, audit/), the ingest statement
+// that writes several tables at once (ingest/), what prunes old rows (retention/), how subscriber credentials
+// are sealed at rest (secrets/), and the coalescer that lets concurrent callers share a statement
+// (write-coalescer). Repositories return rows or the delivery domain's types, never API shapes.
 export * from './database/pool';
 export * from './database/tls';
 export * from './database/unavailable';
