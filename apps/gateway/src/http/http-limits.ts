@@ -58,11 +58,7 @@ export function clientErrorHandler(metrics: GatewayMetrics) {
 export class ConnectionTracker {
   private readonly open = new Set<Socket>();
 
-  constructor(
-    server: http.Server,
-    maxConnections: number,
-    private readonly metrics: GatewayMetrics,
-  ) {
+  constructor(server: http.Server, maxConnections: number, metrics: GatewayMetrics) {
     server.maxConnections = maxConnections;
     server.on('connection', (socket: Socket) => {
       this.open.add(socket);
