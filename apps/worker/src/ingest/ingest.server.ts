@@ -14,10 +14,12 @@ export interface TopicRouting {
 }
 
 /**
- * Nest's Kafka transport (ServerKafka) with two changes, both from the pitfalls we hit with the stock one:
+ * Nest's Kafka transport (ServerKafka) with these changes, from the pitfalls we hit with the stock one:
  * - `eachBatch` with manual commits instead of `eachMessage` with auto-commit: an offset is committed only
- *   after the handler has stored its effects, never because a handler returned or a filter swallowed an error;
- * - it subscribes from the beginning, so a new group reads what the gateway wrote before it joined.
+ *   after the handler has stored its effects, never because a handler returned or a filter swallowed an error,
+ *   and a topic without a handler is never committed past;
+ * - it subscribes from the beginning, so a new group reads what the gateway wrote before it joined;
+ * - topics are read under their configured names (TopicRouting), and the group's state is kept for health.
  * Everything else (client, producer, handler discovery, group id with its `-server` suffix) is Nest's.
  */
 export class IngestServer extends ServerKafka {
