@@ -1,5 +1,6 @@
 import { Pool } from 'pg';
 import { toStorableJson } from '@app/contracts';
+import { LIST_AUDIT_EVENTS, RECORD_AUDIT_EVENT, RECORD_AUDIT_EVENTS } from './audit.sql';
 
 /** A row of `audit_events`: one change made through the admin API. */
 export interface AuditRow {
@@ -28,37 +29,36 @@ export class AuditRepository {
   constructor(private readonly pool: Pool) {}
 
   async record(e: NewAuditEvent): Promise<void> {
-    await this.pool.query(
-      'INSERT INTO audit_events (actor, action, subscription_id, delivery_id, details) VALUES ($1, $2, $3, $4, $5)',
-      [e.actor, e.action, e.subscription_id ?? null, e.delivery_id ?? null, toStorableJson(e.details ?? {})],
-    );
+    await this.pool.query(RECORD_AUDIT_EVENT.text, [
+      e.actor,
+      e.action,
+      e.subscription_id ?? null,
+      e.delivery_id ?? null,
+      toStorableJson(e.details ?? {}),
+    ]);
   }
 
   /** Several events in one statement (a bulk action on up to 500 dead letters is one round trip, not 500). */
   async recordMany(events: NewAuditEvent[]): Promise<void> {
     if (events.length === 0) return;
-    await this.pool.query(
-      `INSERT INTO audit_events (actor, action, subscription_id, delivery_id, details)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::uuid[], $4::uuid[], $5::jsonb[])`,
-      [
-        events.map((e) => e.actor),
-        events.map((e) => e.action),
-        events.map((e) => e.subscription_id ?? null),
-        events.map((e) => e.delivery_id ?? null),
-        events.map((e) => toStorableJson(e.details ?? {})),
-      ],
-    );
+    await this.pool.query(RECORD_AUDIT_EVENTS.text, [
+      events.map((e) => e.actor),
+      events.map((e) => e.action),
+      events.map((e) => e.subscription_id ?? null),
+      events.map((e) => e.delivery_id ?? null),
+      events.map((e) => toStorableJson(e.details ?? {})),
+    ]);
   }
 
   /** Newest first, `limit` rows older than `beforeId` (the page cursor). */
   async list(filter: AuditFilter, limit: number, beforeId: number | null): Promise<AuditRow[]> {
-    const { rows } = await this.pool.query<AuditRow>(
-      `SELECT *, id AS seq FROM audit_events
-       WHERE ($1::uuid IS NULL OR subscription_id = $1) AND ($2::timestamptz IS NULL OR at >= $2)
-         AND ($3::timestamptz IS NULL OR at < $3) AND ($4::bigint IS NULL OR id < $4)
-       ORDER BY id DESC LIMIT $5`,
-      [filter.subscriptionId ?? null, filter.since ?? null, filter.until ?? null, beforeId, limit],
-    );
+    const { rows } = await this.pool.query<AuditRow>(LIST_AUDIT_EVENTS.text, [
+      filter.subscriptionId ?? null,
+      filter.since ?? null,
+      filter.until ?? null,
+      beforeId,
+      limit,
+    ]);
     return rows;
   }
 }

@@ -1,5 +1,14 @@
 import { Pool } from 'pg';
 import { DeliveryAttempt, DeliveryStatus } from '@app/delivery';
+import {
+  COUNT_DELIVERIES_BY_STATUS,
+  DELIVERIES_PER_MINUTE,
+  FIND_DELIVERY,
+  LIST_DELIVERIES,
+  RETRY_FAILED_DELIVERY,
+  RETRY_FAILED_MATCHING,
+  RETRY_FAILED_SINCE,
+} from './delivery.sql';
 
 /** A row of `deliveries` as listings read it: not the body, nor the attempt log. */
 export interface DeliveryRow {
@@ -43,60 +52,32 @@ export interface MinuteRow {
   failed: number;
 }
 
-const LISTED_COLUMNS =
-  'id, seq, subscription_id, event_id, plant_id, status, attempts, next_attempt_at, created_at, updated_at';
-const columnsOf = (alias: string) =>
-  LISTED_COLUMNS.split(', ')
-    .map((c) => `${alias}.${c}`)
-    .join(', ');
-
 /** What an operator reads and replays; sending is the outbox's (./outbox.repository.ts). */
 export class DeliveryRepository {
   constructor(private readonly pool: Pool) {}
 
   /** Newest first, up to `limit` rows numbered below `beforeSeq` (all when null). */
   async listNewest(filter: DeliveryFilter, limit: number, beforeSeq: number | null): Promise<DeliveryRow[]> {
-    const { rows } = await this.pool.query<DeliveryRow>(
-      `SELECT ${LISTED_COLUMNS} FROM deliveries
-       WHERE ($1::uuid IS NULL OR subscription_id = $1) AND ($2::text IS NULL OR status = $2)
-         AND ($3::bigint IS NULL OR plant_id = $3) AND ($4::bigint IS NULL OR seq < $4)
-         AND ($6::timestamptz IS NULL OR created_at >= $6) AND ($7::timestamptz IS NULL OR created_at < $7)
-       ORDER BY seq DESC LIMIT $5`,
-      [
-        filter.subscriptionId ?? null,
-        filter.status ?? null,
-        filter.plantId ?? null,
-        beforeSeq,
-        limit,
-        filter.since ?? null,
-        filter.until ?? null,
-      ],
-    );
+    const { rows } = await this.pool.query<DeliveryRow>(LIST_DELIVERIES.text, [
+      filter.subscriptionId ?? null,
+      filter.status ?? null,
+      filter.plantId ?? null,
+      beforeSeq,
+      limit,
+      filter.since ?? null,
+      filter.until ?? null,
+    ]);
     return rows;
   }
 
   async findById(id: string): Promise<DeliveryDetailRow | null> {
-    const { rows } = await this.pool.query<DeliveryDetailRow>(
-      // A delivery that succeeded at once has no body of its own: its event's outbox row holds it.
-      `SELECT ${columnsOf('d')}, d.attempt_log, coalesce(d.body, e.body) AS body, d.hops, d.origin_event_id,
-              s.token IS NOT NULL AS has_token
-       FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
-       LEFT JOIN outbox_events e ON d.body IS NULL AND e.event_id = d.event_id
-       WHERE d.id = $1`,
-      [id],
-    );
+    const { rows } = await this.pool.query<DeliveryDetailRow>(FIND_DELIVERY.text, [id]);
     return rows[0] ?? null;
   }
 
   /** A failed delivery goes back to pending for one more attempt, now. Null when it is not failed (or absent). */
   async retryFailed(id: string): Promise<DeliveryRow | null> {
-    const { rows } = await this.pool.query<DeliveryRow>(
-      `UPDATE deliveries SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now()
-       WHERE id = $1 AND status = 'failed'
-         AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = subscription_id AND s.deleted_at IS NOT NULL)
-       RETURNING ${LISTED_COLUMNS}`,
-      [id],
-    );
+    const { rows } = await this.pool.query<DeliveryRow>(RETRY_FAILED_DELIVERY.text, [id]);
     return rows[0] ?? null;
   }
 
@@ -107,15 +88,12 @@ export class DeliveryRepository {
   async retryFailedMatching(
     filter: Omit<DeliveryFilter, 'status'>,
   ): Promise<{ id: string; subscription_id: string }[]> {
-    const { rows } = await this.pool.query<{ id: string; subscription_id: string }>(
-      `UPDATE deliveries d SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now()
-       WHERE d.status = 'failed'
-         AND ($1::uuid IS NULL OR d.subscription_id = $1) AND ($2::bigint IS NULL OR d.plant_id = $2)
-         AND ($3::timestamptz IS NULL OR d.created_at >= $3) AND ($4::timestamptz IS NULL OR d.created_at < $4)
-         AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = d.subscription_id AND s.deleted_at IS NOT NULL)
-       RETURNING d.id, d.subscription_id`,
-      [filter.subscriptionId ?? null, filter.plantId ?? null, filter.since ?? null, filter.until ?? null],
-    );
+    const { rows } = await this.pool.query<{ id: string; subscription_id: string }>(RETRY_FAILED_MATCHING.text, [
+      filter.subscriptionId ?? null,
+      filter.plantId ?? null,
+      filter.since ?? null,
+      filter.until ?? null,
+    ]);
     return rows;
   }
 
@@ -125,8 +103,7 @@ export class DeliveryRepository {
    */
   async countByStatus(hours: number): Promise<Record<'pending' | 'succeeded' | 'failed', number>> {
     const { rows } = await this.pool.query<{ status: 'pending' | 'succeeded' | 'failed'; n: number }>(
-      `SELECT status, count(*)::int AS n FROM deliveries WHERE created_at >= now() - $1 * interval '1 hour'
-       GROUP BY status`,
+      COUNT_DELIVERIES_BY_STATUS.text,
       [hours],
     );
     const counts = { pending: 0, succeeded: 0, failed: 0 };
@@ -141,34 +118,13 @@ export class DeliveryRepository {
    * not drawn.
    */
   async perMinute(minutes: number): Promise<MinuteRow[]> {
-    const { rows } = await this.pool.query<MinuteRow>(
-      `WITH m AS (
-         SELECT generate_series(date_trunc('minute', now()) - ($1 - 1) * interval '1 minute',
-                                date_trunc('minute', now()), interval '1 minute') AS minute
-       ), e AS (
-         SELECT date_trunc('minute', processed_at) AS minute, count(*)::int AS n FROM processed_events
-         WHERE processed_at >= now() - $1 * interval '1 minute' GROUP BY 1
-       ), d AS (
-         SELECT date_trunc('minute', updated_at) AS minute,
-                count(*) FILTER (WHERE status = 'succeeded')::int AS delivered,
-                count(*) FILTER (WHERE status = 'failed')::int AS failed
-         FROM deliveries WHERE created_at >= now() - $1 * interval '1 minute' AND status <> 'pending' GROUP BY 1
-       )
-       SELECT m.minute, coalesce(e.n, 0) AS accepted, coalesce(d.delivered, 0) AS delivered,
-              coalesce(d.failed, 0) AS failed
-       FROM m LEFT JOIN e USING (minute) LEFT JOIN d USING (minute) ORDER BY m.minute`,
-      [minutes],
-    );
+    const { rows } = await this.pool.query<MinuteRow>(DELIVERIES_PER_MINUTE.text, [minutes]);
     return rows;
   }
 
   /** Re-queues every failed delivery of a subscription created since `since`. Returns how many. */
   async retryFailedSince(subscriptionId: string, since: Date): Promise<number> {
-    const { rowCount } = await this.pool.query(
-      `UPDATE deliveries SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now()
-       WHERE subscription_id = $1 AND status = 'failed' AND created_at >= $2`,
-      [subscriptionId, since],
-    );
+    const { rowCount } = await this.pool.query(RETRY_FAILED_SINCE.text, [subscriptionId, since]);
     return rowCount ?? 0;
   }
 }

@@ -6,7 +6,8 @@ import {
   noEarlierEventPending,
   noEarlierPending,
   writeWaiting,
-} from './outbox.sql';
+} from '../sql/fragments/outbox';
+import { statement } from '../sql/statement';
 
 /**
  * Leases outbox events to this dispatcher and fans them out to their subscribers, for it to send from memory:
@@ -19,10 +20,17 @@ import {
  * bounded however many subscribers there are. A subscriber whose delivery of the event is already written (a
  * crashed worker's lease ran out after it recorded some) is left out. An event with nothing to send from
  * memory is done at once.
- *
- * $1 deliveries wanted, $2 subscriptions saturated here, $3 lease ms, $4 the lease's token.
  */
-export const FAN_OUT = `
+export const FAN_OUT = statement({
+  name: 'fan-out',
+  runBy: 'OutboxRepository.fanOut',
+  params: [
+    'how many deliveries to hand back at most (the room)',
+    'subscriptions saturated here (their deliveries are written to wait)',
+    'the lease, ms',
+    "the lease's token",
+  ],
+  text: `
 WITH subscribers AS MATERIALIZED (
   SELECT s.id, s.filter FROM subscriptions s WHERE s.enabled
 ), events_wanted AS (
@@ -69,7 +77,8 @@ SELECT n.*, x.* FROM (
   FROM ranked f JOIN due e USING (event_id) JOIN subscriptions s ON s.id = f.subscription_id
   WHERE f.in_memory
   ORDER BY e.seq, f.subscription_id
-) x ON true`;
+) x ON true`,
+});
 
 /**
  * Writes the deliveries sent from memory, each once, with its outcome, and marks an event fanned out when the
@@ -82,11 +91,33 @@ SELECT n.*, x.* FROM (
  * fan-out taking it after its lease lapsed either waits for this statement or has changed the token. A delivery
  * sent under a lease that was lost meanwhile writes no row and completes nothing; if the lease's new holder has
  * written its row already, the attempt joins that row's log (the receiver did get it), changing nothing else.
- *
- * $1..$8 the deliveries' columns, $9..$14 their attempts, $15 next status, $16 delay ms, $17 disable reason;
- * $18, $19 the (event, subscription) pairs each completing event must have a row for; $20 the leases' tokens.
  */
-export const RECORD_FANNED_OUT = `
+export const RECORD_FANNED_OUT = statement({
+  name: 'record-fanned-out',
+  runBy: 'OutboxRepository.record',
+  params: [
+    "the deliveries' ids (chosen when fanned out)",
+    'their subscriptions',
+    "their events' ids",
+    "their plants' ids",
+    "their events' times",
+    'their hops',
+    "their origin events' ids",
+    'their traceparents',
+    "the attempts' times (attemptedAt)",
+    'the HTTP statuses they got (null: no answer)',
+    'their latencies, ms',
+    'the errors they ended with (storable text)',
+    'what the subscribers answered (storable text)',
+    'the signatures sent',
+    'the next status: pending (a retry), succeeded or failed',
+    'the delay before a retry, ms (0 otherwise)',
+    'why to disable the subscription (410 Gone), or null',
+    "with $19: each (event, subscription) pair a completing event must have a row for, the event's id",
+    "the pair's subscription",
+    "the leases' tokens (the events' as fanned out)",
+  ],
+  text: `
 WITH r AS (
   SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::bigint[], $5::timestamptz[], $6::int[], $7::text[],
                        $8::text[], $9::timestamptz[], $10::int[], $11::int[], $12::text[], $13::text[], $14::text[],
@@ -133,4 +164,5 @@ WITH r AS (
         AND NOT EXISTS (SELECT 1 FROM mine r WHERE r.event_id = x.event_id AND r.subscription_id = x.subscription_id)
         AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = x.subscription_id AND d.event_id = x.event_id))
   RETURNING 1
-), ${disableGone('mine')}`;
+), ${disableGone('mine')}`,
+});

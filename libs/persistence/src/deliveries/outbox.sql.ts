@@ -1,155 +1,165 @@
-// The SQL rules every statement that touches the outbox shares, each written once: per-plant order, who
-// receives a plant, the columns a delivery is sent with, and an attempt as its log records it.
-import { randomUUID } from 'node:crypto';
-import { ClaimedDelivery, DeliveryLease } from '@app/delivery';
-import { SecretBox, subscriptionContext } from '../secrets/secret-box';
+import { statement } from '../sql/statement';
+import {
+  attemptEntry,
+  DELIVERY_SEND_COLUMNS,
+  disableGone,
+  noEarlierPending,
+  SUBSCRIPTION_SEND_COLUMNS,
+} from '../sql/fragments/outbox';
 
-/**
- * Per-plant order, per subscriber: a delivery waits while an earlier one for the same subscriber and plant is
- * pending. `seq` bounds "earlier" when the delivery is already stored; a delivery being written has no row yet,
- * so every pending one the statement can see is earlier. (Its own alias is one no caller uses: FAN_OUT's events
- * are `e`, and an inner `e` made `e.plant_id = e.plant_id` hold for every plant, so any pending delivery of a
- * subscriber held back all its new deliveries, as rows.)
- */
-export const noEarlierPending = (subscriptionId: string, plantId: string, seq?: string) => `NOT EXISTS (
-  SELECT 1 FROM deliveries earlier
-  WHERE earlier.subscription_id = ${subscriptionId} AND earlier.plant_id = ${plantId} AND earlier.status = 'pending'${seq ? ` AND earlier.seq < ${seq}` : ''})`;
-
-/**
- * Per-plant order between events: an event is fanned out only once every earlier event of its plant has been
- * (each subscriber's delivery of it written). `seq` bounds "earlier" when the event is already stored; an event
- * being written has no row yet, so every one not yet fanned out that the statement can see is earlier.
- */
-export const noEarlierEventPending = (plantId: string, seq?: string) => `NOT EXISTS (
-  SELECT 1 FROM outbox_events p
-  WHERE p.plant_id = ${plantId} AND p.fanned_out_at IS NULL${seq ? ` AND p.seq < ${seq}` : ''})`;
-
-/** The event's columns a delivery row copies (the row that waits carries its own body). */
-export const EVENT_DELIVERY_COLUMNS = (e: string) =>
-  ['event_id', 'plant_id', 'body', 'event_time', 'hops', 'origin_event_id', 'traceparent'].map((c) => `${e}.${c}`);
-
-/**
- * A fanned-out delivery as the fan-outs hand it back (a SendRow with no id: its row is not written yet), from
- * the fan-out row `f` and its event `e`, with SUBSCRIPTION_SEND_COLUMNS.
- */
-export const FANNED_OUT_SEND_COLUMNS = (f: string, e: string) =>
-  `NULL::uuid AS id, ${f}.subscription_id, ${e}.event_id, ${e}.plant_id, ${e}.body, ${e}.event_time, 0 AS attempts,
-   ${e}.hops, ${e}.origin_event_id, ${e}.traceparent, ${SUBSCRIPTION_SEND_COLUMNS}`;
-
-/**
- * Writes the deliveries of `source` (fan-out row `f` joined to its event `e`) that must wait, as pending rows
- * numbered in the events' order (the claims keep it).
- */
-export const writeWaiting = (source: string, order: string) => `
-  INSERT INTO deliveries (subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id, traceparent)
-  SELECT f.subscription_id, ${EVENT_DELIVERY_COLUMNS('e').join(', ')}
-  FROM ${source}
-  ORDER BY ${order}, f.subscription_id
-  ON CONFLICT (subscription_id, event_id) DO NOTHING
-  RETURNING 1`;
-
-/** The subscriber's filter (SubscriptionFilter), for the subscription `s` and a plant's id and tag. */
-export const matchesFilter = (s: string, plantId: string, tag: string) => `
-  (NOT ${s}.filter ? 'tags' OR coalesce(${s}.filter->'tags' ? ${tag}, false))
-  AND (${s}.filter #>> '{plantIds,min}' IS NULL OR ${plantId} >= (${s}.filter #>> '{plantIds,min}')::bigint)
-  AND (${s}.filter #>> '{plantIds,max}' IS NULL OR ${plantId} <= (${s}.filter #>> '{plantIds,max}')::bigint)`;
-
-/** One entry of a delivery's attempt log, from a row `r` of attempt columns (see AttemptRecord). */
-export const attemptEntry = (r: string) => `jsonb_build_object(
-  'attemptedAt', ${r}.attempted_at, 'status', ${r}.status, 'latencyMs', ${r}.latency_ms,
-  'error', ${r}.error, 'responseBody', ${r}.response_body, 'signature', ${r}.signature)`;
-
-/**
- * A subscriber that said 410 Gone is disabled by the worker, and the audit trail shows it beside the admins'
- * changes. `source` yields (subscription_id, disable_reason) rows.
- */
-export const disableGone = (source: string) => `disabled AS (
-  UPDATE subscriptions s SET enabled = false, disabled_reason = g.disable_reason, updated_at = now()
-  FROM (SELECT DISTINCT ON (subscription_id) subscription_id, disable_reason FROM ${source}
-        WHERE disable_reason IS NOT NULL) g
-  WHERE s.id = g.subscription_id AND s.enabled
-  RETURNING s.id, s.disabled_reason
+// Claims due deliveries for this dispatcher with a lease (not a held lock), so a crashed worker's claims
+// come back when the lease runs out. SKIP LOCKED lets replicas claim side by side. Per-plant order comes from
+// noEarlierPending. The oldest due rows come from the partial index first and only they are checked for an
+// earlier pending delivery, so a claim costs the same with a backlog of a million rows as with ten. (If more
+// than 8x the batch of the oldest due rows were all waiting behind earlier ones, this claim takes fewer; the
+// rest go out on later claims, as the earlier ones finish.)
+export const CLAIM = statement({
+  name: 'claim',
+  runBy: 'OutboxRepository.claimDue',
+  params: [
+    'how many deliveries to claim at most',
+    'subscriptions to leave out (saturated here)',
+    'the lease, ms',
+    "the lease's token",
+  ],
+  text: `
+WITH candidates AS MATERIALIZED (
+  SELECT d.id, d.subscription_id, d.plant_id, d.seq, d.next_attempt_at FROM deliveries d
+  WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+    AND (d.leased_until IS NULL OR d.leased_until < now())
+    AND NOT (d.subscription_id = ANY($2::uuid[]))
+  ORDER BY d.next_attempt_at
+  LIMIT $1 * 8
+), due AS (
+  -- No ORDER BY: the candidates come oldest first and are checked one by one until the limit, not all of them
+  -- then sorted (claim order is a preference; per-plant order is kept by noEarlierPending, not by this order).
+  SELECT d.id FROM candidates c
+  JOIN deliveries d ON d.id = c.id
+  -- Again on the locked row: the candidates come from this statement's snapshot, and a replica may have leased
+  -- (or finished) one since. FOR UPDATE re-evaluates these conditions on the row's newest version; without
+  -- them two replicas claimed and sent the same delivery within milliseconds (found by the fault suite).
+  WHERE d.status = 'pending' AND (d.leased_until IS NULL OR d.leased_until < now())
+    AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = c.subscription_id AND s.enabled)
+    AND ${noEarlierPending('c.subscription_id', 'c.plant_id', 'c.seq')}
+  LIMIT $1
+  FOR UPDATE OF d SKIP LOCKED
+), claimed AS (
+  UPDATE deliveries d SET leased_until = now() + $3 * interval '1 millisecond', lease_token = $4
+  FROM due, subscriptions s
+  WHERE d.id = due.id AND s.id = d.subscription_id
+  RETURNING ${DELIVERY_SEND_COLUMNS('d')}, ${SUBSCRIPTION_SEND_COLUMNS}
 )
-INSERT INTO audit_events (actor, action, subscription_id, details)
-SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled`;
-
-/** The delivery's side of a delivery about to be sent, from the outbox row (alias `o`). */
-export const DELIVERY_SEND_COLUMNS = (o: string) =>
-  [
-    'id',
-    'subscription_id',
-    'event_id',
-    'plant_id',
-    'body',
-    'event_time',
-    'attempts',
-    'hops',
-    'origin_event_id',
-    'traceparent',
-  ]
-    .map((c) => `${o}.${c}`)
-    .join(', ');
-
-/**
- * The subscription's side (alias `s`), as both the claim and the outbox write that leases return it: a
- * rotated-out secret still signs until its overlap ends.
- */
-export const SUBSCRIPTION_SEND_COLUMNS = `s.url, s.token, s.secret,
-  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret`;
-
-/** A row of DELIVERY_SEND_COLUMNS and SUBSCRIPTION_SEND_COLUMNS. */
-export interface SendRow {
-  id: string | null;
-  subscription_id: string;
-  event_id: string;
-  plant_id: number | string;
-  body: string;
-  event_time: Date | string;
-  attempts: number;
-  url: string;
-  token: string | null;
-  secret: string;
-  previous_secret: string | null;
-  hops: number | null;
-  origin_event_id: string | null;
-  traceparent: string | null;
-}
-
-/** The subscription's side of SUBSCRIPTION_SEND_COLUMNS. */
-export type SubscriptionSendRow = Pick<SendRow, 'url' | 'token' | 'secret' | 'previous_secret'>;
-
-/**
- * A subscription's credentials opened to send with (they are stored sealed, see secrets/): its token, and the
- * secrets that sign, current first.
- */
-export function openSendCredentials(r: SubscriptionSendRow, subscriptionId: string, box: SecretBox) {
-  const context = subscriptionContext(subscriptionId);
-  return {
-    token: box.openOptional(r.token, context),
-    secrets: [r.secret, r.previous_secret].filter((x): x is string => Boolean(x)).map((x) => box.open(x, context)),
-  };
-}
-
-/** The row as the dispatcher sends it, under `lease`: credentials opened. `id` null: fanned out, no row written yet. */
-export const toClaimedDelivery = (r: SendRow, box: SecretBox, lease: DeliveryLease): ClaimedDelivery => ({
-  id: r.id ?? randomUUID(),
-  stored: r.id !== null,
-  subscriptionId: r.subscription_id,
-  eventId: r.event_id,
-  plantId: Number(r.plant_id),
-  body: r.body,
-  eventTime: new Date(r.event_time),
-  attempts: r.attempts,
-  url: r.url,
-  ...openSendCredentials(r, r.subscription_id, box),
-  hops: r.hops ?? 0,
-  originEventId: r.origin_event_id ?? r.event_id,
-  traceparent: r.traceparent,
-  lease: { ...lease }, // its own: renewing one delivery's lease says nothing of another's
+-- Always one row at least: how many were due tells the dispatcher whether to claim again as slots free up.
+-- (Deliveries of disabled subscriptions stay pending without being due, so they do not count.)
+SELECT claimed.*, n.due FROM (
+  SELECT count(*)::int AS due FROM candidates c JOIN subscriptions s ON s.id = c.subscription_id AND s.enabled
+) n LEFT JOIN claimed ON true`,
 });
 
 /**
- * A new claim's lease: a token of its own and, by this process's clock, the latest it can end: `leaseMs` from now,
- * before the statement that takes it is sent (the database's now() is later).
+ * Records attempts of claimed rows. Only the claim that holds a row's lease (its token) records the outcome: the
+ * row is locked first, so a claim taking it after its lease lapsed either waits for this statement or has changed
+ * the token this one compares. An attempt sent under a lease that was lost meanwhile is only added to the log
+ * (the receiver did get it), and counted: it changes neither the status nor the lease of the claim that holds it.
  */
-export const newLease = (leaseMs: number): DeliveryLease => ({ token: randomUUID(), until: Date.now() + leaseMs });
+export const RECORD_ATTEMPTS = statement({
+  name: 'record-attempts',
+  runBy: 'OutboxRepository.record',
+  params: [
+    "the claimed deliveries' ids",
+    "the attempts' times (attemptedAt)",
+    'the HTTP statuses they got (null: no answer)',
+    'their latencies, ms',
+    'the errors they ended with (storable text)',
+    'what the subscribers answered (storable text)',
+    'the next status: pending (a retry), succeeded or failed',
+    'the delay before a retry, ms (0 otherwise)',
+    'why to disable the subscription (410 Gone), or null',
+    'the signatures sent',
+    "the claims' lease tokens",
+  ],
+  text: `
+WITH r AS (
+  SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::int[], $4::int[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[], $10::text[],
+                       $11::uuid[])
+    AS t(delivery_id, attempted_at, status, latency_ms, error, response_body, next_status, delay_ms, disable_reason,
+         signature, lease_token)
+), owned AS MATERIALIZED (
+  SELECT d.id FROM deliveries d JOIN r ON r.delivery_id = d.id
+  WHERE d.lease_token = r.lease_token AND d.status = 'pending'
+  ORDER BY d.id
+  FOR UPDATE OF d
+), updated AS (
+  UPDATE deliveries d SET attempts = d.attempts + 1, updated_at = now(),
+         attempt_log = d.attempt_log || jsonb_build_array(${attemptEntry('r')}),
+         status = CASE WHEN o.id IS NULL THEN d.status ELSE r.next_status END,
+         next_attempt_at = CASE WHEN o.id IS NULL THEN d.next_attempt_at
+                           ELSE now() + r.delay_ms * interval '1 millisecond' END,
+         leased_until = CASE WHEN o.id IS NULL THEN d.leased_until END,
+         lease_token = CASE WHEN o.id IS NULL THEN d.lease_token END
+  FROM r LEFT JOIN owned o ON o.id = r.delivery_id
+  WHERE d.id = r.delivery_id -- a delivery deleted meanwhile (subscription gone) is skipped
+  RETURNING d.subscription_id, CASE WHEN o.id IS NOT NULL THEN r.disable_reason END AS disable_reason
+), ${disableGone('updated')}`,
+});
+
+/**
+ * Extends leases still held by the claim that took them: delivery rows by id, and the events of deliveries
+ * fanned out from memory (their event's lease is theirs).
+ */
+export const RENEW_LEASES = statement({
+  name: 'renew-leases',
+  runBy: 'OutboxRepository.renewLeases',
+  params: [
+    "the deliveries' ids",
+    "their events' ids",
+    'their lease tokens',
+    'whether each has its row (else its event holds the lease)',
+    'the new lease, ms',
+  ],
+  text: `
+WITH r AS (
+  SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::boolean[]) AS t(id, event_id, lease_token, stored)
+), renewed_rows AS (
+  UPDATE deliveries d SET leased_until = now() + $5 * interval '1 millisecond'
+  FROM r WHERE r.stored AND d.id = r.id AND d.lease_token = r.lease_token AND d.status = 'pending'
+  RETURNING d.id
+), renewed_events AS (
+  UPDATE outbox_events e SET leased_until = now() + $5 * interval '1 millisecond'
+  FROM (SELECT DISTINCT event_id, lease_token FROM r WHERE NOT r.stored) x
+  WHERE e.event_id = x.event_id AND e.lease_token = x.lease_token AND e.fanned_out_at IS NULL
+  RETURNING e.event_id
+)
+SELECT r.id FROM r
+WHERE (r.stored AND r.id IN (SELECT id FROM renewed_rows))
+   OR (NOT r.stored AND r.event_id IN (SELECT event_id FROM renewed_events))`,
+});
+
+/** Hands claimed deliveries back while the claim that took them holds them still. */
+export const RELEASE_DELIVERY_LEASES = statement({
+  name: 'release-delivery-leases',
+  runBy: 'OutboxRepository.releaseLeases',
+  params: ["the claimed deliveries' ids", 'their lease tokens'],
+  text: `UPDATE deliveries d SET leased_until = NULL, lease_token = NULL
+         FROM unnest($1::uuid[], $2::uuid[]) AS r(id, lease_token)
+         WHERE d.id = r.id AND d.lease_token = r.lease_token AND d.status = 'pending'`,
+});
+
+/** Hands leased events back (fan-out not all written) while the lease that took them holds them still. */
+export const RELEASE_EVENT_LEASES = statement({
+  name: 'release-event-leases',
+  runBy: 'OutboxRepository.releaseLeases',
+  params: ["the leased events' ids", 'their lease tokens'],
+  text: `UPDATE outbox_events e SET leased_until = NULL, lease_token = NULL
+         FROM unnest($1::text[], $2::uuid[]) AS r(event_id, lease_token)
+         WHERE e.event_id = r.event_id AND e.lease_token = r.lease_token AND e.fanned_out_at IS NULL`,
+});
+
+/** Pending delivery rows, and events not yet fanned out. */
+export const COUNT_PENDING = statement({
+  name: 'count-pending',
+  runBy: 'OutboxRepository.countPending',
+  params: [],
+  text: `SELECT (SELECT count(*) FROM deliveries WHERE status = 'pending')::int AS deliveries,
+              (SELECT count(*) FROM outbox_events WHERE fanned_out_at IS NULL)::int AS events`,
+});

@@ -4,7 +4,8 @@ import {
   noEarlierEventPending,
   noEarlierPending,
   writeWaiting,
-} from '../deliveries/outbox.sql';
+} from '../sql/fragments/outbox';
+import { statement } from '../sql/statement';
 
 /**
  * The ingest statement: the one place that writes several tables. One statement, one round trip, for a whole
@@ -19,12 +20,31 @@ import {
  * still being fanned out, they are written leased to it and their deliveries come back to send from memory
  * (a delivery that must wait is written as a row, as in FAN_OUT). Nobody else can see these rows before the
  * commit. The other events are left for FAN_OUT (by any replica).
- *
- * $1..$10 the events' columns; $11 max hops; $12 the events' other plant properties (jsonb); $13 their
- * traceparents, $14 their plants' digests; $15 room (deliveries), $16 subscriptions saturated there, $17 lease ms,
- * $18 the lease's token.
  */
-export const APPLY_EVENTS = `
+export const APPLY_EVENTS = statement({
+  name: 'apply-events',
+  runBy: 'IngestRepository.applyEvents',
+  params: [
+    "the events' ids",
+    "their plants' ids",
+    "the plants' names",
+    "the plants' tags",
+    "the events' times",
+    'the Kafka topics they were read from',
+    'their partitions',
+    'their offsets',
+    'their hops (deliveries they have been through)',
+    "their origin events' ids",
+    'MAX_WEBHOOK_HOPS: an event with as many hops is stored but sends nothing',
+    "the events' other plant properties (jsonb)",
+    'their traceparents',
+    "their plants' digests (a reused event id with another plant shows)",
+    'the room: deliveries the dispatcher can send from memory',
+    'subscriptions saturated there (their deliveries are written to wait)',
+    'the lease, ms',
+    "the lease's token",
+  ],
+  text: `
 WITH input AS (
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::int[], $8::bigint[],
                        $9::int[], $10::text[], $12::jsonb[], $13::text[], $14::text[])
@@ -111,4 +131,5 @@ SELECT (SELECT coalesce(array_agg(event_id), '{}') FROM fresh) AS fresh,
           SELECT ${FANNED_OUT_SEND_COLUMNS('f', 't')}
           FROM fanout f JOIN taken USING (event_id) JOIN to_outbox t USING (event_id)
           JOIN subscriptions s ON s.id = f.subscription_id
-          WHERE f.sendable) h) AS fanned`;
+          WHERE f.sendable) h) AS fanned`,
+});

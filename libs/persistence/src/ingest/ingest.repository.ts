@@ -7,8 +7,8 @@ import {
   PlantEventStore,
   SuppressedEvent,
 } from '@app/delivery';
-import { newLease, SendRow, toClaimedDelivery } from '../deliveries/outbox.sql';
 import { SecretBox } from '../secrets/secret-box';
+import { newLease, SendRow, toClaimedDelivery } from '../sql/send-row';
 import { APPLY_EVENTS } from './apply-events.sql';
 
 /** Stores plant.created events with the deliveries they owe (see APPLY_EVENTS). */
@@ -34,8 +34,8 @@ export class IngestRepository implements PlantEventStore {
       deferred: number;
       fanned: SendRow[];
     }>({
-      name: 'apply-events',
-      text: APPLY_EVENTS,
+      name: APPLY_EVENTS.name,
+      text: APPLY_EVENTS.text,
       values: [
         col('eventId'),
         col('plantId'),

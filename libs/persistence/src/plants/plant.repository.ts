@@ -1,4 +1,5 @@
 import { Pool } from 'pg';
+import { COUNT_STORED_SINCE, FIND_PLANT, LIST_PLANTS } from './plant.sql';
 
 /** A row of `plants`. */
 export interface PlantRow {
@@ -19,25 +20,19 @@ export class PlantRepository {
   constructor(private readonly pool: Pool) {}
 
   async findById(id: number): Promise<PlantRow | null> {
-    const { rows } = await this.pool.query<PlantRow>('SELECT * FROM plants WHERE id = $1', [id]);
+    const { rows } = await this.pool.query<PlantRow>(FIND_PLANT.text, [id]);
     return rows[0] ?? null;
   }
 
   /** Newest first, up to `limit` rows stored before the row numbered `beforeSeq` (all when null). */
   async listNewest(limit: number, beforeSeq: number | null): Promise<PlantRow[]> {
-    const { rows } = await this.pool.query<PlantRow>(
-      'SELECT * FROM plants WHERE ($1::bigint IS NULL OR seq < $1) ORDER BY seq DESC LIMIT $2',
-      [beforeSeq, limit],
-    );
+    const { rows } = await this.pool.query<PlantRow>(LIST_PLANTS.text, [beforeSeq, limit]);
     return rows;
   }
 
   /** Events stored (applied, changes or not) in the last `hours` hours; processed_events' BRIN bounds the scan. */
   async countStoredSince(hours: number): Promise<number> {
-    const { rows } = await this.pool.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM processed_events WHERE processed_at >= now() - $1 * interval '1 hour'",
-      [hours],
-    );
+    const { rows } = await this.pool.query<{ n: number }>(COUNT_STORED_SINCE.text, [hours]);
     return rows[0].n;
   }
 }

@@ -1,42 +1,13 @@
 import { Pool } from 'pg';
-
-// Deletes a bounded batch of the oldest rows past their window, each statement short: SKIP LOCKED passes over
-// rows that ingest or a delivery holds, so pruning never waits on them and they never wait on it.
-
-const PRUNE_PROCESSED_EVENTS = `
-DELETE FROM processed_events WHERE event_id IN (
-  SELECT event_id FROM processed_events WHERE processed_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`;
-
-// Only finished deliveries: a pending one is work still to do, however old. Created and last changed before
-// the cut-off: a delivery retried or recovered recently is kept with its attempt log.
-const PRUNE_DELIVERIES = `
-DELETE FROM deliveries WHERE id IN (
-  SELECT id FROM deliveries
-  WHERE created_at < $1 AND updated_at < $1 AND status <> 'pending'
-  LIMIT $2 FOR UPDATE SKIP LOCKED)`;
-
-// An event's outbox row is done once fanned out, but a delivery that succeeded at once reads its body from it:
-// it goes with its deliveries (the caller gives it their window, plus a margin: they were written after it).
-// One not yet fanned out is work still to do.
-const PRUNE_OUTBOX_EVENTS = `
-DELETE FROM outbox_events WHERE event_id IN (
-  SELECT event_id FROM outbox_events WHERE created_at < $1 AND fanned_out_at < $1
-  LIMIT $2 FOR UPDATE SKIP LOCKED)`;
-
-// A deleted subscription goes once its last delivery has aged out (its audit events stay: they name it by id).
-const PRUNE_SUBSCRIPTIONS = `
-DELETE FROM subscriptions WHERE id IN (
-  SELECT s.id FROM subscriptions s
-  WHERE s.deleted_at < $1 AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = s.id)
-  LIMIT $2 FOR UPDATE SKIP LOCKED)`;
+import { PRUNE_DELIVERIES, PRUNE_OUTBOX_EVENTS, PRUNE_PROCESSED_EVENTS, PRUNE_SUBSCRIPTIONS } from './retention.sql';
 
 export type PrunedTable = 'processed_events' | 'deliveries' | 'outbox_events' | 'subscriptions';
 
 const PRUNE: Record<PrunedTable, string> = {
-  processed_events: PRUNE_PROCESSED_EVENTS,
-  deliveries: PRUNE_DELIVERIES,
-  outbox_events: PRUNE_OUTBOX_EVENTS,
-  subscriptions: PRUNE_SUBSCRIPTIONS,
+  processed_events: PRUNE_PROCESSED_EVENTS.text,
+  deliveries: PRUNE_DELIVERIES.text,
+  outbox_events: PRUNE_OUTBOX_EVENTS.text,
+  subscriptions: PRUNE_SUBSCRIPTIONS.text,
 };
 
 export class RetentionRepository {

@@ -1,8 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { SubscriptionFilter } from '@app/contracts';
-import { openSendCredentials, SUBSCRIPTION_SEND_COLUMNS, SubscriptionSendRow } from '../deliveries/outbox.sql';
 import { SecretBox, subscriptionContext } from '../secrets/secret-box';
+import { openSendCredentials, SubscriptionSendRow } from '../sql/send-row';
+import {
+  CREATE_SUBSCRIPTION,
+  DELETE_SUBSCRIPTION,
+  FIND_SENDABLE,
+  FIND_SUBSCRIPTION,
+  LIST_SUBSCRIPTIONS,
+  ROTATE_SECRET,
+  UPDATE_SUBSCRIPTION,
+} from './subscription.sql';
 
 /**
  * A row of `subscriptions`. `token`, `secret` and `previous_secret` are sealed (secrets/): this repository seals
@@ -77,60 +86,40 @@ export class SubscriptionRepository {
 
   async create(s: NewSubscription): Promise<Issued> {
     const id = randomUUID(); // chosen here: the sealed values are bound to it
-    const { rows } = await this.pool.query<SubscriptionRow>(
-      `INSERT INTO subscriptions (id, url, token, secret, signature, public_key, description, filter)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
-      [
-        id,
-        s.url,
-        s.token === null ? null : this.seal(s.token, id),
-        this.seal(s.secret, id),
-        s.signature,
-        s.publicKey,
-        s.description,
-        JSON.stringify(s.filter),
-      ],
-    );
+    const { rows } = await this.pool.query<SubscriptionRow>(CREATE_SUBSCRIPTION.text, [
+      id,
+      s.url,
+      s.token === null ? null : this.seal(s.token, id),
+      this.seal(s.secret, id),
+      s.signature,
+      s.publicKey,
+      s.description,
+      JSON.stringify(s.filter),
+    ]);
     return { row: rows[0], secret: s.secret };
   }
 
   async list(): Promise<SubscriptionRow[]> {
-    const { rows } = await this.pool.query<SubscriptionRow>(
-      'SELECT * FROM subscriptions WHERE deleted_at IS NULL ORDER BY created_at, id',
-    );
+    const { rows } = await this.pool.query<SubscriptionRow>(LIST_SUBSCRIPTIONS.text);
     return rows;
   }
 
   async findById(id: string): Promise<SubscriptionRow | null> {
-    const { rows } = await this.pool.query<SubscriptionRow>(
-      'SELECT * FROM subscriptions WHERE id = $1 AND deleted_at IS NULL',
-      [id],
-    );
+    const { rows } = await this.pool.query<SubscriptionRow>(FIND_SUBSCRIPTION.text, [id]);
     return rows[0] ?? null;
   }
 
   async update(id: string, change: SubscriptionChange): Promise<SubscriptionRow | null> {
-    const { rows } = await this.pool.query<SubscriptionRow>(
-      `UPDATE subscriptions SET
-         url = COALESCE($2, url),
-         token = CASE WHEN $3::boolean THEN $4 ELSE token END,
-         enabled = COALESCE($5, enabled),
-         disabled_reason = CASE WHEN COALESCE($5, enabled) THEN NULL ELSE COALESCE(disabled_reason, $7) END,
-         description = COALESCE($6, description),
-         filter = COALESCE($8::jsonb, filter),
-         updated_at = now()
-       WHERE id = $1 AND deleted_at IS NULL RETURNING *`,
-      [
-        id,
-        change.url ?? null,
-        'token' in change,
-        change.token ? this.seal(change.token, id) : null,
-        change.enabled ?? null,
-        change.description ?? null,
-        DISABLED_BY_ADMIN,
-        change.filter === undefined ? null : JSON.stringify(change.filter),
-      ],
-    );
+    const { rows } = await this.pool.query<SubscriptionRow>(UPDATE_SUBSCRIPTION.text, [
+      id,
+      change.url ?? null,
+      'token' in change,
+      change.token ? this.seal(change.token, id) : null,
+      change.enabled ?? null,
+      change.description ?? null,
+      DISABLED_BY_ADMIN,
+      change.filter === undefined ? null : JSON.stringify(change.filter),
+    ]);
     return rows[0] ?? null;
   }
 
@@ -139,18 +128,7 @@ export class SubscriptionRepository {
    * receiving at once: disabled, its token and old secret dropped, its pending deliveries closed as failed.
    */
   async delete(id: string): Promise<boolean> {
-    const { rows } = await this.pool.query(
-      `WITH deleted AS (
-         UPDATE subscriptions SET deleted_at = now(), enabled = false, disabled_reason = 'deleted', token = NULL,
-                previous_secret = NULL, updated_at = now()
-         WHERE id = $1 AND deleted_at IS NULL RETURNING id
-       ), closed AS (
-         UPDATE deliveries d SET status = 'failed', leased_until = NULL, updated_at = now()
-         FROM deleted WHERE d.subscription_id = deleted.id AND d.status = 'pending'
-       )
-       SELECT id FROM deleted`,
-      [id],
-    );
+    const { rows } = await this.pool.query(DELETE_SUBSCRIPTION.text, [id]);
     return rows.length > 0;
   }
 
@@ -161,22 +139,18 @@ export class SubscriptionRepository {
     publicKey: string | null,
     overlapMs: number,
   ): Promise<Issued | null> {
-    const { rows } = await this.pool.query<SubscriptionRow>(
-      `UPDATE subscriptions SET previous_secret = secret, secret = $2,
-         previous_public_key = public_key, public_key = $4,
-         previous_secret_expires_at = now() + $3 * interval '1 millisecond', updated_at = now()
-       WHERE id = $1 AND deleted_at IS NULL RETURNING *`,
-      [id, this.seal(newSecret, id), overlapMs, publicKey],
-    );
+    const { rows } = await this.pool.query<SubscriptionRow>(ROTATE_SECRET.text, [
+      id,
+      this.seal(newSecret, id),
+      overlapMs,
+      publicKey,
+    ]);
     return rows[0] ? { row: rows[0], secret: newSecret } : null;
   }
 
   /** The same columns and signing rule as a delivery (SUBSCRIPTION_SEND_COLUMNS), credentials opened. */
   async findSendable(id: string): Promise<SendableSubscription | null> {
-    const { rows } = await this.pool.query<SubscriptionSendRow>(
-      `SELECT ${SUBSCRIPTION_SEND_COLUMNS} FROM subscriptions s WHERE s.id = $1 AND s.deleted_at IS NULL`,
-      [id],
-    );
+    const { rows } = await this.pool.query<SubscriptionSendRow>(FIND_SENDABLE.text, [id]);
     return rows[0] ? { id, url: rows[0].url, ...openSendCredentials(rows[0], id, this.box) } : null;
   }
 }

@@ -1,0 +1,96 @@
+// The SQL rules every statement that touches the outbox shares, each written once: per-plant order, who
+// receives a plant, the columns a delivery is sent with, and an attempt as its log records it. Every statement
+// (deliveries/, ingest/, subscriptions/) takes them from here, so each rule has one text.
+
+/**
+ * Per-plant order, per subscriber: a delivery waits while an earlier one for the same subscriber and plant is
+ * pending. `seq` bounds "earlier" when the delivery is already stored; a delivery being written has no row yet,
+ * so every pending one the statement can see is earlier. (Its own alias is one no caller uses: FAN_OUT's events
+ * are `e`, and an inner `e` made `e.plant_id = e.plant_id` hold for every plant, so any pending delivery of a
+ * subscriber held back all its new deliveries, as rows.)
+ */
+export const noEarlierPending = (subscriptionId: string, plantId: string, seq?: string) => `NOT EXISTS (
+  SELECT 1 FROM deliveries earlier
+  WHERE earlier.subscription_id = ${subscriptionId} AND earlier.plant_id = ${plantId} AND earlier.status = 'pending'${seq ? ` AND earlier.seq < ${seq}` : ''})`;
+
+/**
+ * Per-plant order between events: an event is fanned out only once every earlier event of its plant has been
+ * (each subscriber's delivery of it written). `seq` bounds "earlier" when the event is already stored; an event
+ * being written has no row yet, so every one not yet fanned out that the statement can see is earlier.
+ */
+export const noEarlierEventPending = (plantId: string, seq?: string) => `NOT EXISTS (
+  SELECT 1 FROM outbox_events p
+  WHERE p.plant_id = ${plantId} AND p.fanned_out_at IS NULL${seq ? ` AND p.seq < ${seq}` : ''})`;
+
+/** The event's columns a delivery row copies (the row that waits carries its own body). */
+export const EVENT_DELIVERY_COLUMNS = (e: string) =>
+  ['event_id', 'plant_id', 'body', 'event_time', 'hops', 'origin_event_id', 'traceparent'].map((c) => `${e}.${c}`);
+
+/**
+ * A fanned-out delivery as the fan-outs hand it back (a SendRow with no id: its row is not written yet), from
+ * the fan-out row `f` and its event `e`, with SUBSCRIPTION_SEND_COLUMNS.
+ */
+export const FANNED_OUT_SEND_COLUMNS = (f: string, e: string) =>
+  `NULL::uuid AS id, ${f}.subscription_id, ${e}.event_id, ${e}.plant_id, ${e}.body, ${e}.event_time, 0 AS attempts,
+   ${e}.hops, ${e}.origin_event_id, ${e}.traceparent, ${SUBSCRIPTION_SEND_COLUMNS}`;
+
+/**
+ * Writes the deliveries of `source` (fan-out row `f` joined to its event `e`) that must wait, as pending rows
+ * numbered in the events' order (the claims keep it).
+ */
+export const writeWaiting = (source: string, order: string) => `
+  INSERT INTO deliveries (subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id, traceparent)
+  SELECT f.subscription_id, ${EVENT_DELIVERY_COLUMNS('e').join(', ')}
+  FROM ${source}
+  ORDER BY ${order}, f.subscription_id
+  ON CONFLICT (subscription_id, event_id) DO NOTHING
+  RETURNING 1`;
+
+/** The subscriber's filter (SubscriptionFilter), for the subscription `s` and a plant's id and tag. */
+export const matchesFilter = (s: string, plantId: string, tag: string) => `
+  (NOT ${s}.filter ? 'tags' OR coalesce(${s}.filter->'tags' ? ${tag}, false))
+  AND (${s}.filter #>> '{plantIds,min}' IS NULL OR ${plantId} >= (${s}.filter #>> '{plantIds,min}')::bigint)
+  AND (${s}.filter #>> '{plantIds,max}' IS NULL OR ${plantId} <= (${s}.filter #>> '{plantIds,max}')::bigint)`;
+
+/** One entry of a delivery's attempt log, from a row `r` of attempt columns (see AttemptRecord). */
+export const attemptEntry = (r: string) => `jsonb_build_object(
+  'attemptedAt', ${r}.attempted_at, 'status', ${r}.status, 'latencyMs', ${r}.latency_ms,
+  'error', ${r}.error, 'responseBody', ${r}.response_body, 'signature', ${r}.signature)`;
+
+/**
+ * A subscriber that said 410 Gone is disabled by the worker, and the audit trail shows it beside the admins'
+ * changes. `source` yields (subscription_id, disable_reason) rows.
+ */
+export const disableGone = (source: string) => `disabled AS (
+  UPDATE subscriptions s SET enabled = false, disabled_reason = g.disable_reason, updated_at = now()
+  FROM (SELECT DISTINCT ON (subscription_id) subscription_id, disable_reason FROM ${source}
+        WHERE disable_reason IS NOT NULL) g
+  WHERE s.id = g.subscription_id AND s.enabled
+  RETURNING s.id, s.disabled_reason
+)
+INSERT INTO audit_events (actor, action, subscription_id, details)
+SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled`;
+
+/** The delivery's side of a delivery about to be sent, from the outbox row (alias `o`). */
+export const DELIVERY_SEND_COLUMNS = (o: string) =>
+  [
+    'id',
+    'subscription_id',
+    'event_id',
+    'plant_id',
+    'body',
+    'event_time',
+    'attempts',
+    'hops',
+    'origin_event_id',
+    'traceparent',
+  ]
+    .map((c) => `${o}.${c}`)
+    .join(', ');
+
+/**
+ * The subscription's side (alias `s`), as both the claim and the outbox write that leases return it: a
+ * rotated-out secret still signs until its overlap ends.
+ */
+export const SUBSCRIPTION_SEND_COLUMNS = `s.url, s.token, s.secret,
+  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret`;

@@ -1,0 +1,62 @@
+// The rows that SUBSCRIPTION_SEND_COLUMNS and DELIVERY_SEND_COLUMNS (./fragments/outbox.ts) read, as the
+// dispatcher and a test send take them: credentials opened.
+import { randomUUID } from 'node:crypto';
+import { ClaimedDelivery, DeliveryLease } from '@app/delivery';
+import { SecretBox, subscriptionContext } from '../secrets/secret-box';
+
+/** A row of DELIVERY_SEND_COLUMNS and SUBSCRIPTION_SEND_COLUMNS. */
+export interface SendRow {
+  id: string | null;
+  subscription_id: string;
+  event_id: string;
+  plant_id: number | string;
+  body: string;
+  event_time: Date | string;
+  attempts: number;
+  url: string;
+  token: string | null;
+  secret: string;
+  previous_secret: string | null;
+  hops: number | null;
+  origin_event_id: string | null;
+  traceparent: string | null;
+}
+
+/** The subscription's side of SUBSCRIPTION_SEND_COLUMNS. */
+export type SubscriptionSendRow = Pick<SendRow, 'url' | 'token' | 'secret' | 'previous_secret'>;
+
+/**
+ * A subscription's credentials opened to send with (they are stored sealed, see secrets/): its token, and the
+ * secrets that sign, current first.
+ */
+export function openSendCredentials(r: SubscriptionSendRow, subscriptionId: string, box: SecretBox) {
+  const context = subscriptionContext(subscriptionId);
+  return {
+    token: box.openOptional(r.token, context),
+    secrets: [r.secret, r.previous_secret].filter((x): x is string => Boolean(x)).map((x) => box.open(x, context)),
+  };
+}
+
+/** The row as the dispatcher sends it, under `lease`: credentials opened. `id` null: fanned out, no row written yet. */
+export const toClaimedDelivery = (r: SendRow, box: SecretBox, lease: DeliveryLease): ClaimedDelivery => ({
+  id: r.id ?? randomUUID(),
+  stored: r.id !== null,
+  subscriptionId: r.subscription_id,
+  eventId: r.event_id,
+  plantId: Number(r.plant_id),
+  body: r.body,
+  eventTime: new Date(r.event_time),
+  attempts: r.attempts,
+  url: r.url,
+  ...openSendCredentials(r, r.subscription_id, box),
+  hops: r.hops ?? 0,
+  originEventId: r.origin_event_id ?? r.event_id,
+  traceparent: r.traceparent,
+  lease: { ...lease }, // its own: renewing one delivery's lease says nothing of another's
+});
+
+/**
+ * A new claim's lease: a token of its own and, by this process's clock, the latest it can end: `leaseMs` from now,
+ * before the statement that takes it is sent (the database's now() is later).
+ */
+export const newLease = (leaseMs: number): DeliveryLease => ({ token: randomUUID(), until: Date.now() + leaseMs });

@@ -1,0 +1,104 @@
+import { Pool } from 'pg';
+import { AttemptRecord, ClaimedDelivery, IngestEvent, LeasedRef, OutboxLease } from '@app/delivery';
+import { AuditRepository } from '../audit/audit.repository';
+import { ArchivedDeadLetter, DeadLetterRepository } from '../dead-letters/dead-letter.repository';
+import { DeliveryRepository } from '../deliveries/delivery.repository';
+import { OutboxRepository } from '../deliveries/outbox.repository';
+import { IngestRepository } from '../ingest/ingest.repository';
+import { PlantRepository } from '../plants/plant.repository';
+import { RetentionRepository } from '../retention/retention.repository';
+import { SecretBox } from '../secrets/secret-box';
+import { NewSubscription, SubscriptionRepository } from '../subscriptions/subscription.repository';
+import { STATEMENTS } from './statements';
+
+const all = Object.values(STATEMENTS).flat();
+
+describe('the statements', () => {
+  it('have names of their own', () => {
+    const names = all.map((s) => s.name);
+    expect(names.filter((n, i) => names.indexOf(n) !== i)).toEqual([]);
+  });
+
+  it('say what each of their parameters means, and no more', () => {
+    const wrong = all.filter((s) => {
+      const used = new Set([...s.text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
+      return used.size !== s.params.length || [...used].some((n) => n < 1 || n > s.params.length);
+    });
+    expect(wrong.map((s) => s.name)).toEqual([]);
+  });
+
+  // What is rendered into libs/persistence/sql is what is sent: every method of every repository is called on a
+  // pool that records the text it is given, and each text must be a listed statement's, as it is.
+  it('are every text the repositories send', async () => {
+    const sent: string[] = [];
+    const row = { due_events: 0, events: 0, deferred: 0, subscription_id: null, due: 0, id: null, n: 0, fanned: [] };
+    const query = async (q: string | { text: string }) => {
+      sent.push(typeof q === 'string' ? q : q.text);
+      return { rows: [{ ...row, fresh: [], applied: [], unchanged: [], key_reused: [], suppressed: [] }], rowCount: 0 };
+    };
+    const pool = { query, connect: async () => ({ query, release: () => undefined }) } as unknown as Pool;
+    const box = new SecretBox(Buffer.alloc(32, 1));
+    const lease = { token: '00000000-0000-4000-8000-000000000000', until: 0 };
+    const delivery = (stored: boolean) => ({ id: 'd', stored, lease, eventId: 'e' }) as unknown as ClaimedDelivery;
+    const attempt = (stored: boolean) =>
+      ({ delivery: delivery(stored), attempt: {}, outcome: { kind: 'retry', delayMs: 1 } }) as unknown as AttemptRecord;
+    const ref = { id: 'x', token: lease.token } as LeasedRef;
+    const outbox = new OutboxRepository(pool, box);
+    const deliveries = new DeliveryRepository(pool);
+    const subscriptions = new SubscriptionRepository(pool, box);
+    const plants = new PlantRepository(pool);
+    const audit = new AuditRepository(pool);
+    const deadLetters = new DeadLetterRepository(pool);
+    const calls: (() => Promise<unknown>)[] = [
+      () => outbox.fanOut(1, [], 1),
+      () => outbox.claimDue(1, [], 1),
+      () => outbox.record([attempt(true), attempt(false)]),
+      () => outbox.renewLeases([delivery(true)], 1),
+      () => outbox.releaseLeases([ref], [ref]),
+      () => outbox.countPending(),
+      () => deliveries.listNewest({}, 1, null),
+      () => deliveries.findById('d'),
+      () => deliveries.retryFailed('d'),
+      () => deliveries.retryFailedMatching({}),
+      () => deliveries.countByStatus(1),
+      () => deliveries.perMinute(1),
+      () => deliveries.retryFailedSince('s', new Date()),
+      () =>
+        new IngestRepository(pool, box).applyEvents(
+          [{ extra: {} } as IngestEvent],
+          { leaseMs: 1, limit: 1, skipSubscriptions: [] } as unknown as OutboxLease,
+          1,
+        ),
+      () => subscriptions.create({ token: 't', secret: 's' } as NewSubscription),
+      () => subscriptions.list(),
+      () => subscriptions.findById('s'),
+      () => subscriptions.update('s', {}),
+      () => subscriptions.delete('s'),
+      () => subscriptions.rotateSecret('s', 'n', null, 1),
+      () => subscriptions.findSendable('s'),
+      () => plants.findById(1),
+      () => plants.listNewest(1, null),
+      () => plants.countStoredSince(1),
+      () => audit.record({ actor: 'a', action: 'b' }),
+      () => audit.recordMany([{ actor: 'a', action: 'b' }]),
+      () => audit.list({}, 1, null),
+      () => deadLetters.archive([{ headers: {} } as ArchivedDeadLetter]),
+      () => deadLetters.list(undefined, 1, null),
+      () => deadLetters.countDead(),
+      () => deadLetters.findByIds([1]),
+      () => deadLetters.startRedrive([1], 'a'),
+      () => deadLetters.finishRedrive([1], true),
+      () => deadLetters.discard([1], 'a'),
+      ...(['processed_events', 'deliveries', 'outbox_events', 'subscriptions'] as const).map(
+        (t) => () => new RetentionRepository(pool).prune(t, new Date(), 1),
+      ),
+    ];
+    // A method that reads rows this fake does not give may throw after it sent: what it sent is what counts.
+    for (const call of calls) await call().catch(() => undefined);
+    const transaction = ['BEGIN', 'COMMIT', 'ROLLBACK'];
+    const texts = new Set(all.map((s) => s.text));
+    expect(sent.filter((t) => !texts.has(t) && !transaction.includes(t))).toEqual([]);
+    // …and every listed statement is one a repository sends.
+    expect([...texts].filter((t) => !sent.includes(t))).toEqual([]);
+  });
+});

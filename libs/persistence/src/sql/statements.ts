@@ -1,0 +1,79 @@
+// Every statement the repositories send, by area: what `npm run generate:sql` renders into
+// libs/persistence/sql/<area>.sql. A statement left out of this list fails statements.spec.ts.
+import * as audit from '../audit/audit.sql';
+import * as deadLetters from '../dead-letters/dead-letter.sql';
+import * as deliveries from '../deliveries/delivery.sql';
+import * as fanOut from '../deliveries/fan-out.sql';
+import * as outbox from '../deliveries/outbox.sql';
+import * as ingest from '../ingest/apply-events.sql';
+import * as plants from '../plants/plant.sql';
+import * as retention from '../retention/retention.sql';
+import * as subscriptions from '../subscriptions/subscription.sql';
+import { Statement } from './statement';
+
+export const STATEMENTS: Record<string, readonly Statement[]> = {
+  ingest: [ingest.APPLY_EVENTS],
+  outbox: [
+    fanOut.FAN_OUT,
+    fanOut.RECORD_FANNED_OUT,
+    outbox.CLAIM,
+    outbox.RECORD_ATTEMPTS,
+    outbox.RENEW_LEASES,
+    outbox.RELEASE_DELIVERY_LEASES,
+    outbox.RELEASE_EVENT_LEASES,
+    outbox.COUNT_PENDING,
+  ],
+  deliveries: [
+    deliveries.LIST_DELIVERIES,
+    deliveries.FIND_DELIVERY,
+    deliveries.RETRY_FAILED_DELIVERY,
+    deliveries.RETRY_FAILED_MATCHING,
+    deliveries.RETRY_FAILED_SINCE,
+    deliveries.COUNT_DELIVERIES_BY_STATUS,
+    deliveries.DELIVERIES_PER_MINUTE,
+  ],
+  subscriptions: [
+    subscriptions.CREATE_SUBSCRIPTION,
+    subscriptions.LIST_SUBSCRIPTIONS,
+    subscriptions.FIND_SUBSCRIPTION,
+    subscriptions.UPDATE_SUBSCRIPTION,
+    subscriptions.DELETE_SUBSCRIPTION,
+    subscriptions.ROTATE_SECRET,
+    subscriptions.FIND_SENDABLE,
+  ],
+  plants: [plants.FIND_PLANT, plants.LIST_PLANTS, plants.COUNT_STORED_SINCE],
+  audit: [audit.RECORD_AUDIT_EVENT, audit.RECORD_AUDIT_EVENTS, audit.LIST_AUDIT_EVENTS],
+  'dead-letters': [
+    deadLetters.ARCHIVE_DEAD_LETTERS,
+    deadLetters.LIST_DEAD_LETTERS,
+    deadLetters.COUNT_DEAD,
+    deadLetters.FIND_DEAD_LETTERS,
+    deadLetters.START_REDRIVE,
+    deadLetters.FINISH_REDRIVE,
+    deadLetters.DISCARD_DEAD_LETTERS,
+  ],
+  retention: [
+    retention.PRUNE_PROCESSED_EVENTS,
+    retention.PRUNE_DELIVERIES,
+    retention.PRUNE_OUTBOX_EVENTS,
+    retention.PRUNE_SUBSCRIPTIONS,
+  ],
+};
+
+export const REGENERATE_SQL = 'npm run generate:sql';
+
+/**
+ * One area's file: per statement a header (its name, the method that sends it, one line per parameter), then its
+ * text exactly as sent, up to the `;` that ends it in the file (the text itself has none at its end).
+ */
+export function renderSqlFile(area: string): string {
+  const head = [
+    `-- Generated from libs/persistence/src by \`${REGENERATE_SQL}\`: do not edit (a test fails while it is stale).`,
+    `-- Every statement the ${area} repositories send, exactly as sent, with what each parameter means.`,
+  ];
+  const blocks = STATEMENTS[area].map((s) => {
+    const header = [`-- ${s.name}`, `-- Sent by ${s.runBy}.`, ...s.params.map((p, i) => `-- $${i + 1}: ${p}`)];
+    return `${header.join('\n')}${s.text.startsWith('\n') ? '' : '\n'}${s.text};\n`;
+  });
+  return `${head.join('\n')}\n\n${blocks.join('\n')}`;
+}

@@ -1,0 +1,97 @@
+import { SUBSCRIPTION_SEND_COLUMNS } from '../sql/fragments/outbox';
+import { statement } from '../sql/statement';
+
+export const CREATE_SUBSCRIPTION = statement({
+  name: 'create-subscription',
+  runBy: 'SubscriptionRepository.create',
+  params: [
+    'its id (chosen by the caller: the sealed values are bound to it)',
+    'the URL deliveries go to',
+    'its token, sealed, or null',
+    'its signing secret (or private key), sealed',
+    'symmetric or asymmetric',
+    'the public key beside an asymmetric key, or null',
+    'a description, or null',
+    'its filter (jsonb)',
+  ],
+  text: `INSERT INTO subscriptions (id, url, token, secret, signature, public_key, description, filter)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+});
+
+export const LIST_SUBSCRIPTIONS = statement({
+  name: 'list-subscriptions',
+  runBy: 'SubscriptionRepository.list',
+  params: [],
+  text: 'SELECT * FROM subscriptions WHERE deleted_at IS NULL ORDER BY created_at, id',
+});
+
+export const FIND_SUBSCRIPTION = statement({
+  name: 'find-subscription',
+  runBy: 'SubscriptionRepository.findById',
+  params: ['its id'],
+  text: 'SELECT * FROM subscriptions WHERE id = $1 AND deleted_at IS NULL',
+});
+
+/** A partial change: a null leaves its column as it is. Disabling keeps (or sets) a reason; enabling clears it. */
+export const UPDATE_SUBSCRIPTION = statement({
+  name: 'update-subscription',
+  runBy: 'SubscriptionRepository.update',
+  params: [
+    'its id',
+    'the new URL, or null to keep it',
+    'whether the token changes',
+    'the new token, sealed, or null to remove it',
+    'enabled, or null to keep it',
+    'the new description, or null to keep it',
+    'the reason kept when disabled (by an admin)',
+    'the new filter (jsonb), or null to keep it',
+  ],
+  text: `UPDATE subscriptions SET
+         url = COALESCE($2, url),
+         token = CASE WHEN $3::boolean THEN $4 ELSE token END,
+         enabled = COALESCE($5, enabled),
+         disabled_reason = CASE WHEN COALESCE($5, enabled) THEN NULL ELSE COALESCE(disabled_reason, $7) END,
+         description = COALESCE($6, description),
+         filter = COALESCE($8::jsonb, filter),
+         updated_at = now()
+       WHERE id = $1 AND deleted_at IS NULL RETURNING *`,
+});
+
+/** Marks it deleted (kept as evidence) and stops it at once: disabled, token and old secret dropped, pending deliveries failed. */
+export const DELETE_SUBSCRIPTION = statement({
+  name: 'delete-subscription',
+  runBy: 'SubscriptionRepository.delete',
+  params: ['its id'],
+  text: `WITH deleted AS (
+         UPDATE subscriptions SET deleted_at = now(), enabled = false, disabled_reason = 'deleted', token = NULL,
+                previous_secret = NULL, updated_at = now()
+         WHERE id = $1 AND deleted_at IS NULL RETURNING id
+       ), closed AS (
+         UPDATE deliveries d SET status = 'failed', leased_until = NULL, updated_at = now()
+         FROM deleted WHERE d.subscription_id = deleted.id AND d.status = 'pending'
+       )
+       SELECT id FROM deleted`,
+});
+
+export const ROTATE_SECRET = statement({
+  name: 'rotate-secret',
+  runBy: 'SubscriptionRepository.rotateSecret',
+  params: [
+    'its id',
+    'the new secret (or private key), sealed',
+    'how long the old one keeps signing, ms',
+    'the new public key, or null',
+  ],
+  text: `UPDATE subscriptions SET previous_secret = secret, secret = $2,
+         previous_public_key = public_key, public_key = $4,
+         previous_secret_expires_at = now() + $3 * interval '1 millisecond', updated_at = now()
+       WHERE id = $1 AND deleted_at IS NULL RETURNING *`,
+});
+
+/** The same columns and signing rule as a delivery's (SUBSCRIPTION_SEND_COLUMNS), for a test send. */
+export const FIND_SENDABLE = statement({
+  name: 'find-sendable',
+  runBy: 'SubscriptionRepository.findSendable',
+  params: ['its id'],
+  text: `SELECT ${SUBSCRIPTION_SEND_COLUMNS} FROM subscriptions s WHERE s.id = $1 AND s.deleted_at IS NULL`,
+});
