@@ -27,6 +27,7 @@ const STATIC = [
   'env-example',
   'api-schema',
   'shipped-examples',
+  'sql-files',
 ].map((name) => `<rootDir>/test/${name}.e2e-spec.ts`);
 
 module.exports = {

@@ -69,7 +69,7 @@ export const REGENERATE_SQL = 'npm run generate:sql';
 export function renderSqlFile(area: string): string {
   const head = [
     `-- Generated from libs/persistence/src by \`${REGENERATE_SQL}\`: do not edit (a test fails while it is stale).`,
-    `-- Every statement the ${area} repositories send, exactly as sent, with what each parameter means.`,
+    `-- Every ${area} statement the repositories send, exactly as sent, with what each parameter means.`,
   ];
   const blocks = STATEMENTS[area].map((s) => {
     const header = [`-- ${s.name}`, `-- Sent by ${s.runBy}.`, ...s.params.map((p, i) => `-- $${i + 1}: ${p}`)];

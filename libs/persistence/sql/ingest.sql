@@ -1,0 +1,125 @@
+-- Generated from libs/persistence/src by `npm run generate:sql`: do not edit (a test fails while it is stale).
+-- Every ingest statement the repositories send, exactly as sent, with what each parameter means.
+
+-- apply-events
+-- Sent by IngestRepository.applyEvents.
+-- $1: the events' ids
+-- $2: their plants' ids
+-- $3: the plants' names
+-- $4: the plants' tags
+-- $5: the events' times
+-- $6: the Kafka topics they were read from
+-- $7: their partitions
+-- $8: their offsets
+-- $9: their hops (deliveries they have been through)
+-- $10: their origin events' ids
+-- $11: MAX_WEBHOOK_HOPS: an event with as many hops is stored but sends nothing
+-- $12: the events' other plant properties (jsonb)
+-- $13: their traceparents
+-- $14: their plants' digests (a reused event id with another plant shows)
+-- $15: the room: deliveries the dispatcher can send from memory
+-- $16: subscriptions saturated there (their deliveries are written to wait)
+-- $17: the lease, ms
+-- $18: the lease's token
+WITH input AS (
+  SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::int[], $8::bigint[],
+                       $9::int[], $10::text[], $12::jsonb[], $13::text[], $14::text[])
+    AS t(event_id, plant_id, name, tag, event_time, topic, kafka_partition, kafka_offset, hops, origin_event_id, extra,
+         traceparent, digest)
+), firsts AS (
+  -- One row per event id: the first by offset (a record redelivered within a batch is the same event).
+  SELECT DISTINCT ON (event_id) * FROM input ORDER BY event_id, kafka_partition, kafka_offset
+), fresh AS (
+  INSERT INTO processed_events (event_id, plant_id, event_time, kafka_topic, kafka_partition, kafka_offset, digest)
+  SELECT event_id, plant_id, event_time, topic, kafka_partition, kafka_offset, digest FROM firsts
+  ON CONFLICT (event_id) DO NOTHING
+  RETURNING event_id
+), key_reused AS (
+  -- The same event id with another plant: a sender reused an idempotency key on a gateway replica that had not
+  -- seen it. Compared with what was stored before (this statement's snapshot) and within the batch; the plant
+  -- that came first stays, the other is reported and not stored.
+  SELECT i.kafka_partition || ':' || i.kafka_offset AS at FROM input i JOIN processed_events p USING (event_id)
+  WHERE p.digest IS NOT NULL AND p.digest <> i.digest
+  UNION
+  SELECT i.kafka_partition || ':' || i.kafka_offset FROM input i JOIN firsts f USING (event_id)
+  WHERE (i.kafka_partition, i.kafka_offset) <> (f.kafka_partition, f.kafka_offset) AND i.digest <> f.digest
+), latest AS (
+  SELECT DISTINCT ON (i.plant_id) i.* FROM firsts i JOIN fresh f USING (event_id)
+  ORDER BY i.plant_id, i.event_time DESC, i.kafka_offset DESC
+), unchanged AS (
+  -- Read from the snapshot before the upsert: newer than what is stored, but the same data.
+  SELECT l.event_id FROM latest l JOIN plants p ON p.id = l.plant_id
+  WHERE p.last_event_time <= l.event_time AND p.name = l.name AND p.tag IS NOT DISTINCT FROM l.tag AND p.extra = l.extra
+), upserted AS (
+  INSERT INTO plants AS p (id, name, tag, extra, last_event_id, last_event_time)
+  SELECT plant_id, name, tag, extra, event_id, event_time FROM latest
+  ON CONFLICT (id) DO UPDATE
+    SET name = EXCLUDED.name, tag = EXCLUDED.tag, extra = EXCLUDED.extra, updated_at = now(),
+        last_event_id = EXCLUDED.last_event_id, last_event_time = EXCLUDED.last_event_time
+    WHERE p.last_event_time <= EXCLUDED.last_event_time
+      AND (p.name, p.tag, p.extra) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.tag, EXCLUDED.extra)
+  RETURNING p.id, p.name, p.tag, p.extra, p.last_event_id, p.last_event_time
+), changed AS (
+  SELECT u.*, l.hops, l.origin_event_id, l.traceparent FROM upserted u JOIN latest l ON l.event_id = u.last_event_id
+), to_outbox AS (
+  SELECT last_event_id AS event_id, id AS plant_id, tag, last_event_time AS event_time, hops, origin_event_id,
+         traceparent, (extra || jsonb_strip_nulls(jsonb_build_object('id', id, 'name', name, 'tag', tag)))::text AS body,
+         NOT EXISTS (
+  SELECT 1 FROM outbox_events p
+  WHERE p.plant_id = c.id AND p.fanned_out_at IS NULL) AS free
+  FROM changed c
+  WHERE hops < $11 AND EXISTS (SELECT 1 FROM subscriptions WHERE enabled)
+), fanout AS (
+  SELECT t.event_id, t.event_time, t.plant_id, s.id AS subscription_id,
+         NOT (s.id = ANY($16::uuid[])) AND NOT EXISTS (
+  SELECT 1 FROM deliveries earlier
+  WHERE earlier.subscription_id = s.id AND earlier.plant_id = t.plant_id AND earlier.status = 'pending') AS sendable
+  FROM to_outbox t JOIN subscriptions s ON s.enabled AND 
+  (NOT s.filter ? 'tags' OR coalesce(s.filter->'tags' ? t.tag, false))
+  AND (s.filter #>> '{plantIds,min}' IS NULL OR t.plant_id >= (s.filter #>> '{plantIds,min}')::bigint)
+  AND (s.filter #>> '{plantIds,max}' IS NULL OR t.plant_id <= (s.filter #>> '{plantIds,max}')::bigint)
+  WHERE t.free
+), per_event AS (
+  SELECT event_id, count(*) FILTER (WHERE sendable) AS sending,
+         sum(count(*) FILTER (WHERE sendable)) OVER (ORDER BY min(event_time), min(plant_id), event_id) AS upto
+  FROM fanout GROUP BY event_id
+), taken AS (
+  SELECT event_id, sending FROM per_event WHERE upto <= $15
+  UNION ALL -- no subscriber's filter lets it through: nothing to send, done now
+  SELECT t.event_id, 0 FROM to_outbox t
+  WHERE t.free AND NOT EXISTS (SELECT 1 FROM fanout f WHERE f.event_id = t.event_id)
+), outbox AS (
+  INSERT INTO outbox_events (event_id, plant_id, tag, body, event_time, hops, origin_event_id, traceparent,
+                             leased_until, lease_token, fanned_out_at)
+  SELECT t.event_id, t.plant_id, t.tag, t.body, t.event_time, t.hops, t.origin_event_id, t.traceparent,
+         CASE WHEN k.event_id IS NOT NULL THEN now() + $17 * interval '1 millisecond' END,
+         CASE WHEN k.event_id IS NOT NULL THEN $18::uuid END,
+         CASE WHEN k.sending = 0 THEN now() END -- nothing to send from memory: done now
+  FROM to_outbox t LEFT JOIN taken k USING (event_id)
+  ORDER BY t.event_time, t.plant_id -- numbered in event order: fanned out in it
+  ON CONFLICT (event_id) DO NOTHING
+  RETURNING event_id
+), deferred AS (
+  INSERT INTO deliveries (subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id, traceparent)
+  SELECT f.subscription_id, e.event_id, e.plant_id, e.body, e.event_time, e.hops, e.origin_event_id, e.traceparent
+  FROM fanout f JOIN taken USING (event_id) JOIN to_outbox e USING (event_id) WHERE NOT f.sendable
+  ORDER BY e.event_time, e.plant_id, f.subscription_id
+  ON CONFLICT (subscription_id, event_id) DO NOTHING
+  RETURNING 1
+)
+SELECT (SELECT coalesce(array_agg(event_id), '{}') FROM fresh) AS fresh,
+       (SELECT coalesce(array_agg(last_event_id), '{}') FROM upserted) AS applied,
+       (SELECT coalesce(array_agg(event_id), '{}') FROM unchanged) AS unchanged,
+       (SELECT coalesce(array_agg(at), '{}') FROM key_reused) AS key_reused,
+       (SELECT coalesce(json_agg(json_build_object('eventId', last_event_id, 'plantId', id, 'hops', hops, 'originEventId', origin_event_id)), '[]')
+          FROM changed WHERE hops >= $11) AS suppressed,
+       (SELECT count(*) FROM outbox)::int AS outboxed,
+       (SELECT count(*) FROM taken)::int AS taken,
+       (SELECT count(*) FROM deferred)::int AS deferred,
+       (SELECT coalesce(json_agg(h), '[]') FROM (
+          SELECT NULL::uuid AS id, f.subscription_id, t.event_id, t.plant_id, t.body, t.event_time, 0 AS attempts,
+   t.hops, t.origin_event_id, t.traceparent, s.url, s.token, s.secret,
+  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret
+          FROM fanout f JOIN taken USING (event_id) JOIN to_outbox t USING (event_id)
+          JOIN subscriptions s ON s.id = f.subscription_id
+          WHERE f.sendable) h) AS fanned;

@@ -1,0 +1,284 @@
+-- Generated from libs/persistence/src by `npm run generate:sql`: do not edit (a test fails while it is stale).
+-- Every outbox statement the repositories send, exactly as sent, with what each parameter means.
+
+-- fan-out
+-- Sent by OutboxRepository.fanOut.
+-- $1: how many deliveries to hand back at most (the room)
+-- $2: subscriptions saturated here (their deliveries are written to wait)
+-- $3: the lease, ms
+-- $4: the lease's token
+WITH subscribers AS MATERIALIZED (
+  SELECT s.id, s.filter FROM subscriptions s WHERE s.enabled
+), events_wanted AS (
+  -- As many events as fit the room if every subscriber receives each (with filters, fewer deliveries: the
+  -- dispatcher fans out again).
+  SELECT greatest(1, $1 / greatest(1, (SELECT count(*) FROM subscribers)))::int AS n
+), candidates AS MATERIALIZED (
+  SELECT e.event_id FROM outbox_events e
+  WHERE e.fanned_out_at IS NULL AND (e.leased_until IS NULL OR e.leased_until < now())
+  ORDER BY e.seq
+  LIMIT (SELECT 8 * n FROM events_wanted)
+), due AS MATERIALIZED (
+  -- Re-checked on the locked row's newest version: a replica may have leased or finished it since this
+  -- statement's snapshot (as in CLAIM).
+  SELECT e.* FROM candidates c JOIN outbox_events e ON e.event_id = c.event_id
+  WHERE e.fanned_out_at IS NULL AND (e.leased_until IS NULL OR e.leased_until < now())
+    AND NOT EXISTS (
+  SELECT 1 FROM outbox_events p
+  WHERE p.plant_id = e.plant_id AND p.fanned_out_at IS NULL AND p.seq < e.seq)
+  LIMIT (SELECT n FROM events_wanted)
+  FOR UPDATE OF e SKIP LOCKED
+), fanout AS MATERIALIZED (
+  SELECT e.event_id, e.seq, s.id AS subscription_id,
+         NOT (s.id = ANY($2::uuid[])) AND NOT EXISTS (
+  SELECT 1 FROM deliveries earlier
+  WHERE earlier.subscription_id = s.id AND earlier.plant_id = e.plant_id AND earlier.status = 'pending') AS sendable
+  FROM due e JOIN subscribers s ON 
+  (NOT s.filter ? 'tags' OR coalesce(s.filter->'tags' ? e.tag, false))
+  AND (s.filter #>> '{plantIds,min}' IS NULL OR e.plant_id >= (s.filter #>> '{plantIds,min}')::bigint)
+  AND (s.filter #>> '{plantIds,max}' IS NULL OR e.plant_id <= (s.filter #>> '{plantIds,max}')::bigint)
+  WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = s.id AND d.event_id = e.event_id)
+), ranked AS MATERIALIZED (
+  -- The ones handed back to send from memory: sendable, and within the room.
+  SELECT f.*, f.sendable AND row_number() OVER (PARTITION BY f.sendable ORDER BY f.seq, f.subscription_id) <= $1
+         AS in_memory
+  FROM fanout f
+), deferred AS (
+  INSERT INTO deliveries (subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id, traceparent)
+  SELECT f.subscription_id, e.event_id, e.plant_id, e.body, e.event_time, e.hops, e.origin_event_id, e.traceparent
+  FROM ranked f JOIN due e USING (event_id) WHERE NOT f.in_memory
+  ORDER BY e.seq, f.subscription_id
+  ON CONFLICT (subscription_id, event_id) DO NOTHING
+  RETURNING 1
+), leased AS (
+  UPDATE outbox_events e SET leased_until = now() + $3 * interval '1 millisecond', lease_token = $4,
+         fanned_out_at = CASE WHEN EXISTS (SELECT 1 FROM ranked f WHERE f.event_id = e.event_id AND f.in_memory)
+                         THEN NULL ELSE now() END
+  FROM due WHERE e.event_id = due.event_id
+  RETURNING 1
+)
+-- Always one row at least: how many events were due tells the dispatcher whether to fan out again.
+SELECT n.*, x.* FROM (
+  SELECT (SELECT count(*) FROM candidates)::int AS due_events, (SELECT count(*) FROM leased)::int AS events,
+         (SELECT count(*) FROM deferred)::int AS deferred
+) n LEFT JOIN (
+  SELECT NULL::uuid AS id, f.subscription_id, e.event_id, e.plant_id, e.body, e.event_time, 0 AS attempts,
+   e.hops, e.origin_event_id, e.traceparent, s.url, s.token, s.secret,
+  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret
+  FROM ranked f JOIN due e USING (event_id) JOIN subscriptions s ON s.id = f.subscription_id
+  WHERE f.in_memory
+  ORDER BY e.seq, f.subscription_id
+) x ON true;
+
+-- record-fanned-out
+-- Sent by OutboxRepository.record.
+-- $1: the deliveries' ids (chosen when fanned out)
+-- $2: their subscriptions
+-- $3: their events' ids
+-- $4: their plants' ids
+-- $5: their events' times
+-- $6: their hops
+-- $7: their origin events' ids
+-- $8: their traceparents
+-- $9: the attempts' times (attemptedAt)
+-- $10: the HTTP statuses they got (null: no answer)
+-- $11: their latencies, ms
+-- $12: the errors they ended with (storable text)
+-- $13: what the subscribers answered (storable text)
+-- $14: the signatures sent
+-- $15: the next status: pending (a retry), succeeded or failed
+-- $16: the delay before a retry, ms (0 otherwise)
+-- $17: why to disable the subscription (410 Gone), or null
+-- $18: with $19: each (event, subscription) pair a completing event must have a row for, the event's id
+-- $19: the pair's subscription
+-- $20: the leases' tokens (the events' as fanned out)
+WITH r AS (
+  SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::bigint[], $5::timestamptz[], $6::int[], $7::text[],
+                       $8::text[], $9::timestamptz[], $10::int[], $11::int[], $12::text[], $13::text[], $14::text[],
+                       $15::text[], $16::bigint[], $17::text[], $20::uuid[])
+    AS t(id, subscription_id, event_id, plant_id, event_time, hops, origin_event_id, traceparent,
+         attempted_at, status, latency_ms, error, response_body, signature, next_status, delay_ms, disable_reason,
+         lease_token)
+), owned AS MATERIALIZED (
+  SELECT e.event_id FROM outbox_events e
+  WHERE e.event_id IN (SELECT event_id FROM r) AND e.fanned_out_at IS NULL
+    AND e.lease_token IN (SELECT lease_token FROM r WHERE r.event_id = e.event_id)
+  ORDER BY e.event_id
+  FOR UPDATE OF e
+), mine AS (
+  SELECT * FROM r WHERE event_id IN (SELECT event_id FROM owned)
+), written AS (
+  INSERT INTO deliveries AS d (id, subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id,
+                               traceparent, status, attempts, next_attempt_at, attempt_log)
+  SELECT r.id, r.subscription_id, r.event_id, r.plant_id,
+         CASE WHEN r.next_status <> 'succeeded' THEN (SELECT e.body FROM outbox_events e WHERE e.event_id = r.event_id) END,
+         r.event_time, r.hops, r.origin_event_id, r.traceparent, r.next_status, 1,
+         now() + r.delay_ms * interval '1 millisecond', jsonb_build_array(jsonb_build_object(
+  'attemptedAt', r.attempted_at, 'status', r.status, 'latencyMs', r.latency_ms,
+  'error', r.error, 'responseBody', r.response_body, 'signature', r.signature))
+  FROM mine r
+  -- A subscription removed for good meanwhile (retention) takes its deliveries with it.
+  WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = r.subscription_id)
+  ON CONFLICT (subscription_id, event_id) DO UPDATE
+    SET attempts = d.attempts + 1, attempt_log = d.attempt_log || EXCLUDED.attempt_log, updated_at = now()
+  RETURNING 1
+), late AS (
+  UPDATE deliveries d SET attempts = d.attempts + 1, updated_at = now(),
+         attempt_log = d.attempt_log || jsonb_build_array(jsonb_build_object(
+  'attemptedAt', r.attempted_at, 'status', r.status, 'latencyMs', r.latency_ms,
+  'error', r.error, 'responseBody', r.response_body, 'signature', r.signature))
+  FROM r
+  WHERE r.event_id NOT IN (SELECT event_id FROM owned) AND d.subscription_id = r.subscription_id
+    AND d.event_id = r.event_id
+  RETURNING 1
+), expected AS (
+  SELECT * FROM unnest($18::text[], $19::uuid[]) AS x(event_id, subscription_id)
+), done AS (
+  UPDATE outbox_events o SET fanned_out_at = now(), leased_until = NULL, lease_token = NULL
+  WHERE o.event_id IN (SELECT event_id FROM expected) AND o.event_id IN (SELECT event_id FROM owned)
+    AND NOT EXISTS (
+      SELECT 1 FROM expected x
+      WHERE x.event_id = o.event_id
+        AND NOT EXISTS (SELECT 1 FROM mine r WHERE r.event_id = x.event_id AND r.subscription_id = x.subscription_id)
+        AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = x.subscription_id AND d.event_id = x.event_id))
+  RETURNING 1
+), disabled AS (
+  UPDATE subscriptions s SET enabled = false, disabled_reason = g.disable_reason, updated_at = now()
+  FROM (SELECT DISTINCT ON (subscription_id) subscription_id, disable_reason FROM mine
+        WHERE disable_reason IS NOT NULL) g
+  WHERE s.id = g.subscription_id AND s.enabled
+  RETURNING s.id, s.disabled_reason
+)
+INSERT INTO audit_events (actor, action, subscription_id, details)
+SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled;
+
+-- claim
+-- Sent by OutboxRepository.claimDue.
+-- $1: how many deliveries to claim at most
+-- $2: subscriptions to leave out (saturated here)
+-- $3: the lease, ms
+-- $4: the lease's token
+WITH candidates AS MATERIALIZED (
+  SELECT d.id, d.subscription_id, d.plant_id, d.seq, d.next_attempt_at FROM deliveries d
+  WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+    AND (d.leased_until IS NULL OR d.leased_until < now())
+    AND NOT (d.subscription_id = ANY($2::uuid[]))
+  ORDER BY d.next_attempt_at
+  LIMIT $1 * 8
+), due AS (
+  -- No ORDER BY: the candidates come oldest first and are checked one by one until the limit, not all of them
+  -- then sorted (claim order is a preference; per-plant order is kept by noEarlierPending, not by this order).
+  SELECT d.id FROM candidates c
+  JOIN deliveries d ON d.id = c.id
+  -- Again on the locked row: the candidates come from this statement's snapshot, and a replica may have leased
+  -- (or finished) one since. FOR UPDATE re-evaluates these conditions on the row's newest version; without
+  -- them two replicas claimed and sent the same delivery within milliseconds (found by the fault suite).
+  WHERE d.status = 'pending' AND (d.leased_until IS NULL OR d.leased_until < now())
+    AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = c.subscription_id AND s.enabled)
+    AND NOT EXISTS (
+  SELECT 1 FROM deliveries earlier
+  WHERE earlier.subscription_id = c.subscription_id AND earlier.plant_id = c.plant_id AND earlier.status = 'pending' AND earlier.seq < c.seq)
+  LIMIT $1
+  FOR UPDATE OF d SKIP LOCKED
+), claimed AS (
+  UPDATE deliveries d SET leased_until = now() + $3 * interval '1 millisecond', lease_token = $4
+  FROM due, subscriptions s
+  WHERE d.id = due.id AND s.id = d.subscription_id
+  RETURNING d.id, d.subscription_id, d.event_id, d.plant_id, d.body, d.event_time, d.attempts, d.hops, d.origin_event_id, d.traceparent, s.url, s.token, s.secret,
+  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret
+)
+-- Always one row at least: how many were due tells the dispatcher whether to claim again as slots free up.
+-- (Deliveries of disabled subscriptions stay pending without being due, so they do not count.)
+SELECT claimed.*, n.due FROM (
+  SELECT count(*)::int AS due FROM candidates c JOIN subscriptions s ON s.id = c.subscription_id AND s.enabled
+) n LEFT JOIN claimed ON true;
+
+-- record-attempts
+-- Sent by OutboxRepository.record.
+-- $1: the claimed deliveries' ids
+-- $2: the attempts' times (attemptedAt)
+-- $3: the HTTP statuses they got (null: no answer)
+-- $4: their latencies, ms
+-- $5: the errors they ended with (storable text)
+-- $6: what the subscribers answered (storable text)
+-- $7: the next status: pending (a retry), succeeded or failed
+-- $8: the delay before a retry, ms (0 otherwise)
+-- $9: why to disable the subscription (410 Gone), or null
+-- $10: the signatures sent
+-- $11: the claims' lease tokens
+WITH r AS (
+  SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::int[], $4::int[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[], $10::text[],
+                       $11::uuid[])
+    AS t(delivery_id, attempted_at, status, latency_ms, error, response_body, next_status, delay_ms, disable_reason,
+         signature, lease_token)
+), owned AS MATERIALIZED (
+  SELECT d.id FROM deliveries d JOIN r ON r.delivery_id = d.id
+  WHERE d.lease_token = r.lease_token AND d.status = 'pending'
+  ORDER BY d.id
+  FOR UPDATE OF d
+), updated AS (
+  UPDATE deliveries d SET attempts = d.attempts + 1, updated_at = now(),
+         attempt_log = d.attempt_log || jsonb_build_array(jsonb_build_object(
+  'attemptedAt', r.attempted_at, 'status', r.status, 'latencyMs', r.latency_ms,
+  'error', r.error, 'responseBody', r.response_body, 'signature', r.signature)),
+         status = CASE WHEN o.id IS NULL THEN d.status ELSE r.next_status END,
+         next_attempt_at = CASE WHEN o.id IS NULL THEN d.next_attempt_at
+                           ELSE now() + r.delay_ms * interval '1 millisecond' END,
+         leased_until = CASE WHEN o.id IS NULL THEN d.leased_until END,
+         lease_token = CASE WHEN o.id IS NULL THEN d.lease_token END
+  FROM r LEFT JOIN owned o ON o.id = r.delivery_id
+  WHERE d.id = r.delivery_id -- a delivery deleted meanwhile (subscription gone) is skipped
+  RETURNING d.subscription_id, CASE WHEN o.id IS NOT NULL THEN r.disable_reason END AS disable_reason
+), disabled AS (
+  UPDATE subscriptions s SET enabled = false, disabled_reason = g.disable_reason, updated_at = now()
+  FROM (SELECT DISTINCT ON (subscription_id) subscription_id, disable_reason FROM updated
+        WHERE disable_reason IS NOT NULL) g
+  WHERE s.id = g.subscription_id AND s.enabled
+  RETURNING s.id, s.disabled_reason
+)
+INSERT INTO audit_events (actor, action, subscription_id, details)
+SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled;
+
+-- renew-leases
+-- Sent by OutboxRepository.renewLeases.
+-- $1: the deliveries' ids
+-- $2: their events' ids
+-- $3: their lease tokens
+-- $4: whether each has its row (else its event holds the lease)
+-- $5: the new lease, ms
+WITH r AS (
+  SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::boolean[]) AS t(id, event_id, lease_token, stored)
+), renewed_rows AS (
+  UPDATE deliveries d SET leased_until = now() + $5 * interval '1 millisecond'
+  FROM r WHERE r.stored AND d.id = r.id AND d.lease_token = r.lease_token AND d.status = 'pending'
+  RETURNING d.id
+), renewed_events AS (
+  UPDATE outbox_events e SET leased_until = now() + $5 * interval '1 millisecond'
+  FROM (SELECT DISTINCT event_id, lease_token FROM r WHERE NOT r.stored) x
+  WHERE e.event_id = x.event_id AND e.lease_token = x.lease_token AND e.fanned_out_at IS NULL
+  RETURNING e.event_id
+)
+SELECT r.id FROM r
+WHERE (r.stored AND r.id IN (SELECT id FROM renewed_rows))
+   OR (NOT r.stored AND r.event_id IN (SELECT event_id FROM renewed_events));
+
+-- release-delivery-leases
+-- Sent by OutboxRepository.releaseLeases.
+-- $1: the claimed deliveries' ids
+-- $2: their lease tokens
+UPDATE deliveries d SET leased_until = NULL, lease_token = NULL
+         FROM unnest($1::uuid[], $2::uuid[]) AS r(id, lease_token)
+         WHERE d.id = r.id AND d.lease_token = r.lease_token AND d.status = 'pending';
+
+-- release-event-leases
+-- Sent by OutboxRepository.releaseLeases.
+-- $1: the leased events' ids
+-- $2: their lease tokens
+UPDATE outbox_events e SET leased_until = NULL, lease_token = NULL
+         FROM unnest($1::text[], $2::uuid[]) AS r(event_id, lease_token)
+         WHERE e.event_id = r.event_id AND e.lease_token = r.lease_token AND e.fanned_out_at IS NULL;
+
+-- count-pending
+-- Sent by OutboxRepository.countPending.
+SELECT (SELECT count(*) FROM deliveries WHERE status = 'pending')::int AS deliveries,
+              (SELECT count(*) FROM outbox_events WHERE fanned_out_at IS NULL)::int AS events;

@@ -1,0 +1,74 @@
+-- Generated from libs/persistence/src by `npm run generate:sql`: do not edit (a test fails while it is stale).
+-- Every subscriptions statement the repositories send, exactly as sent, with what each parameter means.
+
+-- create-subscription
+-- Sent by SubscriptionRepository.create.
+-- $1: its id (chosen by the caller: the sealed values are bound to it)
+-- $2: the URL deliveries go to
+-- $3: its token, sealed, or null
+-- $4: its signing secret (or private key), sealed
+-- $5: symmetric or asymmetric
+-- $6: the public key beside an asymmetric key, or null
+-- $7: a description, or null
+-- $8: its filter (jsonb)
+INSERT INTO subscriptions (id, url, token, secret, signature, public_key, description, filter)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *;
+
+-- list-subscriptions
+-- Sent by SubscriptionRepository.list.
+SELECT * FROM subscriptions WHERE deleted_at IS NULL ORDER BY created_at, id;
+
+-- find-subscription
+-- Sent by SubscriptionRepository.findById.
+-- $1: its id
+SELECT * FROM subscriptions WHERE id = $1 AND deleted_at IS NULL;
+
+-- update-subscription
+-- Sent by SubscriptionRepository.update.
+-- $1: its id
+-- $2: the new URL, or null to keep it
+-- $3: whether the token changes
+-- $4: the new token, sealed, or null to remove it
+-- $5: enabled, or null to keep it
+-- $6: the new description, or null to keep it
+-- $7: the reason kept when disabled (by an admin)
+-- $8: the new filter (jsonb), or null to keep it
+UPDATE subscriptions SET
+         url = COALESCE($2, url),
+         token = CASE WHEN $3::boolean THEN $4 ELSE token END,
+         enabled = COALESCE($5, enabled),
+         disabled_reason = CASE WHEN COALESCE($5, enabled) THEN NULL ELSE COALESCE(disabled_reason, $7) END,
+         description = COALESCE($6, description),
+         filter = COALESCE($8::jsonb, filter),
+         updated_at = now()
+       WHERE id = $1 AND deleted_at IS NULL RETURNING *;
+
+-- delete-subscription
+-- Sent by SubscriptionRepository.delete.
+-- $1: its id
+WITH deleted AS (
+         UPDATE subscriptions SET deleted_at = now(), enabled = false, disabled_reason = 'deleted', token = NULL,
+                previous_secret = NULL, updated_at = now()
+         WHERE id = $1 AND deleted_at IS NULL RETURNING id
+       ), closed AS (
+         UPDATE deliveries d SET status = 'failed', leased_until = NULL, updated_at = now()
+         FROM deleted WHERE d.subscription_id = deleted.id AND d.status = 'pending'
+       )
+       SELECT id FROM deleted;
+
+-- rotate-secret
+-- Sent by SubscriptionRepository.rotateSecret.
+-- $1: its id
+-- $2: the new secret (or private key), sealed
+-- $3: how long the old one keeps signing, ms
+-- $4: the new public key, or null
+UPDATE subscriptions SET previous_secret = secret, secret = $2,
+         previous_public_key = public_key, public_key = $4,
+         previous_secret_expires_at = now() + $3 * interval '1 millisecond', updated_at = now()
+       WHERE id = $1 AND deleted_at IS NULL RETURNING *;
+
+-- find-sendable
+-- Sent by SubscriptionRepository.findSendable.
+-- $1: its id
+SELECT s.url, s.token, s.secret,
+  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret FROM subscriptions s WHERE s.id = $1 AND s.deleted_at IS NULL;
