@@ -46,7 +46,10 @@ async function main() {
   /** One jest run, one suite at a time: the end-to-end suites share one broker and one database on 2 cores. */
   const runJest = async (node, what, extra) => {
     const s = step(`Running jest on Node ${version(node)}: ${what}`);
-    jest = spawn(node, [require.resolve('jest/bin/jest', { paths: [ROOT] }), '--runInBand', ...extra], {
+    // --forceExit: a suite that failed half-way can leave a client or a server open, and jest then waits for it
+    // for ever after printing its results; CI would wait out its whole time limit instead of reporting the failure.
+    const jestBin = require.resolve('jest/bin/jest', { paths: [ROOT] });
+    jest = spawn(node, [jestBin, '--runInBand', '--forceExit', ...extra], {
       cwd: ROOT,
       stdio: 'inherit',
       env: { ...process.env, ...stack.env, KAFKAJS_NO_PARTITIONER_WARNING: '1', CHROMIUM_PATH: chromium },
