@@ -1,5 +1,5 @@
 import { Producer } from 'kafkajs';
-import { BatchingPublisher, PublishTimeoutError } from './batching-publisher';
+import { BatchingPublisher, partitionLanes, PublishTimeoutError } from './batching-publisher';
 
 function fakeProducer() {
   const calls: { topic: string; n: number }[][] = [];
@@ -75,5 +75,35 @@ describe(BatchingPublisher.name, () => {
     await tick();
     expect(fake.calls).toHaveLength(1);
     expect(sut.pending).toBe(0);
+  });
+
+  it('keeps a lane whose request never settles from holding up the other lanes', async () => {
+    // A frozen broker: the request for the partition it leads never answers; the other partitions' do.
+    const sent: string[][] = [];
+    const producer = {
+      sendBatch: jest.fn(({ topicMessages }: { topicMessages: { messages: { key: string }[] }[] }) => {
+        const keys = topicMessages.flatMap((t) => t.messages.map((m) => m.key));
+        sent.push(keys);
+        return keys.includes('frozen') ? new Promise<void>(() => {}) : Promise.resolve();
+      }),
+    } as unknown as Producer;
+    const sut = new BatchingPublisher(producer, 1000, {}, { laneOf: (_topic, m) => String(m.key) });
+    const stuck = sut.publish('t', { key: 'frozen', value: 'a' }, 200);
+    await tick();
+    for (const value of ['b', 'c']) await sut.publish('t', { key: 'alive', value }, 1000); // in turn, as a sender waits
+    const queuedBehind = sut.publish('t', { key: 'frozen', value: 'd' }, 100);
+    await expect(queuedBehind).rejects.toEqual(new PublishTimeoutError(false)); // withdrawn, never sent
+    await expect(stuck).rejects.toEqual(new PublishTimeoutError(true));
+    expect(sent).toEqual([['frozen'], ['alive'], ['alive']]);
+    expect(sut.pending).toBe(0);
+  });
+
+  it('puts records in the lane of the partition the default partitioner gives them', () => {
+    const laneOf = partitionLanes((topic) => (topic === 't' ? 6 : undefined));
+    const lanes = new Set(Array.from({ length: 200 }, (_, i) => laneOf('t', { key: `plant-${i}`, value: 'v' })));
+    expect([...lanes].sort()).toEqual(['t:0', 't:1', 't:2', 't:3', 't:4', 't:5']);
+    expect(laneOf('t', { key: 'plant-7', value: 'v' })).toBe(laneOf('t', { key: 'plant-7', value: 'w' }));
+    expect(laneOf('other', { key: 'plant-7', value: 'v' })).toBe('other:*');
+    expect(laneOf('t', { value: 'no key' })).toBe('t:*');
   });
 });

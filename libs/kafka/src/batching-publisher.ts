@@ -1,4 +1,4 @@
-import { Message, Producer } from 'kafkajs';
+import { Message, Partitioners, Producer } from 'kafkajs';
 
 export class PublishTimeoutError extends Error {
   constructor(readonly sent: boolean) {
@@ -21,24 +21,45 @@ export interface PublisherHooks {
   onBatch?(size: number, seconds: number, ok: boolean): void;
 }
 
+export interface PublisherOptions {
+  /**
+   * Which lane a record joins: records of one lane go one request at a time, lanes go in parallel. Give the
+   * record's partition (see `partitionLanes`), so a broker that hangs holds only the partitions it leads; by
+   * default everything shares one lane.
+   */
+  laneOf?(topic: string, message: Message): string;
+  /** The broker-side acks=all wait of each produce request (Kafka answers REQUEST_TIMED_OUT after it). */
+  ackTimeoutMs?: number;
+}
+
+interface Lane {
+  queue: Pending[];
+  inFlight: Promise<void> | null;
+  scheduled: boolean;
+}
+
 /**
- * Coalesces concurrent publishes into one produce request (acks=all) while keeping one request in flight:
- * every caller's promise resolves only once Kafka has acknowledged the batch that holds its record. Under
- * load this turns N webhooks into a handful of requests instead of N.
+ * Coalesces concurrent publishes into one produce request per lane (acks=all) while keeping one request in
+ * flight per lane: every caller's promise resolves only once Kafka has acknowledged the batch that holds its
+ * record. Under load this turns N webhooks into a handful of requests instead of N. One lane per partition
+ * keeps per-partition order (a batch is never overtaken by the next of its partition) and keeps a frozen
+ * broker's requests (kafkajs waits out its request timeout, then retries) from holding up the partitions that
+ * other brokers lead.
  */
 export class BatchingPublisher {
-  private queue: Pending[] = [];
-  private inFlight: Promise<void> | null = null;
-  private scheduled = false;
+  private readonly lanes = new Map<string, Lane>();
 
   constructor(
     private readonly producer: Producer,
     private readonly maxBatch = 1000,
     private readonly hooks: PublisherHooks = {},
+    private readonly options: PublisherOptions = {},
   ) {}
 
   get pending(): number {
-    return this.queue.length;
+    let n = 0;
+    for (const lane of this.lanes.values()) n += lane.queue.length;
+    return n;
   }
 
   /**
@@ -46,12 +67,15 @@ export class BatchingPublisher {
    * withdrawn (it will never be written); one already sent may still land, which idempotency keys absorb.
    */
   publish(topic: string, message: Message, timeoutMs: number): Promise<void> {
+    const key = this.options.laneOf?.(topic, message) ?? '';
+    const lane = this.lanes.get(key) ?? { queue: [], inFlight: null, scheduled: false };
+    this.lanes.set(key, lane);
     return new Promise<void>((resolve, reject) => {
       const item: Pending = { topic, message, resolve, reject, sent: false, settled: false };
       const timer = setTimeout(() => {
         if (item.settled) return;
         item.settled = true;
-        if (!item.sent) this.queue = this.queue.filter((q) => q !== item);
+        if (!item.sent) lane.queue = lane.queue.filter((q) => q !== item);
         reject(new PublishTimeoutError(item.sent));
       }, timeoutMs);
       item.resolve = () => {
@@ -66,32 +90,34 @@ export class BatchingPublisher {
         item.settled = true;
         reject(err);
       };
-      this.queue.push(item);
-      this.schedule();
+      lane.queue.push(item);
+      this.schedule(lane);
     });
   }
 
   /** Waits until every queued record has been sent and acknowledged (or failed). */
   async drain(): Promise<void> {
-    while (this.inFlight || this.queue.length > 0) {
-      if (!this.inFlight) this.flush();
-      await this.inFlight;
+    for (;;) {
+      const busy = [...this.lanes.values()].filter((l) => l.inFlight || l.queue.length > 0);
+      if (busy.length === 0) return;
+      busy.forEach((lane) => lane.inFlight || this.flush(lane));
+      await Promise.all(busy.map((lane) => lane.inFlight));
     }
   }
 
-  private schedule() {
-    if (this.scheduled || this.inFlight) return;
-    this.scheduled = true;
+  private schedule(lane: Lane) {
+    if (lane.scheduled || lane.inFlight) return;
+    lane.scheduled = true;
     // setImmediate lets every request parsed in this turn of the event loop join the batch.
     setImmediate(() => {
-      this.scheduled = false;
-      this.flush();
+      lane.scheduled = false;
+      this.flush(lane);
     });
   }
 
-  private flush() {
-    if (this.inFlight || this.queue.length === 0) return;
-    const batch = this.queue.splice(0, this.maxBatch);
+  private flush(lane: Lane) {
+    if (lane.inFlight || lane.queue.length === 0) return;
+    const batch = lane.queue.splice(0, this.maxBatch);
     batch.forEach((item) => (item.sent = true));
     const byTopic = new Map<string, Message[]>();
     for (const item of batch) {
@@ -100,8 +126,13 @@ export class BatchingPublisher {
       byTopic.set(item.topic, list);
     }
     const started = process.hrtime.bigint();
-    this.inFlight = this.producer
-      .sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) })
+    const ackTimeout = this.options.ackTimeoutMs;
+    lane.inFlight = this.producer
+      .sendBatch({
+        acks: -1,
+        ...(ackTimeout ? { timeout: ackTimeout } : {}),
+        topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+      })
       .then(
         () => {
           this.hooks.onBatch?.(batch.length, Number(process.hrtime.bigint() - started) / 1e9, true);
@@ -113,8 +144,30 @@ export class BatchingPublisher {
         },
       )
       .finally(() => {
-        this.inFlight = null;
-        if (this.queue.length > 0) this.schedule();
+        lane.inFlight = null;
+        if (lane.queue.length > 0) this.schedule(lane);
       });
   }
+}
+
+/**
+ * A lane per partition, computed the way the producer's default partitioner places a keyed record, from the
+ * topics' partition counts (a topic not listed, or a record without a key, shares its topic's one lane). Only
+ * the grouping depends on it: kafkajs still places each record itself, so a wrong count costs isolation, never
+ * a record in the wrong partition.
+ */
+export function partitionLanes(partitionsOf: (topic: string) => number | undefined) {
+  const partitioner = Partitioners.DefaultPartitioner();
+  return (topic: string, message: Message): string => {
+    const count = partitionsOf(topic);
+    if (!count || message.key == null || message.partition != null) return `${topic}:${message.partition ?? '*'}`;
+    const partitionMetadata = Array.from({ length: count }, (_, partitionId) => ({
+      partitionId,
+      leader: 0,
+      partitionErrorCode: 0,
+      replicas: [],
+      isr: [],
+    }));
+    return `${topic}:${partitioner({ topic, partitionMetadata, message })}`;
+  };
 }

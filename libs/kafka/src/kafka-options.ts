@@ -78,3 +78,29 @@ export const durableProducerConfig: ProducerConfig = {
   createPartitioner: Partitioners.DefaultPartitioner,
   retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: 2000 },
 };
+
+/**
+ * The gateway's producer: durableProducerConfig with every wait bounded near PUBLISH_TIMEOUT_MS, since its
+ * callers answer 503 by then anyway. The fault suite found that with the defaults (30 s request timeout,
+ * retried without limit, metadata refreshed every 5 min) a SIGSTOPped broker stopped every webhook for as long
+ * as it stayed frozen: kafkajs kept re-sending to the frozen node, which looked alive, and never learnt that the
+ * controller had moved its partitions. Now an unanswered request fails after the request timeout, the retry
+ * after it reloads the metadata (older than metadataMaxAge by then) and so finds the new leader, and a batch
+ * gives up after a few attempts so its lane (BatchingPublisher) moves on.
+ */
+export function boundedProducerConfig(publishTimeoutMs: number): {
+  client: Pick<KafkaConfig, 'requestTimeout'>;
+  producer: ProducerConfig;
+  ackTimeoutMs: number;
+} {
+  return {
+    // Above the broker's acks=all wait, so a leader waiting on a frozen follower answers REQUEST_TIMED_OUT first.
+    client: { requestTimeout: publishTimeoutMs + 1000 },
+    producer: {
+      ...durableProducerConfig,
+      metadataMaxAge: publishTimeoutMs,
+      retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1000 },
+    },
+    ackTimeoutMs: publishTimeoutMs,
+  };
+}

@@ -2,7 +2,15 @@ import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from 
 import { ClientKafka } from '@nestjs/microservices';
 import { Message, Producer } from 'kafkajs';
 import { APP_CONFIG, GatewayConfig } from '@app/config';
-import { BatchingPublisher, durableProducerConfig, explainKafkaError, kafkaClientConfig } from '@app/kafka';
+import {
+  BatchingPublisher,
+  boundedProducerConfig,
+  explainKafkaError,
+  kafkaClientConfig,
+  partitionLanes,
+  topicSpecs,
+  topicSettingsFrom,
+} from '@app/kafka';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { EventPublisher } from './event-publisher';
 
@@ -17,14 +25,16 @@ export class KafkaEventPublisher implements EventPublisher, OnModuleInit, OnAppl
   private readonly client: ClientKafka;
   private batcher: BatchingPublisher | null = null;
   private connected = false;
+  private readonly bounds: ReturnType<typeof boundedProducerConfig>;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: GatewayConfig,
     private readonly metrics: GatewayMetrics,
   ) {
+    this.bounds = boundedProducerConfig(config.PUBLISH_TIMEOUT_MS);
     this.client = new ClientKafka({
-      client: kafkaClientConfig(config, 'plant-store-gateway'),
-      producer: durableProducerConfig,
+      client: { ...kafkaClientConfig(config, 'plant-store-gateway'), ...this.bounds.client },
+      producer: this.bounds.producer,
       producerOnlyMode: true,
       postfixId: '',
     });
@@ -37,9 +47,14 @@ export class KafkaEventPublisher implements EventPublisher, OnModuleInit, OnAppl
     producer.on(producer.events.CONNECT, () => (this.connected = true));
     producer.on(producer.events.DISCONNECT, () => (this.connected = false));
     this.connected = true;
-    this.batcher = new BatchingPublisher(producer, 1000, {
-      onBatch: (size) => this.metrics.produceBatchSize.observe(size),
-    });
+    // One lane per partition: a frozen broker holds up only the partitions it leads.
+    const partitions = new Map(topicSpecs(topicSettingsFrom(this.config)).map((t) => [t.topic, t.numPartitions]));
+    this.batcher = new BatchingPublisher(
+      producer,
+      1000,
+      { onBatch: (size) => this.metrics.produceBatchSize.observe(size) },
+      { laneOf: partitionLanes((topic) => partitions.get(topic)), ackTimeoutMs: this.bounds.ackTimeoutMs },
+    );
     this.logger.log(`producer connected to ${this.config.KAFKA_BROKERS.join(',')}`);
   }
 
