@@ -44,8 +44,9 @@ export interface Profile {
   /** Kafka nodes: 1, or 3 (a KRaft quorum, topics at 3 replicas and min.insync.replicas=2). */
   brokers: number;
   /**
-   * How long a follower stays paused: past the local cluster's replica.lag.time.max.ms (10 s), and past kafkajs's
-   * request timeout (30 s), which a produce request to the paused node (it leads partitions too) waits out.
+   * How long a follower stays paused: past the local cluster's replica.lag.time.max.ms (10 s), and long enough
+   * after it for its leaders to move (it leads partitions too): kafkajs's default request timeout (30 s) once hid
+   * a gateway that stalled for the whole pause.
    */
   followerPauseMs: number;
   /** How long two of the three brokers stay down. */
