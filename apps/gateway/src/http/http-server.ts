@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayConfig } from '@app/config';
 import type { Logger } from 'pino';
 import { pinoSink, ProblemException, RateLimitedLog, sendProblem } from '@app/observability';
@@ -20,6 +21,7 @@ export function createHttpAdapter(config: GatewayConfig, metrics: GatewayMetrics
     logger: false,
     ...serverLimits(config),
     clientErrorHandler: clientErrorHandler(metrics),
+    frameworkErrors: routerProblem,
     // Requests arriving while we drain get our own 503 (problem+json, Retry-After) from instrumentHttp.
     return503OnClosing: false,
     genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => {
@@ -27,6 +29,33 @@ export function createHttpAdapter(config: GatewayConfig, metrics: GatewayMetrics
       return typeof incoming === 'string' && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
     },
   });
+}
+
+/**
+ * Errors Fastify's router answers itself, before any hook or Nest's filter (its default is `application/json`
+ * with a Fastify code): a path that is not valid percent-encoded UTF-8 (`/plants/%`, `%FF`) is a 400, and a path
+ * parameter over Fastify's maxParamLength (100 characters) a 404, since no id the API hands out is that long and
+ * every route documents 404 (Fastify's own 414 is documented nowhere). See docs/http-edge.md.
+ */
+function routerProblem(error: FastifyError, req: FastifyRequest, reply: FastifyReply) {
+  const problem =
+    error.code === 'FST_ERR_BAD_URL'
+      ? ProblemException.of(
+          'badRequest',
+          'The path is not valid percent-encoding: a "%" must start a %XX escape of UTF-8 bytes; encode the path',
+        )
+      : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? ProblemException.of(
+            'notFound',
+            'No resource has an id of more than 100 characters; check the path for the id you were given',
+          )
+        : ProblemException.of('badRequest', 'The request cannot be routed; check its method and path');
+  reply.header('x-request-id', req.id);
+  // Answered before the body is read: a body that was announced is not read either.
+  if (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0) {
+    reply.header('connection', 'close');
+  }
+  sendProblem(reply, req, problem);
 }
 
 /**
