@@ -43,4 +43,25 @@ describe(ChunkFollower.name, () => {
     expect(follow(head('Content-Length: 1\r\nTransfer-Encoding: chunked\r\n'))).toBe('lost');
     expect(follow(`GET / HTTP/1.1\r\nX: ${'a'.repeat(70 * 1024)}`, 4096)).toBe('lost');
   });
+
+  it.each([
+    ['no HTTP version (HTTP/0.9)', 'GET /readyz\r\n\r\n'],
+    ['two spaces after the method', 'POST  /plant/webhook HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['two spaces before the version', 'GET /readyz  HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['a tab for a space', 'GET\t/readyz HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['a leading space', ' GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['a version that is not HTTP/x.y', 'GET /readyz HTTP/1\r\nHost: x\r\n\r\n'],
+  ])('refuses a request line with %s, read whole or a byte at a time', (_case, text) => {
+    expect(follow(text)).toBe('bad-request-line');
+    expect(follow(text, 1)).toBe('bad-request-line');
+  });
+
+  it('checks the request line of every pipelined request, after bodies of either framing', () => {
+    const body = `5\r\nabcde\r\n0\r\n\r\n`;
+    const good = `POST /plant/webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc${chunked}${body}`;
+    expect(follow(`\r\n${good}${good}`, 3)).toBe('ok');
+    expect(follow(`${good}GET /readyz\r\n\r\n`, 3)).toBe('bad-request-line');
+    // An Upgrade header without "Connection: upgrade" is no upgrade: the next request is still checked.
+    expect(follow(`${head('Upgrade: h2c\r\n')}GET  / HTTP/1.1\r\n\r\n`)).toBe('bad-request-line');
+  });
 });

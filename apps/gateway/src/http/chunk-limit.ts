@@ -1,13 +1,28 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import { problemOf, PROBLEM_CONTENT_TYPE } from '@app/observability';
+import { problemOf, PROBLEM_CONTENT_TYPE, ProblemKindName } from '@app/observability';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 
 /** Longest request head or chunk-size line followed; past it llhttp refuses anyway (431, or its 16 KiB cap). */
 const MAX_LINE_BYTES = 64 * 1024;
 
 /**
- * A chunked body that declares a chunk larger than the body limit is refused with 413 as soon as the chunk-size
+ * RFC 9112 §3: method SP request-target SP HTTP-version, each space a single one. llhttp serves a request line
+ * without a version (HTTP/0.9, answered 200) and one with two spaces between its parts, which a front proxy may
+ * read, route or forward differently. The version's digits are judged later (505 in framing.ts, 400 by llhttp);
+ * bytes of the target are llhttp's to judge too: only the line's structure is checked here.
+ */
+const REQUEST_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ [\x21-\x7e\x80-\xff]+ HTTP\/\d\.\d$/;
+
+/** Connections refused here; a request llhttp still parsed from their bytes is never served (see framing.ts). */
+const refusedConnections = new WeakSet<Socket>();
+
+export const isRefusedConnection = (socket: Socket | null | undefined) =>
+  socket != null && refusedConnections.has(socket);
+
+/**
+ * A request line that is not exactly `METHOD SP request-target SP HTTP/x.y` is refused with 400 (see REQUEST_LINE),
+ * and a chunked body that declares a chunk larger than the body limit is refused with 413 as soon as the chunk-size
  * line arrives, as a Content-Length over the limit is, instead of being read (and waited for, until the request
  * timeout) up to the limit. Node does not show chunk sizes to JavaScript, so this follows each connection's
  * bytes before llhttp reads them: request heads (for Content-Length and Transfer-Encoding), chunk-size lines and
@@ -26,33 +41,49 @@ export function refuseOversizedChunks(server: http.Server, limit: number, metric
       else if (verdict === 'too-large') {
         socket.off('data', onData);
         metrics.clientErrors.inc({ kind: 'chunk_too_large' });
-        refuse(socket, limit);
+        refuse(
+          socket,
+          413,
+          'payloadTooLarge',
+          `A chunk of the body is declared larger than ${limit} bytes, the body limit; send a smaller body`,
+        );
+      } else if (verdict === 'bad-request-line') {
+        socket.off('data', onData);
+        metrics.clientErrors.inc({ kind: 'ambiguous_framing' });
+        refuse(
+          socket,
+          400,
+          'badRequest',
+          'The request line is not "METHOD SP target SP HTTP/1.1" with single spaces (RFC 9112 §3); send it so',
+        );
       }
     };
     socket.prependListener('data', onData);
   });
 }
 
-function refuse(socket: Socket, limit: number) {
-  const body = JSON.stringify(
-    problemOf(
-      'payloadTooLarge',
-      `A chunk of the body is declared larger than ${limit} bytes, the body limit; send a smaller body`,
-    ),
-  );
+function refuse(socket: Socket, status: number, kind: ProblemKindName, detail: string) {
+  // llhttp still parses the bytes this listener saw (they cannot be withheld from it): the connection is marked
+  // so that no request read from it is served, only this answer.
+  refusedConnections.add(socket);
+  const body = JSON.stringify(problemOf(kind, detail));
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
   if (socket.writable && !inFlight) {
     socket.write(
-      `HTTP/1.1 413 Payload Too Large\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
   socket.destroySoon();
 }
 
+type Verdict = 'ok' | 'too-large' | 'bad-request-line' | 'lost';
 type State = 'head' | 'body' | 'chunk-size' | 'chunk-data' | 'chunk-end' | 'trailers';
 
-/** Follows HTTP/1.1 request framing on one connection; says when a chunk is declared over the limit. */
+/**
+ * Follows HTTP/1.1 request framing on one connection; says when a request line is malformed or a chunk is
+ * declared over the limit.
+ */
 export class ChunkFollower {
   private state: State = 'head';
   private line = Buffer.alloc(0); // the head or line being gathered
@@ -61,7 +92,7 @@ export class ChunkFollower {
 
   constructor(private readonly limit: number) {}
 
-  push(data: Buffer): 'ok' | 'too-large' | 'lost' {
+  push(data: Buffer): Verdict {
     let at = 0;
     while (at < data.length) {
       if (this.state === 'body' || this.state === 'chunk-data') {
@@ -92,18 +123,23 @@ export class ChunkFollower {
     return 'ok';
   }
 
-  private step(text: string): 'ok' | 'too-large' | 'lost' {
+  private step(text: string): Verdict {
     switch (this.state) {
       case 'head': {
         // A request may be preceded by empty lines (RFC 9112 §2.2).
         const lines = text.replace(/^(\r\n)+/, '').split('\r\n');
+        if (lines.length === 1 && lines[0] === '') return 'ok'; // empty lines only: the request follows
+        if (!REQUEST_LINE.test(lines[0])) return 'bad-request-line';
         const field = (name: string) =>
           lines
             .slice(1)
             .filter((l) => l.toLowerCase().startsWith(`${name}:`))
             .map((l) => l.slice(name.length + 1).trim());
-        // After CONNECT or an Upgrade the bytes are no longer HTTP (the gateway accepts neither).
-        if (/^CONNECT /i.test(lines[0]) || field('upgrade').length > 0) return 'lost';
+        // After CONNECT or an Upgrade the bytes are no longer HTTP (the gateway accepts neither). An Upgrade
+        // header without "Connection: upgrade" is no upgrade: llhttp goes on reading requests, and so does this.
+        const upgrade =
+          field('upgrade').length > 0 && field('connection').some((c) => /(^|,)\s*upgrade\s*(,|$)/i.test(c));
+        if (/^CONNECT /i.test(lines[0]) || upgrade) return 'lost';
         const te = field('transfer-encoding');
         const cl = field('content-length');
         if (te.length > 0) {

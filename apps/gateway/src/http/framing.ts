@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ProblemException, sendProblem } from '@app/observability';
 import { LoopHeaders } from '@app/contracts';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
+import { isRefusedConnection } from './chunk-limit';
 
 /**
  * Header fields a request may carry once. Node keeps the first of a repeated one and drops the rest without a
@@ -53,6 +54,11 @@ type Refusal = [kind: 'badRequest' | 'notImplemented' | 'versionNotSupported', d
  */
 export function refuseAmbiguousFraming(fastify: FastifyInstance, metrics: GatewayMetrics): void {
   fastify.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    // Already answered on the socket, from its bytes (chunk-limit.ts): nothing read from it is served.
+    if (isRefusedConnection(req.raw.socket)) {
+      reply.hijack(); // the socket is closing once that answer is written
+      return reply;
+    }
     const refusal = ambiguity(req);
     if (!refusal) return;
     const [kind, detail] = refusal;
