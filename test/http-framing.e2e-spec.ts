@@ -86,6 +86,16 @@ describe('HTTP framing', () => {
     ],
     ['an HTTP/2.0 request line', post(`Host: x\r\n${auth}`, body(), '2.0'), 505, /HTTP\/2\.0 is not served/],
     ['an HTTP/0.9 request line', post(`Host: x\r\n${auth}`, body(), '0.9'), 505, /HTTP\/0\.9 is not served/],
+    // llhttp served these two (the first as HTTP/0.9, 200; the second as if single-spaced): found by the fuzzer.
+    ['a request line without a version', 'GET /readyz\r\n\r\n', 400, /request line is not/],
+    ['two spaces in the request line', post(`Host: x\r\n${auth}`).replace('POST ', 'POST  '), 400, /request line/],
+    ['two spaces before the version', post(`Host: x\r\n${auth}`).replace(' HTTP', '  HTTP'), 400, /request line/],
+    [
+      'a malformed request line pipelined after a valid request',
+      `GET /livez HTTP/1.1\r\nHost: x\r\n\r\n${post(`Host: x\r\n${auth}`).replace('POST ', 'POST  ')}`,
+      400,
+      /request line/,
+    ],
     ['Transfer-Encoding: gzip, chunked', chunked('', '0\r\n\r\n').replace(': chunked', ': gzip, chunked'), 501, /gzip/],
     [
       'Transfer-Encoding in HTTP/1.0',
@@ -99,6 +109,49 @@ describe('HTTP framing', () => {
     expect(answer.text).toMatch(/content-type: application\/problem\+json/i);
     expect(answer.text).toMatch(detail);
     expect(answer.closed).toBe(true); // what follows on the connection can no longer be framed with confidence
+  });
+
+  it('refuses a malformed request line split across packets, and serves nothing of it', async () => {
+    const { port } = new URL(gw.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    let text = '';
+    socket.on('data', (d) => (text += d.toString('latin1')));
+    socket.on('error', () => undefined);
+    const closed = new Promise((resolve) => {
+      const timer = setTimeout(resolve, 5000);
+      socket.on('close', () => resolve(clearTimeout(timer)));
+    });
+    const key = `framing-${nextId()}`;
+    const raw = post(`Host: x\r\n${auth}webhook-id: ${key}\r\n`).replace('POST ', 'POST  ');
+    for (const piece of [raw.slice(0, 3), raw.slice(3, 30), raw.slice(30)]) {
+      socket.write(piece, 'latin1');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await closed;
+    socket.destroy();
+    expect(text).toMatch(/^HTTP\/1\.1 400 /);
+    // Not served behind the 400: the same webhook-id with another plant is a new key (200), not a conflict (409).
+    const again = await send(post(`Host: x\r\n${auth}webhook-id: ${key}\r\nConnection: close\r\n`));
+    expect(again.status).toBe(200);
+  });
+
+  // Fastify's router answered these itself, as application/json with a Fastify code and, for the long
+  // parameter, a 414 that no operation documents; found by the fuzzer.
+  it.each([
+    ['a lone %', '/plants/%', 400, /percent-encoding/],
+    ['an escape that is not UTF-8', '/plants/%FF', 400, /percent-encoding/],
+    ['an escape that is not hex', '/subscriptions/%ZZ', 400, /percent-encoding/],
+    ['a path parameter over 100 characters', `/plants/${'a'.repeat(101)}`, 404, /more than 100 characters/],
+    ['a long parameter, without a token', `/subscriptions/${'a'.repeat(300)}`, 404, /more than 100 characters/],
+  ])('answers a router error (%s) as problem+json', async (_case, path, status, detail) => {
+    const token = path.startsWith('/plants') ? auth.replace(e2e.WEBHOOK_TOKEN, e2e.ADMIN_TOKEN) : '';
+    const answer = await send(`GET ${path} HTTP/1.1\r\nHost: x\r\n${token}Connection: close\r\n\r\n`);
+    expect(answer.status).toBe(status);
+    expect(answer.text).toMatch(/content-type: application\/problem\+json/i);
+    expect(answer.text).toMatch(/x-request-id: /i);
+    const problem = JSON.parse(answer.text.slice(answer.text.indexOf('\r\n\r\n') + 4));
+    expect(problem).toMatchObject({ status, type: expect.stringMatching(/^https:/) });
+    expect(problem.detail).toMatch(detail);
   });
 
   it.each(['10001', '10000000', 'F'.repeat(30)])(
