@@ -149,6 +149,7 @@ describe('HTTP framing', () => {
     expect(answer.status).toBe(status);
     expect(answer.text).toMatch(/content-type: application\/problem\+json/i);
     expect(answer.text).toMatch(/x-request-id: /i);
+    expect(answer.text).toMatch(/x-content-type-options: nosniff/i); // the security headers too
     const problem = JSON.parse(answer.text.slice(answer.text.indexOf('\r\n\r\n') + 4));
     expect(problem).toMatchObject({ status, type: expect.stringMatching(/^https:/) });
     expect(problem.detail).toMatch(detail);

@@ -8,6 +8,7 @@ import { ShutdownState } from '../lifecycle/shutdown-state';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { clientErrorHandler, serverLimits } from './http-limits';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth';
+import { API_CSP, BASE_SECURITY_HEADERS } from './security-headers';
 import { noteInexactNumbers } from './stored-as-sent';
 
 /**
@@ -21,7 +22,7 @@ export function createHttpAdapter(config: GatewayConfig, metrics: GatewayMetrics
     logger: false,
     ...serverLimits(config),
     clientErrorHandler: clientErrorHandler(metrics),
-    frameworkErrors: routerProblem,
+    frameworkErrors: routerProblem(metrics),
     // Requests arriving while we drain get our own 503 (problem+json, Retry-After) from instrumentHttp.
     return503OnClosing: false,
     genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => {
@@ -37,7 +38,8 @@ export function createHttpAdapter(config: GatewayConfig, metrics: GatewayMetrics
  * parameter over Fastify's maxParamLength (100 characters) a 404, since no id the API hands out is that long and
  * every route documents 404 (Fastify's own 414 is documented nowhere). See docs/http-edge.md.
  */
-function routerProblem(error: FastifyError, req: FastifyRequest, reply: FastifyReply) {
+const routerProblem = (metrics: GatewayMetrics) => (error: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+  metrics.clientErrors.inc({ kind: 'unroutable' }); // no onResponse hook runs for these either
   const problem =
     error.code === 'FST_ERR_BAD_URL'
       ? ProblemException.of(
@@ -50,13 +52,14 @@ function routerProblem(error: FastifyError, req: FastifyRequest, reply: FastifyR
             'No resource has an id of more than 100 characters; check the path for the id you were given',
           )
         : ProblemException.of('badRequest', 'The request cannot be routed; check its method and path');
-  reply.header('x-request-id', req.id);
+  // No hook runs for these (not even onSend): the headers every response carries are set here.
+  reply.headers({ 'x-request-id': req.id, ...BASE_SECURITY_HEADERS, 'content-security-policy': API_CSP });
   // Answered before the body is read: a body that was announced is not read either.
   if (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0) {
     reply.header('connection', 'close');
   }
   sendProblem(reply, req, problem);
-}
+};
 
 /**
  * Request ids on every response, request metrics by route, one JSON log line per request, and a 503 for

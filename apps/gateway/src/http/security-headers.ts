@@ -11,7 +11,7 @@ export const BASE_SECURITY_HEADERS = {
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',
 };
-const API_CSP = "default-src 'none'; frame-ancestors 'none'";
+export const API_CSP = "default-src 'none'; frame-ancestors 'none'";
 
 /**
  * Swagger UI at /docs: its scripts and styles are files of this origin, no inline or eval'd script runs;

@@ -44,7 +44,7 @@ export class GatewayMetrics {
 
   readonly clientErrors = this.m.counter(
     'plant_store_http_client_errors_total',
-    'Requests cut before routing or auth: timeout (headers or body too slow), header_overflow, malformed, ambiguous_framing, http_version, chunk_too_large',
+    'Requests cut before routing or auth: timeout (headers or body too slow), header_overflow, malformed, ambiguous_framing, http_version, chunk_too_large, unroutable (a path the router cannot decode)',
     ['kind'],
   );
 
