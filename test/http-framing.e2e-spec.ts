@@ -1,4 +1,5 @@
 import net from 'node:net';
+import zlib from 'node:zlib';
 import * as e2e from './support/stack';
 
 // Issue 25, HTTP framing: whatever a front proxy could read differently from the gateway is refused. A fuzz run
@@ -171,6 +172,21 @@ describe('HTTP framing', () => {
     const answer = await send(chunked('', `${chunk}${chunk}8000\r\n`));
     expect(answer.status).toBe(413);
     expect(answer.ms).toBeLessThan(4000);
+  });
+
+  // Found by the fuzzer (seed 2139588441): the gateway process exited. Bytes that are not UTF-8 decode to three
+  // bytes each as a string, so Fastify refused the decoded body as too large (413) and stopped listening to the
+  // decoder; the truncated gzip then failed, and that error, with no listener left, was thrown.
+  it('outlives a gzip body refused as too large that then fails to decode', async () => {
+    const gzip = zlib.gzipSync(Buffer.alloc(40_000, 0xff)); // 40 KB under the 64 KiB limit; 120 KB as a string
+    const truncated = gzip.subarray(0, gzip.length - 8).toString('latin1');
+    const answer = await send(
+      `POST /plant/webhook HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\n` +
+        `Content-Encoding: gzip\r\nContent-Length: ${truncated.length}\r\nConnection: close\r\n\r\n${truncated}`,
+    );
+    expect(answer.status).toBe(413);
+    await new Promise((r) => setTimeout(r, 200)); // the decoder's error comes after the answer
+    expect((await send(post(`Host: x\r\n${auth}Connection: close\r\n`))).status).toBe(200);
   });
 
   // What llhttp (Node's parser) refuses itself: kept here so that a Node upgrade that relaxes one is noticed.
