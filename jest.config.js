@@ -32,7 +32,7 @@ const STATIC = [
 
 module.exports = {
   testTimeout: 60000,
-  testSequencer: '<rootDir>/test/support/sequencer.js',
+  testSequencer: '<rootDir>/tools/support/sequencer.js',
   projects: [
     { ...shared, displayName: 'unit', roots: ['<rootDir>/apps', '<rootDir>/libs'], testMatch: ['**/*.spec.ts'] },
     { ...shared, displayName: 'static', roots: ['<rootDir>/test'], testMatch: STATIC },

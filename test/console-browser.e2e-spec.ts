@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { Browser, Page } from 'playwright-core';
-import { adminClient } from './support/admin';
-import { launchBrowser } from './support/browser';
-import { Receiver } from './support/receiver';
-import * as e2e from './support/stack';
-import { waitFor } from './support/wait';
+import { adminClient } from '../tools/support/admin';
+import { launchBrowser } from '../tools/support/browser';
+import { Receiver } from '../tools/support/receiver';
+import * as e2e from '../tools/support/stack';
+import { waitFor } from '../tools/support/wait';
 
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 // `npm run screenshots` points this at docs/console, where docs/console-and-cli.md shows them.

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import nacl from 'tweetnacl';
 import { keyId } from '@app/persistence';
-import * as e2e from './support/stack';
-import { adminClient } from './support/admin';
-import { Received, Receiver } from './support/receiver';
-import { waitFor } from './support/wait';
+import * as e2e from '../tools/support/stack';
+import { adminClient } from '../tools/support/admin';
+import { Received, Receiver } from '../tools/support/receiver';
+import { waitFor } from '../tools/support/wait';
 
 // Credentials end to end, on a database of this suite's own (it rotates the key that seals them): secrets,
 // private keys and tokens sealed at rest; symmetric and asymmetric signatures checked by the receiver with

@@ -1,8 +1,8 @@
 import { Consumer, Producer } from 'kafkajs';
 import { Pool } from 'pg';
 import { newPlantCreatedEvent, PLANT_CREATED_DLQ_TOPIC, PLANT_CREATED_TOPIC } from '@app/contracts';
-import * as e2e from './support/stack';
-import { waitFor } from './support/wait';
+import * as e2e from '../tools/support/stack';
+import { waitFor } from '../tools/support/wait';
 
 // The attack (issue #10, item 2): a misconfigured producer writes 20,000 raw JSON records to plant.created.
 // The worker dead-lettered a whole fetched batch as one produce request, the broker refused it as

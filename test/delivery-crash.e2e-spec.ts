@@ -1,9 +1,9 @@
 import { ChildProcess } from 'node:child_process';
-import { adminClient } from './support/admin';
-import { exitOf, spawnBuiltApp } from './support/processes';
-import { Receiver } from './support/receiver';
-import * as e2e from './support/stack';
-import { waitFor } from './support/wait';
+import { adminClient } from '../tools/support/admin';
+import { exitOf, spawnBuiltApp } from '../tools/support/processes';
+import { Receiver } from '../tools/support/receiver';
+import * as e2e from '../tools/support/stack';
+import { waitFor } from '../tools/support/wait';
 
 // A worker killed with SIGKILL while a subscriber is answering loses no delivery: its lease runs out, another
 // worker sends it again, with the same webhook-id so the receiver can tell it is a duplicate.

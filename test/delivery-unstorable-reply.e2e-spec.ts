@@ -1,8 +1,8 @@
-import { adminClient } from './support/admin';
-import { Receiver } from './support/receiver';
-import * as e2e from './support/stack';
-import { startAtTopicEnd } from './support/topic-end';
-import { waitFor } from './support/wait';
+import { adminClient } from '../tools/support/admin';
+import { Receiver } from '../tools/support/receiver';
+import * as e2e from '../tools/support/stack';
+import { startAtTopicEnd } from '../tools/support/topic-end';
+import { waitFor } from '../tools/support/wait';
 
 // Issue 25, item 2: one subscriber's reply must not jam deliveries for everyone. A reply whose body holds a NUL
 // once decoded (here UTF-16LE "OK", bytes 4F 00 4B 00, read as the UTF-8 excerpt "O\0K\0") was refused by

@@ -1,8 +1,8 @@
 import { Webhook } from 'standardwebhooks';
-import { adminClient } from './support/admin';
-import { Receiver } from './support/receiver';
-import * as e2e from './support/stack';
-import { waitFor } from './support/wait';
+import { adminClient } from '../tools/support/admin';
+import { Receiver } from '../tools/support/receiver';
+import * as e2e from '../tools/support/stack';
+import { waitFor } from '../tools/support/wait';
 
 // Outgoing New Plant webhooks: real gateway, worker, Kafka, PostgreSQL and an HTTP receiver on loopback.
 describe('delivery: subscribers get the New Plant webhook', () => {

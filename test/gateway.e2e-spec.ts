@@ -3,9 +3,9 @@ import { execFileSync } from 'node:child_process';
 import { Consumer, KafkaMessage } from 'kafkajs';
 import { fc } from '@fast-check/jest';
 import { PLANT_CREATED_TOPIC, seedDocument } from '@app/contracts';
-import * as e2e from './support/stack';
-import { adminClient } from './support/admin';
-import { waitFor } from './support/wait';
+import * as e2e from '../tools/support/stack';
+import { adminClient } from '../tools/support/admin';
+import { waitFor } from '../tools/support/wait';
 
 // The gateway alone, against the real broker: what a sender of the New Plant webhook sees.
 describe('gateway: POST /plant/webhook', () => {
@@ -321,7 +321,9 @@ describe('gateway: POST /plant/webhook', () => {
       expect.arrayContaining(['/plants', '/plants/{id}', '/subscriptions', '/deliveries']),
     );
     const lint = JSON.parse(
-      execFileSync('node', [require.resolve('./support/lint-openapi.mjs')], { input: JSON.stringify(doc) }).toString(),
+      execFileSync('node', [require.resolve('../tools/support/lint-openapi.mjs')], {
+        input: JSON.stringify(doc),
+      }).toString(),
     );
     expect(lint).toEqual(expect.objectContaining({ valid: true }));
   });

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import zlib from 'node:zlib';
-import * as e2e from './support/stack';
+import * as e2e from '../tools/support/stack';
 
 // Issue 25, HTTP framing: whatever a front proxy could read differently from the gateway is refused. A fuzz run
 // found two Host headers answered 200, "HTTP/2.0" over a text connection served as 1.1, and a chunk declared

@@ -15,11 +15,18 @@ import {
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createGatewayApp } from '../apps/gateway/src/gateway.app';
 import { createWorkerApp } from '../apps/worker/src/worker.app';
-import { adminClient } from './support/admin';
-import { Receiver } from './support/receiver';
-import { makePki, Pki, randomPassword, SecureKafka, securePortBase, startSecureKafka } from './support/secure-kafka';
-import * as e2e from './support/stack';
-import { waitFor } from './support/wait';
+import { adminClient } from '../tools/support/admin';
+import { Receiver } from '../tools/support/receiver';
+import {
+  makePki,
+  Pki,
+  randomPassword,
+  SecureKafka,
+  securePortBase,
+  startSecureKafka,
+} from '../tools/support/secure-kafka';
+import * as e2e from '../tools/support/stack';
+import { waitFor } from '../tools/support/wait';
 
 // Kafka security against a real broker: SASL_SSL with SCRAM-SHA-512 and a CA made here, the KRaft
 // StandardAuthorizer with only the README's ACLs, mTLS, OAUTHBEARER checked by the broker against a JWKS this

@@ -4,9 +4,9 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import * as e2e from './support/stack';
-import { exitOf, freePort } from './support/processes';
-import { waitFor } from './support/wait';
+import * as e2e from '../tools/support/stack';
+import { exitOf, freePort } from '../tools/support/processes';
+import { waitFor } from '../tools/support/wait';
 
 // The local launcher as a newcomer meets it: what it does when a port is taken, when a start fails halfway,
 // when an earlier run was killed and left its broker behind, when an app crashes under `npm start`, and on

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import * as e2e from './support/stack';
-import { adminClient } from './support/admin';
-import { freePort, spawnBuiltApp } from './support/processes';
-import { Receiver } from './support/receiver';
-import { waitFor } from './support/wait';
+import * as e2e from '../tools/support/stack';
+import { adminClient } from '../tools/support/admin';
+import { freePort, spawnBuiltApp } from '../tools/support/processes';
+import { Receiver } from '../tools/support/receiver';
+import { waitFor } from '../tools/support/wait';
 
 // What the two apps write while a plant flows through them and a subscriber fails once, at the most verbose
 // level: one format (JSON, the level as a word), a summary line of the flow, a warning naming the failing

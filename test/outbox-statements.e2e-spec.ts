@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { AttemptOutcome, ClaimedDelivery, ClaimResult, IngestEvent, NO_LEASE, OutboxLease } from '@app/delivery';
 import { IngestRepository, OutboxRepository, runMigrations, SecretBox, subscriptionContext } from '@app/persistence';
-import * as e2e from './support/stack';
+import * as e2e from '../tools/support/stack';
 
 // The hardest statements, against the real PostgreSQL, in a database of their own (a claim sees every pending
 // delivery, so other suites' rows must not be there): the ingest statement (events, plants and the outbox in

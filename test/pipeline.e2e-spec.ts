@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { Consumer, KafkaMessage, Producer } from 'kafkajs';
 import { Pool } from 'pg';
 import { newPlantCreatedEvent, PLANT_CREATED_DLQ_TOPIC, PLANT_CREATED_TOPIC } from '@app/contracts';
-import * as e2e from './support/stack';
-import { metricSum, metricValues } from './support/metrics';
-import { TcpProxy, viaProxy } from './support/tcp-proxy';
-import { waitFor } from './support/wait';
+import * as e2e from '../tools/support/stack';
+import { metricSum, metricValues } from '../tools/support/metrics';
+import { TcpProxy, viaProxy } from '../tools/support/tcp-proxy';
+import { waitFor } from '../tools/support/wait';
 
 // Webhook → gateway → Kafka → worker → PostgreSQL, all real.
 describe('pipeline: a New Plant webhook becomes a stored plant', () => {

@@ -1,6 +1,6 @@
 import { Pool } from 'pg';
-import * as e2e from './support/stack';
-import { waitFor } from './support/wait';
+import * as e2e from '../tools/support/stack';
+import { waitFor } from '../tools/support/wait';
 
 interface Unavailable {
   outcome: 'not_accepted' | 'unknown';

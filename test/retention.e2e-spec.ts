@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { loadConfig, workerEnvSchema } from '@app/config';
 import { RetentionPruner } from '../apps/worker/src/retention/retention-pruner';
-import * as e2e from './support/stack';
-import { metricSum } from './support/metrics';
-import { waitFor } from './support/wait';
+import * as e2e from '../tools/support/stack';
+import { metricSum } from '../tools/support/metrics';
+import { waitFor } from '../tools/support/wait';
 
 // Retention, through a real worker on a database of its own: past their windows, remembered event ids and
 // finished deliveries go, in batches; recent rows and pending deliveries, however old, stay.

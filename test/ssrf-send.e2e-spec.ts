@@ -1,8 +1,8 @@
 import { Pool } from 'pg';
-import { adminClient } from './support/admin';
-import { Receiver } from './support/receiver';
-import * as e2e from './support/stack';
-import { waitFor } from './support/wait';
+import { adminClient } from '../tools/support/admin';
+import { Receiver } from '../tools/support/receiver';
+import * as e2e from '../tools/support/stack';
+import { waitFor } from '../tools/support/wait';
 
 // The attack (issue #10, item 5): the send path resolved the subscriber's name to check it, then let the
 // HTTP client resolve it again, so a DNS answer that changed in between (rebinding) reached a private

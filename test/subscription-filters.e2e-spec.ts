@@ -1,7 +1,7 @@
-import { adminClient } from './support/admin';
-import { Receiver } from './support/receiver';
-import * as e2e from './support/stack';
-import { waitFor } from './support/wait';
+import { adminClient } from '../tools/support/admin';
+import { Receiver } from '../tools/support/receiver';
+import * as e2e from '../tools/support/stack';
+import { waitFor } from '../tools/support/wait';
 
 // A subscriber gets only the plants its filter lets through: no delivery row at all for the others.
 describe('subscription filters: only these tags, plant ids in a range', () => {

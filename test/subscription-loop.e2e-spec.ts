@@ -1,10 +1,10 @@
 import { Pool } from 'pg';
 import { LoopHeaders } from '@app/contracts';
-import { adminClient } from './support/admin';
-import { metricSum } from './support/metrics';
-import { Receiver } from './support/receiver';
-import * as e2e from './support/stack';
-import { waitFor } from './support/wait';
+import { adminClient } from '../tools/support/admin';
+import { metricSum } from '../tools/support/metrics';
+import { Receiver } from '../tools/support/receiver';
+import * as e2e from '../tools/support/stack';
+import { waitFor } from '../tools/support/wait';
 
 // The attack (issue #10, item 1): a Plant Store subscribed to its own /plant/webhook turned one plant into
 // ~180 events/s forever, silently. An echo that changes nothing must change and send nothing; a loop through

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Tracing } from '@app/observability';
-import { adminClient } from './support/admin';
-import { CollectedSpan, OtlpCollector } from './support/otlp-collector';
-import { Receiver } from './support/receiver';
-import * as e2e from './support/stack';
-import { waitFor } from './support/wait';
+import { adminClient } from '../tools/support/admin';
+import { CollectedSpan, OtlpCollector } from '../tools/support/otlp-collector';
+import { Receiver } from '../tools/support/receiver';
+import * as e2e from '../tools/support/stack';
+import { waitFor } from '../tools/support/wait';
 
 const SERVER = 2;
 const CLIENT = 3;

@@ -1,7 +1,7 @@
 import net from 'node:net';
-import { exitOf, freePort, spawnBuiltApp } from './support/processes';
-import * as e2e from './support/stack';
-import { waitFor } from './support/wait';
+import { exitOf, freePort, spawnBuiltApp } from '../tools/support/processes';
+import * as e2e from '../tools/support/stack';
+import { waitFor } from '../tools/support/wait';
 
 // The built worker's health and metrics port (main.ts) once listened on 0.0.0.0 whatever the configuration:
 // on a laptop, /metrics was open to the network the laptop was on. It listens on loopback unless

@@ -12,10 +12,10 @@ import { fork } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { adminClient } from '../../test/support/admin';
-import { metricSum } from '../../test/support/metrics';
-import { Receiver } from '../../test/support/receiver';
-import { waitFor } from '../../test/support/wait';
+import { adminClient } from '../support/admin';
+import { metricSum } from '../support/metrics';
+import { Receiver } from '../support/receiver';
+import { waitFor } from '../support/wait';
 import {
   ADMIN,
   arg,

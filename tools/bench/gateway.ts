@@ -10,7 +10,7 @@
 import autocannon from 'autocannon';
 import { fork } from 'node:child_process';
 import path from 'node:path';
-import { metricSum } from '../../test/support/metrics';
+import { metricSum } from '../support/metrics';
 import { arg, printPeakRss, runBench, startStack, step, table, TOKEN } from './harness';
 
 /** A baseline server in a process of its own: bare-fastify, naive-kafka or nest-guarded (this folder). */
