@@ -7,3 +7,4 @@ export * from './known-examples';
 export * from './env-reference';
 export * from './kafka-env';
 export * from './database-url';
+export * from './untrusted-certificate';

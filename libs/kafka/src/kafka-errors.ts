@@ -1,5 +1,5 @@
 import { connect as tlsConnect } from 'node:tls';
-import type { KafkaEnv } from '@app/config';
+import { type KafkaEnv, UNTRUSTED_CERTIFICATE_CODES as UNTRUSTED } from '@app/config';
 import { saslUsername, tlsOptions } from './kafka-options';
 
 /** An ACL an app needs, as docs/kafka-security.md lists it: what a denial is reported as. */
@@ -29,15 +29,6 @@ export class KafkaAccessError extends ExplainedKafkaError {
 }
 
 const AUTHORIZATION = /^(TOPIC|GROUP|CLUSTER|TRANSACTIONAL_ID)_AUTHORIZATION_FAILED$/;
-const UNTRUSTED = new Set([
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'CERT_UNTRUSTED',
-  'CERT_SIGNATURE_FAILURE',
-]);
 
 type Cause = Error & { code?: string; type?: string; originalError?: Error; cause?: unknown; errors?: unknown[] };
 

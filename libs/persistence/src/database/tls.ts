@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
-import { DatabaseTls, readDatabaseUrl, SslMode } from '@app/config';
+import { DatabaseTls, readDatabaseUrl, SslMode, UNTRUSTED_CERTIFICATE_CODES as UNTRUSTED } from '@app/config';
 import { DatabaseConnectError } from './unavailable';
 
 /** What node-postgres is given: the URL without its TLS parameters, and the TLS options they mean (or none). */
@@ -45,17 +45,6 @@ export function databaseConnection(url: string, variable = 'DATABASE_URL'): Data
   if (mode === 'verify-ca') ssl.checkServerIdentity = () => undefined;
   return { ...base, ssl };
 }
-
-// Node's codes for a certificate it does not trust, and for one that names another host.
-const UNTRUSTED = new Set([
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'CERT_SIGNATURE_FAILURE',
-  'CERT_UNTRUSTED',
-]);
 
 /**
  * Turns a TLS failure into what to do about it (which variable, which parameter); any other error is returned
