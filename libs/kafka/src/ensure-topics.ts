@@ -98,13 +98,40 @@ async function createTopics(admin: Admin, c: KafkaEnv, missing: ITopicConfig[]):
   return created;
 }
 
-/** A group the principal may not use: its committed offsets cannot be read (DESCRIBE, implied by READ). */
-async function checkGroups(admin: Admin, c: KafkaEnv, groups: string[], topic: string, operation: 'READ' | 'DESCRIBE') {
-  for (const groupId of groups)
-    await admin.fetchOffsets({ groupId, topics: [topic] }).catch((err) => {
-      throw explainKafkaError(err, c, { operation, resource: 'GROUP', name: groupId });
-    });
+/**
+ * A group the principal may not use: its committed offsets cannot be read (DESCRIBE, implied by READ). On a fresh
+ * cluster the group's coordinator may not be there yet (the offsets topic is still being created and its leaders
+ * elected): that is waited out, for a bounded time, rather than taken for a failure.
+ */
+export async function checkGroups(
+  admin: Admin,
+  c: KafkaEnv,
+  groups: string[],
+  topic: string,
+  operation: 'READ' | 'DESCRIBE',
+) {
+  for (const groupId of groups) {
+    const deadline = Date.now() + COORDINATOR_WAIT_MS;
+    for (;;) {
+      const failure = await admin.fetchOffsets({ groupId, topics: [topic] }).then(
+        () => null,
+        (err: unknown) => err,
+      );
+      if (failure === null) break;
+      if (!COORDINATOR_MOVING.has(errorType(failure) ?? '') || Date.now() > deadline)
+        throw explainKafkaError(failure, c, { operation, resource: 'GROUP', name: groupId });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
 }
+
+/** Kafka's answers while a group's coordinator is loading, moving or not elected yet: retriable, not a denial. */
+const COORDINATOR_MOVING = new Set([
+  'GROUP_LOAD_IN_PROGRESS',
+  'GROUP_COORDINATOR_NOT_AVAILABLE',
+  'NOT_COORDINATOR_FOR_GROUP',
+]);
+const COORDINATOR_WAIT_MS = 30_000;
 
 /** The Kafka error code of a failure, also when a retry wrapper holds it as its cause. */
 function errorType(err: unknown): string | undefined {
