@@ -36,7 +36,8 @@ describe('fault suite (short profile)', () => {
 });
 
 // The same on a three-node KRaft cluster (`npm run chaos -- --profile cluster-short`), plant.created at 3 replicas
-// and min.insync.replicas=2: two of the three brokers killed at once, then the active controller killed.
+// and min.insync.replicas=2: two of the three brokers killed at once (the controller kill and the other cluster
+// faults run in the full suite).
 // While below min.insync.replicas no webhook may be answered 200, every sender gets a 503 that says what to do
 // (within the publish bound), and once the brokers are back everything acknowledged is stored and delivered.
 // `npm run chaos -- --brokers 3` runs every scenario, the cluster ones too, at full size.
