@@ -161,7 +161,7 @@ async function main() {
   if (profile.brokers !== 1 && profile.brokers !== 3) throw new Error('--brokers must be 1 or 3');
   const results = await runChaos(profile, {
     buildFirst: !process.argv.includes('--no-build'),
-    // the first broker's port, when the chaos profile's 39092.. are taken (the nodes take +2, +4)
+    // the first broker's port, when the chaos profile's 31092.. are taken (the nodes take +2, +4)
     kafkaPort: arg('kafka-port') ? Number(arg('kafka-port')) : undefined,
   });
   printResults(results);

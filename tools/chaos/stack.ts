@@ -73,7 +73,7 @@ const WORKER_PORTS = [9471, 9472];
 export interface StackOptions {
   /** Kafka nodes: 1, or a three-node KRaft quorum (KAFKA_NODES=3) with topics at 3 replicas, 2 in sync. */
   brokers?: number;
-  /** The first node's client port (the next nodes take +2, +4; controllers +1): else the chaos profile's 39092. */
+  /** The first node's client port (the next nodes take +2, +4; controllers +1): else the chaos profile's 31092. */
   kafkaPort?: number;
 }
 
