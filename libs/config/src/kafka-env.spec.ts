@@ -71,6 +71,7 @@ describe('Kafka settings', () => {
       KAFKA_TOPIC_PREFIX: 'team-a.',
       KAFKA_TOPIC_PLANT_CREATED_DLQ: 'team-a.dead',
       KAFKA_CREATE_TOPICS: 'false',
+      KAFKA_SSL: 'true',
       KAFKA_SASL_MECHANISM: 'oauthbearer',
       KAFKA_SASL_OAUTHBEARER_TOKEN_URL: 'https://idp.example/token',
       KAFKA_SASL_OAUTHBEARER_CLIENT_ID: 'id',
@@ -81,5 +82,28 @@ describe('Kafka settings', () => {
     expect(c.KAFKA_CREATE_TOPICS).toBe(false);
     expect(c.KAFKA_SASL_OAUTHBEARER_EXTENSIONS).toEqual({ logicalCluster: 'lkc-1', identityPoolId: 'pool-2' });
     expect(() => load({ KAFKA_TOPIC_PLANT_CREATED: 'bad name' })).toThrow(/KAFKA_TOPIC_PLANT_CREATED/);
+  });
+
+  it('refuses a SASL mechanism that would send its secret in clear, unless told it is a private test network', () => {
+    const plain = { KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'hunter2' };
+    let message = '';
+    try {
+      load(plain);
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/KAFKA_SASL_MECHANISM: plain without KAFKA_SSL=true would send the password in clear/);
+    expect(message).not.toContain('hunter2');
+    expect(load({ ...plain, KAFKA_SSL: 'true' }).KAFKA_SASL_MECHANISM).toBe('plain');
+    expect(load({ ...plain, KAFKA_SASL_ALLOW_PLAINTEXT: 'true' }).KAFKA_SASL_MECHANISM).toBe('plain');
+    const oauth = {
+      KAFKA_SASL_MECHANISM: 'oauthbearer',
+      KAFKA_SASL_OAUTHBEARER_TOKEN_URL: 'https://idp.example/token',
+      KAFKA_SASL_OAUTHBEARER_CLIENT_ID: 'id',
+      KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET: 'secret',
+    };
+    expect(() => load(oauth)).toThrow(/oauthbearer without KAFKA_SSL=true would send the token in clear/);
+    // SCRAM proves the password without sending it.
+    expect(load({ ...plain, KAFKA_SASL_MECHANISM: 'scram-sha-512' }).KAFKA_SSL).toBe(false);
   });
 });

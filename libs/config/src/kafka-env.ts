@@ -55,6 +55,7 @@ export const kafkaEnv = {
   KAFKA_SSL_KEY_PASSWORD: z.string().min(1).optional(),
   KAFKA_SSL_KEY_PASSWORD_FILE: secretFile.optional(),
   KAFKA_SASL_MECHANISM: z.enum(SASL_MECHANISMS).optional(),
+  KAFKA_SASL_ALLOW_PLAINTEXT: bool.default(false),
   KAFKA_SASL_USERNAME: z.string().min(1).optional(),
   KAFKA_SASL_USERNAME_FILE: secretFile.optional(),
   KAFKA_SASL_PASSWORD: z.string().min(1).optional(),
@@ -132,6 +133,14 @@ export function checkKafkaEnv(c: KafkaEnv, ctx: z.core.$RefinementCtx<unknown>) 
     ];
     for (const name of stray) issue(name, 'is set but KAFKA_SASL_MECHANISM is not: set the mechanism too');
   }
+  // PLAIN sends the password and OAUTHBEARER the token as they are: without TLS anyone on the path reads them.
+  // SCRAM never sends the password, so it is left alone.
+  if ((mechanism === 'plain' || mechanism === 'oauthbearer') && !c.KAFKA_SSL && !c.KAFKA_SASL_ALLOW_PLAINTEXT)
+    issue(
+      'KAFKA_SASL_MECHANISM',
+      `${mechanism} without KAFKA_SSL=true would send the ${mechanism === 'plain' ? 'password' : 'token'} in clear: ` +
+        'set KAFKA_SSL=true (every managed Kafka offers TLS), or KAFKA_SASL_ALLOW_PLAINTEXT=true on a private test network',
+    );
   if (c.KAFKA_REPLICATION_FACTOR < c.KAFKA_MIN_INSYNC_REPLICAS)
     issue('KAFKA_MIN_INSYNC_REPLICAS', 'cannot exceed KAFKA_REPLICATION_FACTOR (no write could ever succeed)');
 }
