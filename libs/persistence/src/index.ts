@@ -1,5 +1,5 @@
 // PostgreSQL: the pool and its module (database/), the schema and its one migrator (schema/), one folder per
-// aggregate (plants/, subscriptions/, deliveries/ with the outbox, dead-letters/, audit/), the ingest statement
+// aggregate (plants/, subscriptions/, deliveries/ with the outbox, dead-letters/, audit/, portal-links/), the ingest statement
 // that writes several tables at once (ingest/), what prunes old rows (retention/), how subscriber credentials
 // are sealed at rest (secrets/), and the coalescer that lets concurrent callers share a statement
 // (write-coalescer). Every statement is declared with what its parameters mean and listed in sql/statements.ts
@@ -20,4 +20,5 @@ export * from './secrets/secret-box';
 export * from './secrets/seal-credentials';
 export * from './audit/audit.repository';
 export * from './dead-letters/dead-letter.repository';
+export * from './portal-links/portal-link.repository';
 export * from './write-coalescer';

@@ -11,6 +11,7 @@ import { SubscriptionRepository } from '../subscriptions/subscription.repository
 import { SecretBox, secretBoxFrom } from '../secrets/secret-box';
 import { AuditRepository } from '../audit/audit.repository';
 import { DeadLetterRepository } from '../dead-letters/dead-letter.repository';
+import { PortalLinkRepository } from '../portal-links/portal-link.repository';
 import { createPool, databaseBoundsFrom, longStatementBounds, PG_POOL } from './pool';
 
 interface DbConfig {
@@ -43,6 +44,7 @@ const repositories = [
   IngestRepository,
   AuditRepository,
   DeadLetterRepository,
+  PortalLinkRepository,
 ];
 
 /**

@@ -6,6 +6,7 @@ import { DeliveryRepository } from '../deliveries/delivery.repository';
 import { OutboxRepository } from '../deliveries/outbox.repository';
 import { IngestRepository } from '../ingest/ingest.repository';
 import { PlantRepository } from '../plants/plant.repository';
+import { PortalLinkRepository } from '../portal-links/portal-link.repository';
 import { RetentionRepository } from '../retention/retention.repository';
 import { SecretBox } from '../secrets/secret-box';
 import { NewSubscription, SubscriptionRepository } from '../subscriptions/subscription.repository';
@@ -49,6 +50,7 @@ describe('the statements', () => {
     const plants = new PlantRepository(pool);
     const audit = new AuditRepository(pool);
     const deadLetters = new DeadLetterRepository(pool);
+    const portalLinks = new PortalLinkRepository(pool);
     const calls: (() => Promise<unknown>)[] = [
       () => outbox.fanOut(1, [], 1),
       () => outbox.claimDue(1, [], 1),
@@ -76,6 +78,10 @@ describe('the statements', () => {
       () => subscriptions.delete('s'),
       () => subscriptions.rotateSecret('s', 'n', null, 1),
       () => subscriptions.findSendable('s'),
+      () => portalLinks.create({ subscriptionId: 's', description: null, createdBy: 'a', lifetimeSeconds: 60 }),
+      () => portalLinks.list('s'),
+      () => portalLinks.revoke('s', 'l', 'a'),
+      () => portalLinks.findByToken('psp_x'),
       () => plants.findById(1),
       () => plants.listNewest(1, null),
       () => plants.countStoredSince(1),

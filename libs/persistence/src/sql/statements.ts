@@ -7,6 +7,7 @@ import * as fanOut from '../deliveries/fan-out.sql';
 import * as outbox from '../deliveries/outbox.sql';
 import * as ingest from '../ingest/apply-events.sql';
 import * as plants from '../plants/plant.sql';
+import * as portalLinks from '../portal-links/portal-link.sql';
 import * as retention from '../retention/retention.sql';
 import * as subscriptions from '../subscriptions/subscription.sql';
 import { Statement } from './statement';
@@ -42,6 +43,12 @@ export const STATEMENTS: Record<string, readonly Statement[]> = {
     subscriptions.FIND_SENDABLE,
   ],
   plants: [plants.FIND_PLANT, plants.LIST_PLANTS, plants.COUNT_STORED_SINCE],
+  'portal-links': [
+    portalLinks.CREATE_PORTAL_LINK,
+    portalLinks.LIST_PORTAL_LINKS,
+    portalLinks.REVOKE_PORTAL_LINK,
+    portalLinks.FIND_PORTAL_LINK_BY_DIGEST,
+  ],
   audit: [audit.RECORD_AUDIT_EVENT, audit.RECORD_AUDIT_EVENTS, audit.LIST_AUDIT_EVENTS],
   'dead-letters': [
     deadLetters.ARCHIVE_DEAD_LETTERS,
