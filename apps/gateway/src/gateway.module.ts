@@ -13,8 +13,10 @@ import { SubscriptionsModule } from './subscriptions/subscriptions.module';
 import { AuditModule } from './audit/audit.module';
 import { DeadLettersModule } from './dead-letters/dead-letters.module';
 import { OverviewModule } from './overview/overview.module';
+import { PortalLinksModule } from './portal-links/portal-links.module';
 
-/** Webhook in (plant-webhook), read API (plants), admin API (subscriptions, deliveries), health and metrics. */
+/** Webhook in (plant-webhook), read API (plants), admin API (subscriptions, deliveries,
+ * portal links: a subscriber's own scoped credential), health and metrics. */
 @Module({})
 export class GatewayModule {
   static forRoot(config: GatewayConfig, metrics: GatewayMetrics, tracing: Tracing): DynamicModule {
@@ -34,6 +36,7 @@ export class GatewayModule {
         DeliveriesModule,
         DeadLettersModule,
         OverviewModule,
+        PortalLinksModule,
       ],
     };
   }

@@ -32,3 +32,6 @@ export const validateDeliveryRetryFilter = validator<DeliveryRetryFilterBody>('D
 
 export type DeadLetterIdsBody = Schema<'DeadLetterIds'>;
 export const validateDeadLetterIds = validator<DeadLetterIdsBody>('DeadLetterIds');
+
+export type PortalLinkCreateBody = Schema<'PortalLinkCreate'>;
+export const validatePortalLinkCreate = validator<PortalLinkCreateBody>('PortalLinkCreate');

@@ -9,3 +9,4 @@ export * from './plant-digest';
 export type * from './openapi/shapes';
 export * from './storable-json';
 export * from './exact-numbers';
+export * from './portal-link-lifetime';

@@ -3,16 +3,23 @@ import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { Strategy } from 'passport-http-bearer';
 import { AdminScope, APP_CONFIG, GatewayConfig } from '@app/config';
+import { PORTAL_TOKEN_PREFIX, PortalLinkRepository, PresentedPortalLink } from '@app/persistence';
+import { ProblemException } from '@app/observability';
 import { TokenSet } from './token-set';
 
 export const REALM = 'plant-store';
 
 export interface Principal {
-  kind: 'webhook' | 'admin';
-  /** Who, for the audit trail and logs, without the token itself: an admin token's name, `webhook-<n>`. */
+  kind: 'webhook' | 'admin' | 'portal';
+  /**
+   * Who, for the audit trail and logs, without the token itself: an admin token's name, `webhook-<n>`,
+   * `portal-link:<link id>`.
+   */
   name: string;
-  /** What an admin token may do; a webhook token has no admin scope. */
+  /** What an admin token may do; a webhook token and a portal link have no admin scope. */
   scope: AdminScope | null;
+  /** A portal link's: the one subscription it opens, the link, and when it expires. */
+  portal?: { subscriptionId: string; linkId: string; expiresAt: Date };
 }
 
 interface Accepted {
@@ -38,7 +45,7 @@ function bearerStrategy(name: string, kind: Principal['kind'], tokensOf: (c: Gat
      * body, in the event itself. Requests that try it are refused before this (credential-placement.ts).
      */
     authenticate(req: { headers: IncomingHttpHeaders }, options?: unknown) {
-      return super.authenticate({ headers: req.headers } as never, options as object);
+      return super.authenticate(headersOnly(req), options as object);
     }
 
     validate(token: string): Principal | false {
@@ -49,9 +56,60 @@ function bearerStrategy(name: string, kind: Principal['kind'], tokensOf: (c: Gat
   return BearerStrategy;
 }
 
+/** The Authorization header only, as above (credential-placement.ts refuses the other places). */
+const headersOnly = (req: { headers: IncomingHttpHeaders }) => ({ headers: req.headers }) as never;
+
 /** Tokens from WEBHOOK_TOKENS: the New Plant webhook and the read API. */
 export const WebhookBearerStrategy = bearerStrategy('webhook-bearer', 'webhook', (c) =>
   c.WEBHOOK_TOKENS.map((token, i) => ({ token, name: `webhook-${i + 1}`, scope: null })),
 );
 /** Tokens from ADMIN_TOKENS, each with its name and scope. A webhook token is not an admin token. */
 export const AdminBearerStrategy = bearerStrategy('admin-bearer', 'admin', (c) => c.ADMIN_TOKENS);
+
+/**
+ * Portal link tokens (`psp_…`): looked up by their SHA-256 in `portal_links` (one indexed read; a token without
+ * the prefix costs nothing). A link that expired, was revoked or whose subscription was deleted is refused here
+ * with a 401 that says which, rather than as an unknown token: the subscriber then knows to ask for a new link.
+ * What the principal may reach is decided by the guards (portal-scope.ts).
+ */
+@Injectable()
+export class PortalBearerStrategy extends PassportStrategy(Strategy, 'portal-bearer') {
+  constructor(private readonly links: PortalLinkRepository) {
+    super({ realm: REALM });
+  }
+
+  authenticate(req: { headers: IncomingHttpHeaders }, options?: unknown) {
+    return super.authenticate(headersOnly(req), options as object);
+  }
+
+  async validate(token: string): Promise<Principal | false> {
+    if (!token.startsWith(PORTAL_TOKEN_PREFIX)) return false;
+    const link = await this.links.findByToken(token);
+    if (!link) return false;
+    const refused = whyRefused(link);
+    if (refused)
+      throw ProblemException.of(
+        'unauthorized',
+        `${refused.detail} Ask the Plant Store operator who sent it for a new link.`,
+        { reason: refused.reason } as never,
+        { 'www-authenticate': `Bearer realm="${REALM}", error="invalid_token"` },
+      );
+    return {
+      kind: 'portal',
+      name: `portal-link:${link.id}`,
+      scope: null,
+      portal: { subscriptionId: link.subscription_id, linkId: link.id, expiresAt: link.expires_at },
+    };
+  }
+}
+
+/** Why a known link no longer opens anything (`reason` is in the problem too, for a page to choose its words). */
+function whyRefused(link: PresentedPortalLink): { reason: string; detail: string } | null {
+  if (link.revoked_at)
+    return { reason: 'revoked', detail: `This portal link was revoked on ${link.revoked_at.toISOString()}.` };
+  if (link.subscription_deleted)
+    return { reason: 'deleted', detail: 'The subscription this portal link opened was deleted.' };
+  if (link.expires_at <= link.checked_at)
+    return { reason: 'expired', detail: `This portal link expired on ${link.expires_at.toISOString()}.` };
+  return null;
+}

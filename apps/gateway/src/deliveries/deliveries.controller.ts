@@ -2,7 +2,8 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '
 import { ApiExcludeController } from '@nestjs/swagger';
 import { DeliveryRetryFilterBody, validateDeliveryRetryFilter } from '@app/contracts';
 import { DeliveryStatus } from '@app/delivery';
-import { Actor, AdminReadGuard, AdminWriteGuard } from '../auth/bearer.guards';
+import { Actor, AdminReadGuard, AdminWriteGuard, ConfinedTo } from '../auth/bearer.guards';
+import { assertOwnSubscription } from '../auth/portal-scope';
 import { optionalDate } from '../http/dates';
 import { parseCursor } from '../http/pagination';
 import { validatedBody } from '../http/validated-body.pipe';
@@ -25,9 +26,17 @@ export class DeliveriesController {
     @Query('until', validatedParameters('listDeliveries')) until: string | undefined,
     @Query('limit', validatedParameters('listDeliveries')) limit: number,
     @Query('cursor', validatedParameters('listDeliveries')) cursor: string | undefined,
+    @ConfinedTo() confined: string | null,
   ) {
+    // A portal link lists its own subscription's (its guard refused any other subscriptionId).
     return this.deliveries.list(
-      { subscriptionId, status, plantId, since: optionalDate(since), until: optionalDate(until) },
+      {
+        subscriptionId: confined ?? subscriptionId,
+        status,
+        plantId,
+        since: optionalDate(since),
+        until: optionalDate(until),
+      },
       limit,
       parseCursor(cursor),
     );
@@ -40,23 +49,34 @@ export class DeliveriesController {
   retryMatching(
     @Body(validatedBody(validateDeliveryRetryFilter)) body: DeliveryRetryFilterBody,
     @Actor() actor: string,
+    @ConfinedTo() confined: string | null,
   ) {
+    assertOwnSubscription(confined, body.subscriptionId ?? confined, `subscription ${body.subscriptionId}`);
     return this.deliveries.retryMatching(
-      { ...body, since: optionalDate(body.since), until: optionalDate(body.until) },
+      {
+        ...body,
+        subscriptionId: confined ?? body.subscriptionId,
+        since: optionalDate(body.since),
+        until: optionalDate(body.until),
+      },
       actor,
     );
   }
 
   @Get('deliveries/:id')
-  get(@Param('id', validatedParameters('getDelivery')) id: string) {
-    return this.deliveries.get(id);
+  get(@Param('id', validatedParameters('getDelivery')) id: string, @ConfinedTo() confined: string | null) {
+    return this.deliveries.get(id, confined);
   }
 
   @Post('deliveries/:id/retry')
   @HttpCode(202)
   @UseGuards(AdminWriteGuard)
-  retry(@Param('id', validatedParameters('retryDelivery')) id: string, @Actor() actor: string) {
-    return this.deliveries.retry(id, actor);
+  retry(
+    @Param('id', validatedParameters('retryDelivery')) id: string,
+    @Actor() actor: string,
+    @ConfinedTo() confined: string | null,
+  ) {
+    return this.deliveries.retry(id, actor, confined);
   }
 
   @Post('subscriptions/:id/recover')

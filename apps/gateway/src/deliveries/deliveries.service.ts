@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ProblemException } from '@app/observability';
 import { AuditRepository, DeliveryFilter, DeliveryRepository, SubscriptionRepository } from '@app/persistence';
+import { assertOwnSubscription } from '../auth/portal-scope';
 import { Page, toPage } from '../http/pagination';
 import { subscriptionNotFound } from '../subscriptions/subscriptions.service';
 import { DeliveryDto, DeliveryWithAttemptsDto, mapDelivery, mapDeliveryWithAttempts } from './delivery.dto';
@@ -18,14 +19,17 @@ export class DeliveriesService {
     return toPage(await this.deliveries.listNewest(filter, limit + 1, beforeSeq), limit, mapDelivery);
   }
 
-  async get(id: string): Promise<DeliveryWithAttemptsDto> {
+  /** `confined`: the one subscription a portal link may see (null: any). */
+  async get(id: string, confined: string | null = null): Promise<DeliveryWithAttemptsDto> {
     const row = await this.deliveries.findById(id);
     if (!row) throw deliveryNotFound(id);
+    assertOwnSubscription(confined, row.subscription_id, `delivery ${id}`);
     return mapDeliveryWithAttempts(row);
   }
 
   /** Only a failed delivery is sent again: a pending one is already going, a succeeded one arrived. */
-  async retry(id: string, actor: string): Promise<DeliveryDto> {
+  async retry(id: string, actor: string, confined: string | null = null): Promise<DeliveryDto> {
+    if (confined !== null) await this.get(id, confined); // another subscriber's: 403 before anything changes
     const queued = await this.deliveries.retryFailed(id);
     if (queued) {
       await this.audit.record({

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { validateSubscriptionCreate, validateSubscriptionTest, validateSubscriptionUpdate } from '@app/contracts';
-import { Actor, AdminReadGuard, AdminWriteGuard, CanWrite } from '../auth/bearer.guards';
+import { Actor, AdminReadGuard, AdminWriteGuard, CanWrite, ConfinedTo } from '../auth/bearer.guards';
 import { validatedBody } from '../http/validated-body.pipe';
 import { validatedParameters } from '../http/validated-parameter.pipe';
 import { SubscriptionsService } from './subscriptions.service';
@@ -39,8 +39,9 @@ export class SubscriptionsController {
     @Param('id', validatedParameters('updateSubscription')) id: string,
     @Body(validatedBody(validateSubscriptionUpdate)) body: Parameters<SubscriptionsService['update']>[1],
     @Actor() actor: string,
+    @ConfinedTo() confined: string | null,
   ) {
-    return this.subscriptions.update(id, body, actor);
+    return this.subscriptions.update(id, body, actor, confined !== null);
   }
 
   @Delete(':id')

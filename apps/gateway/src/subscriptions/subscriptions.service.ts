@@ -87,7 +87,15 @@ export class SubscriptionsService {
     return mapSubscription(found(await this.subscriptions.findById(id), id), wholeUrls);
   }
 
-  async update(id: string, body: SubscriptionUpdateBody, actor: string): Promise<SubscriptionDto> {
+  /** `byPortal`: a subscriber through its portal link, which may change all but what it is sent (`filter`). */
+  async update(id: string, body: SubscriptionUpdateBody, actor: string, byPortal = false): Promise<SubscriptionDto> {
+    if (byPortal && body.filter !== undefined)
+      throw ProblemException.of(
+        'forbidden',
+        'filter: which plants this subscription is sent is set by the Plant Store operator, not through a portal ' +
+          'link; ask the operator to change it (url, token, description and enabled may be changed here)',
+        { errors: [{ field: 'filter', message: 'cannot be changed through a portal link' }] },
+      );
     if (body.url !== undefined) await this.assertUrlAllowed(body.url);
     if (body.filter) checkFilter(body.filter);
     const updated = found(await this.subscriptions.update(id, body), id);

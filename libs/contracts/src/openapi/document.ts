@@ -19,5 +19,16 @@ export function buildOpenApiDocument(): OpenApiDocument {
       'A token from ADMIN_TOKENS; webhook tokens are not accepted here. Each token has a scope: `read` lists and ' +
       'inspects, `write` also changes. An operation lists the scope it needs; a token without it gets 403.',
   };
+  doc.components.securitySchemes.portalAuth = {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      "A portal link's token (`psp_…`, from `POST /subscriptions/{id}/portal-links`): the subscriber's own " +
+      'credential for one subscription, expiring and revocable. It is accepted only by the operations whose ' +
+      '`security` lists `portalAuth`, and there only for its own subscription: that subscription (read; change its ' +
+      'URL, token, description, enabled), its deliveries with every attempt, a test send, rotating its secret, ' +
+      'retrying its failed deliveries. Every other operation, and another subscription or its deliveries, answers ' +
+      '403. An expired or revoked link, or one whose subscription was deleted, answers 401 saying which.',
+  };
   return doc;
 }

@@ -25,8 +25,18 @@ const adminRead = [{ adminAuth: ['read'] }];
 const adminWrite = [{ adminAuth: ['write'] }];
 // The read API: a webhook token (the document's global bearerAuth) or any admin token.
 const storeRead = [{ bearerAuth: [] }, { adminAuth: [] }];
-const unauthorized = problem('Missing or wrong bearer token');
-const forbidden = problem('An admin token without the scope this operation needs (named in `detail`)');
+// Operations a portal link's token may also call, for its own subscription only (see the portalAuth scheme).
+// The gateway reads this list from here: an operation without `portalAuth` answers a portal token 403.
+const adminReadOrPortal = [...adminRead, { portalAuth: [] }];
+const adminWriteOrPortal = [...adminWrite, { portalAuth: [] }];
+const unauthorized = problem(
+  'Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted ' +
+    '(`detail` says which)',
+);
+const forbidden = problem(
+  'An admin token without the scope this operation needs (named in `detail`), or a portal link token used ' +
+    'outside its own subscription',
+);
 const notFound = problem('No such resource');
 const plantIdSchema = {
   type: 'integer',
@@ -117,7 +127,7 @@ export const operations: Record<string, unknown> = {
       operationId: 'getSubscription',
       summary: 'Get a subscription (with its public key when it signs asymmetrically)',
       tags: ['Subscriptions'],
-      security: adminRead,
+      security: adminReadOrPortal,
       parameters: [subscriptionId],
       responses: {
         '200': ok('The subscription', ref('Subscription')),
@@ -130,8 +140,11 @@ export const operations: Record<string, unknown> = {
     patch: {
       operationId: 'updateSubscription',
       summary: 'Enable or disable, or change the url or token',
+      description:
+        'A portal link may change `url`, `token`, `description` and `enabled`; `filter` (which plants the ' +
+        "subscriber is sent) stays the operator's: a portal token that sends it gets 403 naming the field.",
       tags: ['Subscriptions'],
-      security: adminWrite,
+      security: adminWriteOrPortal,
       parameters: [subscriptionId],
       requestBody: { required: true, ...json(ref('SubscriptionUpdate')) },
       responses: {
@@ -162,7 +175,7 @@ export const operations: Record<string, unknown> = {
       operationId: 'rotateSubscriptionSecret',
       summary: 'Replace the signing secret; the old one keeps signing for 24 h',
       tags: ['Subscriptions'],
-      security: adminWrite,
+      security: adminWriteOrPortal,
       parameters: [subscriptionId],
       responses: {
         '200': ok('The new secret, shown once', ref('SubscriptionWithSecret')),
@@ -182,7 +195,7 @@ export const operations: Record<string, unknown> = {
         'a delivery, with a `webhook-id` of its own (`msg_test_…`). Nothing is stored or retried; the test is ' +
         'audited. A receiver that fails still answers 200 here: see `response` and `succeeded`.',
       tags: ['Subscriptions'],
-      security: adminWrite,
+      security: adminWriteOrPortal,
       parameters: [subscriptionId],
       requestBody: { required: false, ...json(ref('SubscriptionTest')) },
       responses: {
@@ -195,12 +208,80 @@ export const operations: Record<string, unknown> = {
       },
     },
   },
+  '/subscriptions/{id}/portal-links': {
+    get: {
+      operationId: 'listPortalLinks',
+      summary: "List a subscription's portal links (never their tokens), newest first",
+      tags: ['Portal links'],
+      security: adminRead,
+      parameters: [subscriptionId],
+      responses: {
+        '200': ok('Its portal links, revoked and expired ones included', {
+          type: 'array',
+          items: ref('PortalLink'),
+        }),
+        '401': unauthorized,
+        '403': forbidden,
+        '404': notFound,
+        '422': badParameter,
+      },
+    },
+    post: {
+      operationId: 'createPortalLink',
+      summary: 'Make a portal link: the subscriber sees and manages this subscription alone, until it expires',
+      description:
+        'The token (and the `url` that carries it, in its fragment) is returned once, in this response only: only ' +
+        'its SHA-256 is stored. It is a bearer credential for the operations whose `security` lists `portalAuth`, ' +
+        'on this subscription only. Audited (`portal_link.created`).',
+      tags: ['Portal links'],
+      security: adminWrite,
+      parameters: [subscriptionId],
+      requestBody: { required: false, ...json(ref('PortalLinkCreate')) },
+      responses: {
+        '201': ok('Created; `token` and `url` are shown only now', ref('PortalLinkWithToken')),
+        '401': unauthorized,
+        '403': forbidden,
+        '404': notFound,
+        '422': invalidBody,
+      },
+    },
+  },
+  '/subscriptions/{id}/portal-links/{linkId}': {
+    delete: {
+      operationId: 'revokePortalLink',
+      summary: 'Revoke a portal link: its token is refused (401) from now on',
+      description: 'The link stays listed, revoked. Revoking twice keeps the first revocation. Audited.',
+      tags: ['Portal links'],
+      security: adminWrite,
+      parameters: [subscriptionId, idParam('linkId', { type: 'string', format: 'uuid' }, 'Portal link id')],
+      responses: {
+        '200': ok('Revoked', ref('PortalLink')),
+        '401': unauthorized,
+        '403': forbidden,
+        '404': notFound,
+        '422': badParameter,
+      },
+    },
+  },
+  '/portal/session': {
+    get: {
+      operationId: 'getPortalSession',
+      summary: 'Which subscription a portal link opens, and until when',
+      description: "A portal link's token only: the console's portal page asks it first.",
+      tags: ['Portal links'],
+      security: [{ portalAuth: [] }],
+      responses: {
+        '200': ok('The portal session', ref('PortalSession')),
+        '401': unauthorized,
+      },
+    },
+  },
   '/subscriptions/{id}/recover': {
     post: {
       operationId: 'recoverSubscription',
       summary: 'Re-queue every failed delivery since a time',
       tags: ['Deliveries'],
-      security: adminWrite,
+      security: adminWriteOrPortal,
       parameters: [subscriptionId, { name: 'since', in: 'query', required: true, ...instant('Failed at or after') }],
       responses: {
         '202': ok('Re-queued', { type: 'object', properties: { requeued: { type: 'integer' } } }),
@@ -215,8 +296,10 @@ export const operations: Record<string, unknown> = {
     get: {
       operationId: 'listDeliveries',
       summary: 'List deliveries, newest first',
+      description:
+        "With a portal link's token, only its subscription's: `subscriptionId` defaults to it, another is 403.",
       tags: ['Deliveries'],
-      security: adminRead,
+      security: adminReadOrPortal,
       parameters: [
         { name: 'subscriptionId', in: 'query', schema: { type: 'string', format: 'uuid' } },
         { name: 'status', in: 'query', schema: { type: 'string', enum: ['pending', 'succeeded', 'failed'] } },
@@ -241,7 +324,7 @@ export const operations: Record<string, unknown> = {
         'Failed deliveries matching all the conditions given (at least one) go back to pending, except those of ' +
         'deleted subscriptions. Each is audited.',
       tags: ['Deliveries'],
-      security: adminWrite,
+      security: adminWriteOrPortal,
       requestBody: { required: true, ...json(ref('DeliveryRetryFilter')) },
       responses: {
         '202': ok('Re-queued', { type: 'object', properties: { requeued: { type: 'integer' } } }),
@@ -265,7 +348,7 @@ export const operations: Record<string, unknown> = {
       operationId: 'getDelivery',
       summary: 'Get a delivery with every attempt',
       tags: ['Deliveries'],
-      security: adminRead,
+      security: adminReadOrPortal,
       parameters: [deliveryId],
       responses: {
         '200': ok('The delivery with its attempts', ref('DeliveryWithAttempts')),
@@ -281,7 +364,7 @@ export const operations: Record<string, unknown> = {
       operationId: 'retryDelivery',
       summary: 'Send a failed delivery again now',
       tags: ['Deliveries'],
-      security: adminWrite,
+      security: adminWriteOrPortal,
       parameters: [deliveryId],
       responses: {
         '202': ok('Queued', ref('Delivery')),

@@ -141,7 +141,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List deliveries, newest first */
+        /**
+         * List deliveries, newest first
+         * @description With a portal link's token, only its subscription's: `subscriptionId` defaults to it, another is 403.
+         */
         get: operations["listDeliveries"];
         put?: never;
         post?: never;
@@ -256,6 +259,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/portal/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Which subscription a portal link opens, and until when
+         * @description A portal link's token only: the console's portal page asks it first.
+         */
+        get: operations["getPortalSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/subscriptions": {
         parameters: {
             query?: never;
@@ -292,8 +315,52 @@ export interface paths {
         delete: operations["deleteSubscription"];
         options?: never;
         head?: never;
-        /** Enable or disable, or change the url or token */
+        /**
+         * Enable or disable, or change the url or token
+         * @description A portal link may change `url`, `token`, `description` and `enabled`; `filter` (which plants the subscriber is sent) stays the operator's: a portal token that sends it gets 403 naming the field.
+         */
         patch: operations["updateSubscription"];
+        trace?: never;
+    };
+    "/subscriptions/{id}/portal-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a subscription's portal links (never their tokens), newest first */
+        get: operations["listPortalLinks"];
+        put?: never;
+        /**
+         * Make a portal link: the subscriber sees and manages this subscription alone, until it expires
+         * @description The token (and the `url` that carries it, in its fragment) is returned once, in this response only: only its SHA-256 is stored. It is a bearer credential for the operations whose `security` lists `portalAuth`, on this subscription only. Audited (`portal_link.created`).
+         */
+        post: operations["createPortalLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscriptions/{id}/portal-links/{linkId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a portal link: its token is refused (401) from now on
+         * @description The link stays listed, revoked. Revoking twice keeps the first revocation. Audited.
+         */
+        delete: operations["revokePortalLink"];
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/subscriptions/{id}/recover": {
@@ -581,6 +648,58 @@ export interface components {
             /** @description Pass as `cursor` for the next page; null on the last */
             nextCursor: string | null;
         };
+        PortalLink: {
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The admin token's name that made it */
+            createdBy: string;
+            description: string | null;
+            /** Format: date-time */
+            expiresAt: string;
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: date-time
+             * @description Its last use, to the minute
+             */
+            lastUsedAt: string | null;
+            /** Format: date-time */
+            revokedAt: string | null;
+            revokedBy: string | null;
+            /**
+             * @description active until it expires or is revoked; a revoked or expired link is refused with 401
+             * @enum {string}
+             */
+            state: "active" | "expired" | "revoked";
+            /** Format: uuid */
+            subscriptionId: string;
+        };
+        PortalLinkCreate: {
+            /** @description Who it is for, shown in the list */
+            description?: string;
+            /**
+             * @description How long the link opens the portal: 1 minute to 30 days; 7 days when absent
+             * @default 604800
+             */
+            lifetimeSeconds?: number;
+        };
+        PortalLinkWithToken: components["schemas"]["PortalLink"] & {
+            /** @description The bearer token (`portalAuth`), shown in this response only; only its SHA-256 is kept */
+            token: string;
+            /**
+             * Format: uri
+             * @description The console's portal page with the token in its fragment (`/console/portal#token=…`): a fragment is never sent to a server, so the token stays out of access logs and Referer headers
+             */
+            url: string;
+        };
+        PortalSession: {
+            /** Format: date-time */
+            expiresAt: string;
+            /** Format: uuid */
+            linkId: string;
+            /** Format: uuid */
+            subscriptionId: string;
+        };
         /** @description RFC 9457 problem details, served as application/problem+json */
         Problem: {
             detail?: string;
@@ -725,7 +844,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuditPage"];
                 };
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -734,7 +853,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An admin token without the scope this operation needs (named in `detail`) */
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -777,7 +896,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetterPage"];
                 };
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -786,7 +905,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An admin token without the scope this operation needs (named in `detail`) */
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -827,7 +946,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetterWithValue"];
                 };
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -836,7 +955,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An admin token without the scope this operation needs (named in `detail`) */
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -886,7 +1005,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetter"];
                 };
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -895,7 +1014,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An admin token without the scope this operation needs (named in `detail`) */
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -954,7 +1073,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetter"];
                 };
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -963,7 +1082,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An admin token without the scope this operation needs (named in `detail`) */
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1032,7 +1151,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetterBulkResult"];
                 };
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1041,7 +1160,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An admin token without the scope this operation needs (named in `detail`) */
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1083,7 +1202,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetterBulkResult"];
                 };
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1092,7 +1211,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An admin token without the scope this operation needs (named in `detail`) */
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1150,7 +1269,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryPage"];
                 };
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1159,7 +1278,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An admin token without the scope this operation needs (named in `detail`) */
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1200,7 +1319,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryWithAttempts"];
                 };
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1209,7 +1328,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An admin token without the scope this operation needs (named in `detail`) */
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1259,7 +1378,7 @@ export interface operations {
                     "application/json": components["schemas"]["Delivery"];
                 };
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1268,7 +1387,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An admin token without the scope this operation needs (named in `detail`) */
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1330,7 +1449,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1339,7 +1458,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An admin token without the scope this operation needs (named in `detail`) */
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1377,7 +1496,7 @@ export interface operations {
                     "application/json": components["schemas"]["Overview"];
                 };
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1386,7 +1505,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An admin token without the scope this operation needs (named in `detail`) */
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1419,7 +1538,7 @@ export interface operations {
                     "application/json": components["schemas"]["PlantPage"];
                 };
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1460,7 +1579,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredPlant"];
                 };
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1489,6 +1608,35 @@ export interface operations {
             };
         };
     };
+    getPortalSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The portal session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalSession"];
+                };
+            };
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listSubscriptions: {
         parameters: {
             query?: never;
@@ -1507,7 +1655,7 @@ export interface operations {
                     "application/json": components["schemas"]["Subscription"][];
                 };
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1516,7 +1664,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An admin token without the scope this operation needs (named in `detail`) */
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1549,7 +1697,7 @@ export interface operations {
                     "application/json": components["schemas"]["SubscriptionWithSecret"];
                 };
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1558,7 +1706,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An admin token without the scope this operation needs (named in `detail`) */
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1599,7 +1747,7 @@ export interface operations {
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1608,7 +1756,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An admin token without the scope this operation needs (named in `detail`) */
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1656,7 +1804,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1665,7 +1813,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An admin token without the scope this operation needs (named in `detail`) */
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1719,7 +1867,7 @@ export interface operations {
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1728,7 +1876,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An admin token without the scope this operation needs (named in `detail`) */
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1747,6 +1895,189 @@ export interface operations {
                 };
             };
             /** @description Invalid body or id */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listPortalLinks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Its portal links, revoked and expired ones included */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalLink"][];
+                };
+            };
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createPortalLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PortalLinkCreate"];
+            };
+        };
+        responses: {
+            /** @description Created; `token` and `url` are shown only now */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalLinkWithToken"];
+                };
+            };
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body does not match its schema, or would not be stored as sent: a NUL or unpaired surrogate in any string or property name, a number a double cannot carry exactly (each field named in `errors`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokePortalLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription id */
+                id: string;
+                /** @description Portal link id */
+                linkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalLink"];
+                };
+            };
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1783,7 +2114,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1792,7 +2123,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An admin token without the scope this operation needs (named in `detail`) */
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1842,7 +2173,7 @@ export interface operations {
                     "application/json": components["schemas"]["SubscriptionWithSecret"];
                 };
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1851,7 +2182,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An admin token without the scope this operation needs (named in `detail`) */
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1905,7 +2236,7 @@ export interface operations {
                     "application/json": components["schemas"]["SubscriptionTestResult"];
                 };
             };
-            /** @description Missing or wrong bearer token */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1914,7 +2245,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An admin token without the scope this operation needs (named in `detail`) */
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -1,5 +1,6 @@
 // Schemas of the operations Plant Store adds. The webhook's own schemas (Plant, NewPlant, Error) stay in
 // ./seed.ts, untouched.
+import { PORTAL_LINK_LIFETIME } from '../portal-link-lifetime';
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const dateTime = { type: 'string', format: 'date-time' };
 // Kept, and forwarded on every delivery: bounded. A token goes out as a header, so only what a header carries.
@@ -234,6 +235,64 @@ export const addedSchemas: Record<string, unknown> = {
       succeeded: { type: 'boolean', description: 'A 2xx answer: a real delivery would have succeeded' },
     },
   },
+  PortalLinkCreate: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      lifetimeSeconds: {
+        type: 'integer',
+        minimum: PORTAL_LINK_LIFETIME.min,
+        maximum: PORTAL_LINK_LIFETIME.max,
+        default: PORTAL_LINK_LIFETIME.default,
+        description: 'How long the link opens the portal: 1 minute to 30 days; 7 days when absent',
+      },
+      description: { type: 'string', maxLength: 500, description: 'Who it is for, shown in the list' },
+    },
+  },
+  PortalLink: always({
+    id: { type: 'string', format: 'uuid' },
+    subscriptionId: { type: 'string', format: 'uuid' },
+    description: { type: ['string', 'null'] },
+    state: {
+      type: 'string',
+      enum: ['active', 'expired', 'revoked'],
+      description: 'active until it expires or is revoked; a revoked or expired link is refused with 401',
+    },
+    createdBy: { type: 'string', description: "The admin token's name that made it" },
+    createdAt: dateTime,
+    expiresAt: dateTime,
+    revokedAt: { ...dateTime, type: ['string', 'null'] },
+    revokedBy: { type: ['string', 'null'] },
+    lastUsedAt: { ...dateTime, type: ['string', 'null'], description: 'Its last use, to the minute' },
+  }),
+  PortalLinkWithToken: {
+    allOf: [
+      ref('PortalLink'),
+      {
+        type: 'object',
+        required: ['token', 'url'],
+        properties: {
+          token: {
+            type: 'string',
+            pattern: '^psp_[A-Za-z0-9_-]{43}$',
+            description: 'The bearer token (`portalAuth`), shown in this response only; only its SHA-256 is kept',
+          },
+          url: {
+            type: 'string',
+            format: 'uri',
+            description:
+              "The console's portal page with the token in its fragment (`/console/portal#token=…`): a fragment " +
+              'is never sent to a server, so the token stays out of access logs and Referer headers',
+          },
+        },
+      },
+    ],
+  },
+  PortalSession: always({
+    subscriptionId: { type: 'string', format: 'uuid' },
+    linkId: { type: 'string', format: 'uuid' },
+    expiresAt: dateTime,
+  }),
   DeliveryPage: page('Delivery'),
   AuditEvent: always({
     id: { type: 'string' },

@@ -1,0 +1,316 @@
+import { createHash, randomBytes } from 'node:crypto';
+import net from 'node:net';
+import { adminClient } from '../tools/support/admin';
+import { Receiver } from '../tools/support/receiver';
+import * as e2e from '../tools/support/stack';
+import { waitFor } from '../tools/support/wait';
+
+// Portal links end to end (issue 28, §1), on a database of this suite's own (it reads every table for the
+// token): a link is a subscriber's own credential for one subscription, made by an admin, shown once, stored
+// as a digest, expiring and revocable; everything outside its subscription answers 403, served document and all.
+
+const READ = `viewer-${randomBytes(12).toString('hex')}`;
+
+interface Operation {
+  path: string;
+  method: string;
+  security: Record<string, string[]>[];
+}
+
+describe('portal links', () => {
+  let db: e2e.ScratchDatabase;
+  let gw: e2e.RunningGateway;
+  let worker: e2e.RunningWorker;
+  const receiver = new Receiver();
+  const nextId = e2e.plantIds();
+  const admin = () => adminClient(gw.url);
+  const as = (token: string) => adminClient(gw.url, token);
+
+  let a: { id: string };
+  let b: { id: string };
+  let link: { id: string; token: string; url: string; expiresAt: string };
+  let aDelivery: string;
+  let bDelivery: string;
+
+  beforeAll(async () => {
+    db = await e2e.scratchDatabase('portal');
+    await receiver.start();
+    const env = e2e.baseEnv({
+      DATABASE_URL: db.url,
+      DELIVERY_RETRY_SCHEDULE: '0s,200ms',
+      ADMIN_TOKENS: `${e2e.ADMIN_TOKEN},viewer:read:${READ}`,
+    });
+    worker = await e2e.startWorker(env);
+    gw = await e2e.startGateway(env);
+    receiver.behave('/a', () => ({ status: 500 }));
+    a = await admin().subscribe({ url: `${receiver.url}/a` });
+    b = await admin().subscribe({ url: `${receiver.url}/b` });
+    const plant = nextId();
+    expect((await e2e.postPlant(gw.url, { id: plant, name: 'Portal fern' })).status).toBe(200);
+    [aDelivery, bDelivery] = await Promise.all(
+      [a.id, b.id].map((id, i) =>
+        waitFor(`the delivery to ${'ab'[i]} done`, async () => {
+          const [d] = await admin().deliveriesOf(id);
+          return d && d.status !== 'pending' ? d.id : null;
+        }),
+      ),
+    );
+  });
+
+  afterAll(async () => {
+    await gw?.close();
+    await worker?.close();
+    await receiver.stop();
+    await db?.drop();
+  });
+
+  it('is made by a write admin token, shown once, listed without its token, and audited', async () => {
+    const before = Date.now();
+    const created = await admin().call('POST', `/subscriptions/${a.id}/portal-links`, { description: 'for A' });
+    expect(created.status).toBe(201);
+    link = created.body;
+    expect(link.token).toMatch(/^psp_[A-Za-z0-9_-]{43}$/);
+    // The token rides in the fragment, which no browser sends to a server.
+    expect(link.url).toBe(`${gw.url}/console/portal#token=${link.token}`);
+    const lifetime = Date.parse(link.expiresAt) - before;
+    expect(lifetime).toBeGreaterThan(7 * 86_400_000 - 60_000); // the default: 7 days
+    expect(lifetime).toBeLessThan(7 * 86_400_000 + 60_000);
+
+    const listed = await admin().call('GET', `/subscriptions/${a.id}/portal-links`);
+    expect(listed.status).toBe(200);
+    expect(listed.body).toEqual([
+      expect.objectContaining({ id: link.id, state: 'active', description: 'for A', createdBy: expect.any(String) }),
+    ]);
+    expect(JSON.stringify(listed.body)).not.toContain(link.token);
+
+    for (const lifetimeSeconds of [59, 30 * 86_400 + 1]) {
+      const bad = await admin().call('POST', `/subscriptions/${a.id}/portal-links`, { lifetimeSeconds });
+      expect({ lifetimeSeconds, status: bad.status }).toEqual({ lifetimeSeconds, status: 422 });
+    }
+    const missing = await admin().call('POST', '/subscriptions/00000000-0000-4000-8000-000000000000/portal-links');
+    expect(missing.status).toBe(404);
+    const audit = await admin().call('GET', `/audit?subscriptionId=${a.id}`);
+    expect(audit.body.items).toContainEqual(
+      expect.objectContaining({ action: 'portal_link.created', details: expect.objectContaining({ linkId: link.id }) }),
+    );
+    expect(JSON.stringify(audit.body)).not.toContain(link.token);
+  });
+
+  it('stores the token as a digest only: its text is in no table', async () => {
+    const { rows: tables } = await db.pool.query<{ t: string }>(
+      "SELECT quote_ident(table_name) AS t FROM information_schema.tables WHERE table_schema = 'public'",
+    );
+    const secret = link.token.slice('psp_'.length);
+    for (const { t } of tables) {
+      const { rows } = await db.pool.query(`SELECT row_to_json(x)::text AS j FROM ${t} x`);
+      const dump = rows.map((r) => r.j).join('\n');
+      expect({ table: t, leaks: dump.includes(secret) }).toEqual({ table: t, leaks: false });
+    }
+    const { rows } = await db.pool.query('SELECT token_digest FROM portal_links WHERE id = $1', [link.id]);
+    expect(rows[0].token_digest).toEqual(createHash('sha256').update(link.token).digest());
+  });
+
+  it('reads its own subscription and deliveries, every attempt and what was sent, and acts on them', async () => {
+    const portal = as(link.token);
+    expect((await portal.call('GET', '/portal/session')).body).toEqual({
+      subscriptionId: a.id,
+      linkId: link.id,
+      expiresAt: link.expiresAt,
+    });
+    expect((await portal.call('GET', `/subscriptions/${a.id}`)).body).toMatchObject({
+      id: a.id,
+      url: `${receiver.url}/a`,
+    });
+    // Its deliveries, without naming the subscription, or naming it.
+    for (const query of ['', `?subscriptionId=${a.id}`]) {
+      const listed = await portal.call('GET', `/deliveries${query}`);
+      expect(listed.status).toBe(200);
+      expect(listed.body.items.map((d: { id: string }) => d.id)).toEqual([aDelivery]);
+    }
+    const detail = await portal.call('GET', `/deliveries/${aDelivery}`);
+    expect(detail.status).toBe(200);
+    expect(detail.body.attemptLog).toHaveLength(2);
+    expect(detail.body.request.body).toContain('Portal fern');
+    expect(detail.body.request.headers['webhook-signature']).toMatch(/^v1,/);
+
+    // Acts: describe, disable and enable, test, rotate the secret (shown once), retry and recover.
+    expect((await portal.call('PATCH', `/subscriptions/${a.id}`, { description: 'mine' })).status).toBe(200);
+    expect((await portal.call('PATCH', `/subscriptions/${a.id}`, { enabled: false })).body.enabled).toBe(false);
+    expect((await portal.call('PATCH', `/subscriptions/${a.id}`, { enabled: true })).body.enabled).toBe(true);
+    const filter = await portal.call('PATCH', `/subscriptions/${a.id}`, { filter: { tags: ['x'] } });
+    expect(filter.status).toBe(403);
+    expect(filter.body.detail).toMatch(/^filter: .*set by the Plant Store operator/);
+    receiver.behave('/a', () => ({ status: 204 }));
+    expect((await portal.call('POST', `/subscriptions/${a.id}/test`)).body.succeeded).toBe(true);
+    const rotated = await portal.call('POST', `/subscriptions/${a.id}/rotate-secret`);
+    expect(rotated.body.secret).toMatch(/^whsec_/);
+    expect((await portal.call('POST', `/deliveries/${aDelivery}/retry`)).status).toBe(202);
+    await waitFor('the retry delivered', async () => (await admin().deliveriesOf(a.id))[0].status === 'succeeded');
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    expect((await portal.call('POST', `/subscriptions/${a.id}/recover?since=${since}`)).body).toEqual({ requeued: 0 });
+    expect((await portal.call('POST', '/deliveries/retry', { since })).body).toEqual({ requeued: 0 });
+
+    // What it did is audited under the link's name, never its token.
+    const audit = await admin().call('GET', `/audit?subscriptionId=${a.id}`);
+    const byLink = audit.body.items.filter((e: { actor: string }) => e.actor === `portal-link:${link.id}`);
+    expect(byLink.map((e: { action: string }) => e.action)).toEqual(
+      expect.arrayContaining(['subscription.changed', 'subscription.secret_rotated', 'delivery.retried']),
+    );
+  });
+
+  it("answers 403 on another subscriber's subscription and deliveries", async () => {
+    const portal = as(link.token);
+    for (const [method, path, body] of [
+      ['GET', `/subscriptions/${b.id}`],
+      ['PATCH', `/subscriptions/${b.id}`, { enabled: false }],
+      ['GET', `/deliveries?subscriptionId=${b.id}`],
+      ['GET', `/deliveries/${bDelivery}`],
+      ['POST', `/deliveries/${bDelivery}/retry`],
+      ['POST', '/deliveries/retry', { subscriptionId: b.id }],
+      ['POST', `/subscriptions/${b.id}/rotate-secret`],
+    ] as const) {
+      const res = await portal.call(method, path, body);
+      expect({ method, path, status: res.status, type: res.headers.get('content-type') }).toEqual({
+        method,
+        path,
+        status: 403,
+        type: expect.stringContaining('application/problem+json'),
+      });
+      expect(res.body.detail).toMatch(new RegExp(`This portal link is for subscription ${a.id}: .*another subscriber`));
+    }
+    expect((await admin().call('GET', `/subscriptions/${b.id}`)).body.enabled).toBe(true);
+  });
+
+  // Every operation of the served document, so that a route added later is covered: with the link's own ids,
+  // those whose security lists portalAuth are reachable and every other answers 403 saying what to do; with
+  // another subscriber's ids, all of them answer 403.
+  it('answers 403, problem+json, on every operation the document does not open to it', async () => {
+    const doc = await (await fetch(`${gw.url}/openapi.json`)).json();
+    const operations: Operation[] = Object.entries(doc.paths as Record<string, Record<string, Operation>>).flatMap(
+      ([path, item]) =>
+        Object.entries(item).map(([method, op]) => ({ path, method: method.toUpperCase(), security: op.security })),
+    );
+    expect(operations.length).toBeGreaterThan(20);
+    const opened = (op: Operation) => op.security.some((s) => 'portalAuth' in s);
+    const concrete = (op: Operation, own: boolean) =>
+      op.path
+        .replace('/subscriptions/{id}', `/subscriptions/${own ? a.id : b.id}`)
+        .replace('/deliveries/{id}', `/deliveries/${own ? aDelivery : bDelivery}`)
+        .replace('{linkId}', link.id)
+        .replace('/plants/{id}', '/plants/1')
+        .replace('/dead-letters/{id}', '/dead-letters/1');
+    const outcomes: string[] = [];
+    for (const op of operations) {
+      for (const own of [true, false]) {
+        if (op.path === '/portal/session' && !own) continue;
+        // Another subscriber's: by the path's id, or (a path without one) by a subscriptionId in query and body.
+        const foreign = !own && !op.path.includes('{');
+        const path = `${concrete(op, own)}${foreign ? `?subscriptionId=${b.id}` : ''}`;
+        const body =
+          op.method === 'PATCH'
+            ? { description: 'scope check' }
+            : op.method === 'POST'
+              ? foreign
+                ? { subscriptionId: b.id }
+                : {}
+              : undefined;
+        const res = await as(link.token).call(op.method, path, body);
+        const expected = own && opened(op) ? 'reachable' : 403;
+        const got = res.status === 403 || res.status === 401 ? res.status : 'reachable';
+        outcomes.push(
+          `${op.method} ${op.path} ${own ? 'own' : "another's"}: ${got === expected ? 'ok' : `got ${res.status}`}`,
+        );
+        if (res.status === 403) {
+          expect(res.headers.get('content-type')).toContain('application/problem+json');
+          expect(res.body.detail).toMatch(/portal link.*(ADMIN_TOKENS|operator)/);
+        }
+      }
+    }
+    expect(outcomes.filter((o) => !o.endsWith(': ok'))).toEqual([]);
+    // Its own routes are its alone: an admin token is told what the route wants.
+    const asAdmin = await admin().call('GET', '/portal/session');
+    expect(asAdmin.status).toBe(401);
+    expect(asAdmin.body.detail).toMatch(/not a portal link's token/);
+  });
+
+  it('is refused before the body is read: the refusal comes while the body is still unsent', async () => {
+    const u = new URL(gw.url);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const s = net.connect(Number(u.port), u.hostname, () =>
+        s.write(
+          `POST /dead-letters/redrive HTTP/1.1\r\nHost: ${u.host}\r\nAuthorization: Bearer ${link.token}\r\n` +
+            'Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{',
+        ),
+      );
+      let text = '';
+      s.on('data', (c) => (text += c))
+        .on('end', () => resolve(text))
+        .on('error', reject);
+      setTimeout(() => resolve(text), 5_000);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 403/);
+    expect(answer).toMatch(/connection: close/i);
+  });
+
+  it('refuses an expired link, a revoked one and one whose subscription was deleted, with 401 saying which', async () => {
+    const make = async (subscriptionId: string) =>
+      (await admin().call('POST', `/subscriptions/${subscriptionId}/portal-links`, { lifetimeSeconds: 60 })).body as {
+        id: string;
+        token: string;
+      };
+    const expired = await make(a.id);
+    expect((await as(expired.token).call('GET', `/subscriptions/${a.id}`)).status).toBe(200);
+    await db.pool.query("UPDATE portal_links SET expires_at = now() - interval '1 second' WHERE id = $1", [expired.id]);
+    const revoked = await make(a.id);
+    const revoke = await admin().call('DELETE', `/subscriptions/${a.id}/portal-links/${revoked.id}`);
+    expect(revoke.body).toMatchObject({ id: revoked.id, state: 'revoked', revokedAt: expect.any(String) });
+    expect((await as(e2e.ADMIN_TOKEN).call('DELETE', `/subscriptions/${b.id}/portal-links/${revoked.id}`)).status).toBe(
+      404,
+    );
+    const c = await admin().subscribe({ url: `${receiver.url}/c` });
+    const orphaned = await make(c.id);
+    expect((await admin().call('DELETE', `/subscriptions/${c.id}`)).status).toBe(204);
+
+    for (const [token, reason, detail] of [
+      [expired.token, 'expired', /^This portal link expired on \d{4}-.*Ask the Plant Store operator/],
+      [revoked.token, 'revoked', /^This portal link was revoked on \d{4}-.*Ask the Plant Store operator/],
+      [orphaned.token, 'deleted', /^The subscription this portal link opened was deleted/],
+    ] as const) {
+      for (const path of ['/portal/session', `/subscriptions/${a.id}`, '/plants']) {
+        const res = await as(token).call('GET', path);
+        expect({ reason, path, status: res.status, type: res.headers.get('content-type') }).toEqual({
+          reason,
+          path,
+          status: 401,
+          type: expect.stringContaining('application/problem+json'),
+        });
+        expect(res.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
+        expect(res.body).toMatchObject({ reason, detail: expect.stringMatching(detail) });
+      }
+    }
+    const listed = (await admin().call('GET', `/subscriptions/${a.id}/portal-links`)).body as {
+      id: string;
+      state: string;
+    }[];
+    expect(Object.fromEntries(listed.map((l) => [l.id, l.state]))).toMatchObject({
+      [link.id]: 'active',
+      [expired.id]: 'expired',
+      [revoked.id]: 'revoked',
+    });
+    const audit = await admin().call('GET', `/audit?subscriptionId=${a.id}`);
+    expect(audit.body.items).toContainEqual(
+      expect.objectContaining({ action: 'portal_link.revoked', details: { linkId: revoked.id } }),
+    );
+    // A wrong token that looks like one is just unknown.
+    const unknown = await as(`psp_${'A'.repeat(43)}`).call('GET', `/subscriptions/${a.id}`);
+    expect(unknown.status).toBe(401);
+    expect(unknown.body.detail).toMatch(/not an admin token.*or a portal link's token/);
+  });
+
+  it('lets a read admin token list links but not make or revoke them', async () => {
+    const viewer = as(READ);
+    expect((await viewer.call('GET', `/subscriptions/${a.id}/portal-links`)).status).toBe(200);
+    expect((await viewer.call('POST', `/subscriptions/${a.id}/portal-links`)).status).toBe(403);
+    expect((await viewer.call('DELETE', `/subscriptions/${a.id}/portal-links/${link.id}`)).status).toBe(403);
+  });
+});
