@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
 import net from 'node:net';
+import path from 'node:path';
 import { adminClient } from '../tools/support/admin';
 import { Receiver } from '../tools/support/receiver';
 import * as e2e from '../tools/support/stack';
@@ -19,6 +21,7 @@ interface Operation {
 
 describe('portal links', () => {
   let db: e2e.ScratchDatabase;
+  const sharedDatabaseUrl = process.env.DATABASE_URL;
   let gw: e2e.RunningGateway;
   let worker: e2e.RunningWorker;
   const receiver = new Receiver();
@@ -34,6 +37,8 @@ describe('portal links', () => {
 
   beforeAll(async () => {
     db = await e2e.scratchDatabase('portal');
+    // The set-up startGateway runs (migrations, sealing) goes to this database too, not the shared one.
+    process.env.DATABASE_URL = db.url;
     await receiver.start();
     const env = e2e.baseEnv({
       DATABASE_URL: db.url,
@@ -62,6 +67,7 @@ describe('portal links', () => {
     await worker?.close();
     await receiver.stop();
     await db?.drop();
+    process.env.DATABASE_URL = sharedDatabaseUrl;
   });
 
   it('is made by a write admin token, shown once, listed without its token, and audited', async () => {
@@ -305,6 +311,30 @@ describe('portal links', () => {
     const unknown = await as(`psp_${'A'.repeat(43)}`).call('GET', `/subscriptions/${a.id}`);
     expect(unknown.status).toBe(401);
     expect(unknown.body.detail).toMatch(/not an admin token.*or a portal link's token/);
+  });
+
+  it('is made, listed and revoked from the CLI', async () => {
+    const cli = (...args: string[]) =>
+      new Promise<{ code: number; stdout: string }>((resolve) =>
+        execFile(
+          process.execPath,
+          [path.resolve(__dirname, '../cli/plant-store.js'), 'subscriptions', 'portal-link', ...args],
+          { env: { PATH: process.env.PATH, PLANT_STORE_URL: gw.url, PLANT_STORE_ADMIN_TOKEN: e2e.ADMIN_TOKEN } },
+          (err, stdout) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout }),
+        ),
+      );
+    const made = await cli('create', b.id, '--lifetime', '2h', '--description', 'for B', '--json');
+    expect(made.code).toBe(0);
+    const created = JSON.parse(made.stdout);
+    expect(created).toMatchObject({ token: expect.stringMatching(/^psp_/), description: 'for B', state: 'active' });
+    expect(Date.parse(created.expiresAt) - Date.now()).toBeGreaterThan(2 * 3_600_000 - 60_000);
+    expect((await as(created.token).call('GET', `/subscriptions/${b.id}`)).status).toBe(200);
+    const listed = await cli('list', b.id);
+    expect(listed.stdout).toMatch(new RegExp(`${created.id}\\s+active`));
+    expect(listed.stdout).not.toContain(created.token);
+    expect((await cli('revoke', b.id, created.id)).code).toBe(0);
+    expect((await as(created.token).call('GET', `/subscriptions/${b.id}`)).status).toBe(401);
+    expect((await cli('create', b.id, '--lifetime', 'forever')).code).toBe(2);
   });
 
   it('lets a read admin token list links but not make or revoke them', async () => {
