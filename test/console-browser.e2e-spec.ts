@@ -1,13 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { Browser, Page } from 'playwright-core';
 import { adminClient } from '../tools/support/admin';
-import { launchBrowser } from '../tools/support/browser';
+import { accessibilityViolations, launchBrowser } from '../tools/support/browser';
 import { Receiver } from '../tools/support/receiver';
 import * as e2e from '../tools/support/stack';
 import { waitFor } from '../tools/support/wait';
 
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 // `npm run screenshots` points this at docs/console, where docs/console-and-cli.md shows them.
 const SHOTS = process.env.SCREENSHOT_DIR ?? 'test/output';
 
@@ -45,19 +43,10 @@ describe('the console in a browser', () => {
     await db?.drop();
   });
 
-  /** axe-core in the page (evaluated over the DevTools protocol, which the page's CSP does not govern). */
   const shot = (name: string) => page.screenshot({ path: `${SHOTS}/${name}.png` });
 
-  const expectAccessible = async (what: string) => {
-    await page.evaluate(AXE);
-    const violations = await page.evaluate(async () => {
-      const axe = (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string }[] }> } })
-        .axe;
-      const r = await axe.run();
-      return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id);
-    });
-    expect({ page: what, violations }).toEqual({ page: what, violations: [] });
-  };
+  const expectAccessible = async (what: string) =>
+    expect(await accessibilityViolations(page, what)).toEqual({ page: what, violations: [] });
 
   it('refuses a webhook token, signs in with an admin token from the keyboard, and shows the overview', async () => {
     const encodings: string[] = [];

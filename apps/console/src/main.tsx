@@ -1,6 +1,7 @@
 import { StrictMode, useState } from 'react';
 import { createRoot } from 'react-dom/client';
-import { token } from './api';
+import { PORTAL, token } from './api';
+import { Portal } from './Portal';
 import { Link, navigate, usePath } from './router';
 import { SignIn } from './pages/SignIn';
 import { Overview } from './pages/Overview';
@@ -67,8 +68,4 @@ function App() {
   );
 }
 
-createRoot(document.getElementById('root')!).render(
-  <StrictMode>
-    <App />
-  </StrictMode>,
-);
+createRoot(document.getElementById('root')!).render(<StrictMode>{PORTAL ? <Portal /> : <App />}</StrictMode>);

@@ -1,7 +1,9 @@
 import { AnchorHTMLAttributes, MouseEvent, useEffect, useState } from 'react';
+import { PORTAL } from './api';
 
 // Every page has a URL of its own under /console (shareable, reloadable): the History API, no router library.
-const BASE = '/console';
+// In portal mode every page is under /console/portal, so the same links stay in the subscriber's pages.
+const BASE = PORTAL ? '/console/portal' : '/console';
 
 export function usePath(): string {
   const [path, setPath] = useState(current());

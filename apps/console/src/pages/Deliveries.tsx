@@ -1,6 +1,6 @@
 import { FormEvent, useCallback, useEffect, useState } from 'react';
 import { ErrorNotice, Note, Notice } from '../Notice';
-import { client, ok, query, Schema } from '../api';
+import { client, ok, PORTAL, query, Schema } from '../api';
 import { Exchange } from '../Exchange';
 import { Link, navigate } from '../router';
 
@@ -94,7 +94,7 @@ export function DeliveryTable({ items }: { items: Delivery[] }) {
               <Link to={`/deliveries/${d.id}`}>{d.id.slice(0, 8)}</Link>
             </td>
             <td>
-              <Link to={`/plants/${d.plantId}`}>{d.plantId}</Link>
+              <PlantLink id={d.plantId} />
             </td>
             <td>{d.status}</td>
             <td>{d.attempts}</td>
@@ -106,6 +106,9 @@ export function DeliveryTable({ items }: { items: Delivery[] }) {
     </table>
   );
 }
+
+/** A plant's page, in the console; in the portal (no plant pages there) its id alone. */
+const PlantLink = ({ id }: { id: number }) => (PORTAL ? <>{id}</> : <Link to={`/plants/${id}`}>{id}</Link>);
 
 /** datetime-local has no zone: it is the browser's local time, sent as RFC 3339. */
 const toIso = (local: string) => (local ? new Date(local).toISOString() : undefined);
@@ -127,10 +130,12 @@ function FilterForm({ initial }: { initial: Record<string, string | undefined> }
   };
   return (
     <form onSubmit={submit} aria-label="Filter deliveries">
-      <label>
-        Subscription id
-        <input {...field('subscriptionId')} size={36} />
-      </label>
+      {!PORTAL && (
+        <label>
+          Subscription id
+          <input {...field('subscriptionId')} size={36} />
+        </label>
+      )}
       <label>
         Status
         <select {...field('status')}>
@@ -181,7 +186,7 @@ export function DeliveryPage({ id }: { id: string }) {
       {d && (
         <>
           <p>
-            Plant <Link to={`/plants/${d.plantId}`}>{d.plantId}</Link> to subscription{' '}
+            Plant <PlantLink id={d.plantId} /> to subscription{' '}
             <Link to={`/deliveries?subscriptionId=${d.subscriptionId}`}>{d.subscriptionId}</Link>:{' '}
             <strong>{d.status}</strong> after {d.attempts} attempt(s)
             {d.nextAttemptAt ? `, next at ${d.nextAttemptAt}` : ''}.{' '}

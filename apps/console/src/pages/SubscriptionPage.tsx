@@ -1,16 +1,33 @@
 import { FormEvent, useCallback, useEffect, useState } from 'react';
 import { Note, Notice } from '../Notice';
-import { client, ok, Schema } from '../api';
+import { client, ok, PORTAL, Schema } from '../api';
 import { Exchange } from '../Exchange';
 import { Link } from '../router';
-import { describeFilter, splitTags, Subscription } from './Subscriptions';
+import { PortalLinks } from './PortalLinks';
+import { describeFilter, SecretOnce, splitTags, Subscription } from './Subscriptions';
 
 type TestResult = Schema<'SubscriptionTestResult'>;
 
-/** One subscription: edit it, and send it a test New Plant to see what its receiver answers. */
+/**
+ * One subscription: edit it, enable or disable it, rotate its secret, and send it a test New Plant to see what its
+ * receiver answers; an admin also makes its portal links. In portal mode this is the subscriber's home page.
+ */
 export function SubscriptionPage({ id }: { id: string }) {
   const [s, setS] = useState<Subscription | null>(null);
   const [note, setNote] = useState<Note>(null);
+  const [secret, setSecret] = useState<string | null>(null);
+  const act = async (fn: () => Promise<Subscription>, done: string) => {
+    setNote(null);
+    try {
+      const r = await fn();
+      setS(r);
+      if (r.secret) setSecret(r.secret);
+      setNote({ error: false, text: done });
+    } catch (e) {
+      setNote({ error: true, text: (e as Error).message });
+    }
+  };
+  const path = { params: { path: { id } } };
   const load = useCallback(
     () =>
       ok(client.GET('/subscriptions/{id}', { params: { path: { id } } })).then(setS, (e: Error) =>
@@ -32,9 +49,34 @@ export function SubscriptionPage({ id }: { id: string }) {
       <p>
         {s.enabled ? 'Enabled' : `Disabled (${s.disabledReason ?? 'by an admin'})`}; receives {describeFilter(s.filter)}
         ; signs {s.signature === 'asymmetric' ? 'with Ed25519 (v1a)' : 'with HMAC (v1)'}.{' '}
-        <Link to={`/deliveries?subscriptionId=${s.id}`}>Its deliveries</Link>
+        <Link to={`/deliveries?subscriptionId=${s.id}`}>{PORTAL ? 'Your deliveries' : 'Its deliveries'}</Link>
+      </p>
+      <p>
+        <button
+          type="button"
+          onClick={() =>
+            act(
+              () => ok(client.PATCH('/subscriptions/{id}', { ...path, body: { enabled: !s.enabled } })),
+              s.enabled ? 'Disabled: nothing is sent until it is enabled again.' : 'Enabled.',
+            )
+          }
+        >
+          {s.enabled ? 'Disable' : 'Enable'}
+        </button>{' '}
+        <button
+          type="button"
+          onClick={() =>
+            act(
+              () => ok(client.POST('/subscriptions/{id}/rotate-secret', path)),
+              'Rotated: the old secret keeps signing beside the new one for 24 hours.',
+            )
+          }
+        >
+          Rotate the signing secret
+        </button>
       </p>
       <Notice note={note} />
+      {secret && <SecretOnce id={s.id} secret={secret} onDone={() => setSecret(null)} />}
       <EditForm
         key={s.updatedAt}
         s={s}
@@ -45,6 +87,7 @@ export function SubscriptionPage({ id }: { id: string }) {
         onError={(text) => setNote({ error: true, text })}
       />
       <TestSend id={s.id} />
+      {!PORTAL && <PortalLinks id={s.id} />}
     </>
   );
 }
@@ -76,7 +119,12 @@ function EditForm({
     const body = {
       url,
       description,
-      filter: { ...(list.length ? { tags: list } : {}), ...(Object.keys(plantIds).length ? { plantIds } : {}) },
+      // Which plants it is sent is the operator's to say, not the subscriber's (a portal link cannot change it).
+      ...(PORTAL
+        ? {}
+        : {
+            filter: { ...(list.length ? { tags: list } : {}), ...(Object.keys(plantIds).length ? { plantIds } : {}) },
+          }),
       ...(tokenChoice === 'replace' ? { token: newToken } : tokenChoice === 'remove' ? { token: null } : {}),
     };
     try {
@@ -97,18 +145,22 @@ function EditForm({
           Description
           <input value={description} onChange={(e) => setDescription(e.target.value)} />
         </label>
-        <label>
-          Only these tags (comma-separated)
-          <input value={tags} onChange={(e) => setTags(e.target.value)} />
-        </label>
-        <label>
-          Plant ids from
-          <input value={min} onChange={(e) => setMin(e.target.value)} inputMode="numeric" size={10} />
-        </label>
-        <label>
-          Plant ids to
-          <input value={max} onChange={(e) => setMax(e.target.value)} inputMode="numeric" size={10} />
-        </label>
+        {!PORTAL && (
+          <>
+            <label>
+              Only these tags (comma-separated)
+              <input value={tags} onChange={(e) => setTags(e.target.value)} />
+            </label>
+            <label>
+              Plant ids from
+              <input value={min} onChange={(e) => setMin(e.target.value)} inputMode="numeric" size={10} />
+            </label>
+            <label>
+              Plant ids to
+              <input value={max} onChange={(e) => setMax(e.target.value)} inputMode="numeric" size={10} />
+            </label>
+          </>
+        )}
         <label>
           Bearer token sent to the receiver {s.hasToken ? '(one is set)' : '(none)'}
           <select value={tokenChoice} onChange={(e) => setTokenChoice(e.target.value as typeof tokenChoice)}>

@@ -167,7 +167,8 @@ function CreateForm({ onCreated, onError }: { onCreated: (s: Subscription) => vo
   );
 }
 
-function SecretOnce({ id, secret, onDone }: { id: string; secret: string; onDone: () => void }) {
+/** A signing secret just made: shown this once, with a copy button. */
+export function SecretOnce({ id, secret, onDone }: { id: string; secret: string; onDone: () => void }) {
   const [copied, setCopied] = useState(false);
   return (
     <div className="notice" role="status">
