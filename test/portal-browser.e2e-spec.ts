@@ -64,9 +64,12 @@ describe('the subscriber portal in a browser', () => {
     const env = e2e.baseEnv({ DATABASE_URL: db.url, DELIVERY_RETRY_SCHEDULE: '0s,200ms' });
     worker = await e2e.startWorker(env);
     gw = await e2e.startGateway(env);
-    a = await adminClient(gw.url).subscribe({ url: `${receiver.url}/a`, description: 'subscriber A' });
-    b = await adminClient(gw.url).subscribe({ url: `${receiver.url}/b`, description: 'subscriber B' });
-    expect((await e2e.postPlant(gw.url, { id: nextId(), name: 'Portal palm' })).status).toBe(200);
+    // Only this suite's plants (the topic is shared with other suites).
+    const plant = nextId();
+    const filter = { plantIds: { min: plant, max: plant + 999 } };
+    a = await adminClient(gw.url).subscribe({ url: `${receiver.url}/a`, description: 'subscriber A', filter });
+    b = await adminClient(gw.url).subscribe({ url: `${receiver.url}/b`, description: 'subscriber B', filter });
+    expect((await e2e.postPlant(gw.url, { id: plant, name: 'Portal palm' })).status).toBe(200);
     [aDelivery, bDelivery] = await Promise.all(
       [a.id, b.id].map((id) =>
         waitFor(`the delivery to ${id} done`, async () => {

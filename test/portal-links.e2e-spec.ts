@@ -48,9 +48,11 @@ describe('portal links', () => {
     worker = await e2e.startWorker(env);
     gw = await e2e.startGateway(env);
     receiver.behave('/a', () => ({ status: 500 }));
-    a = await admin().subscribe({ url: `${receiver.url}/a` });
-    b = await admin().subscribe({ url: `${receiver.url}/b` });
+    // Only this suite's plants (the topic is shared with other suites).
     const plant = nextId();
+    const filter = { plantIds: { min: plant, max: plant + 999 } };
+    a = await admin().subscribe({ url: `${receiver.url}/a`, filter });
+    b = await admin().subscribe({ url: `${receiver.url}/b`, filter });
     expect((await e2e.postPlant(gw.url, { id: plant, name: 'Portal fern' })).status).toBe(200);
     [aDelivery, bDelivery] = await Promise.all(
       [a.id, b.id].map((id, i) =>
