@@ -10,3 +10,5 @@ export type * from './openapi/shapes';
 export * from './storable-json';
 export * from './exact-numbers';
 export * from './portal-link-lifetime';
+export * from './operational-events';
+export { operationalExample } from './openapi/schemas';

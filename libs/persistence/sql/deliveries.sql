@@ -10,7 +10,7 @@
 -- $5: how many rows at most
 -- $6: created at or after, or null
 -- $7: created before, or null
-SELECT id, seq, subscription_id, event_id, plant_id, status, attempts, next_attempt_at, created_at, updated_at FROM deliveries
+SELECT id, seq, subscription_id, event_id, plant_id, event_type, status, attempts, next_attempt_at, created_at, updated_at FROM deliveries
        WHERE ($1::uuid IS NULL OR subscription_id = $1) AND ($2::text IS NULL OR status = $2)
          AND ($3::bigint IS NULL OR plant_id = $3) AND ($4::bigint IS NULL OR seq < $4)
          AND ($6::timestamptz IS NULL OR created_at >= $6) AND ($7::timestamptz IS NULL OR created_at < $7)
@@ -19,7 +19,7 @@ SELECT id, seq, subscription_id, event_id, plant_id, status, attempts, next_atte
 -- find-delivery
 -- Sent by DeliveryRepository.findById.
 -- $1: the delivery's id
-SELECT d.id, d.seq, d.subscription_id, d.event_id, d.plant_id, d.status, d.attempts, d.next_attempt_at, d.created_at, d.updated_at, d.attempt_log, coalesce(d.body, e.body) AS body, d.hops, d.origin_event_id,
+SELECT d.id, d.seq, d.subscription_id, d.event_id, d.plant_id, d.event_type, d.status, d.attempts, d.next_attempt_at, d.created_at, d.updated_at, d.attempt_log, coalesce(d.body, e.body) AS body, d.hops, d.origin_event_id,
               s.token IS NOT NULL AS has_token
        FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
        LEFT JOIN outbox_events e ON d.body IS NULL AND e.event_id = d.event_id
@@ -31,7 +31,7 @@ SELECT d.id, d.seq, d.subscription_id, d.event_id, d.plant_id, d.status, d.attem
 UPDATE deliveries SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now()
        WHERE id = $1 AND status = 'failed'
          AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = subscription_id AND s.deleted_at IS NOT NULL)
-       RETURNING id, seq, subscription_id, event_id, plant_id, status, attempts, next_attempt_at, created_at, updated_at;
+       RETURNING id, seq, subscription_id, event_id, plant_id, event_type, status, attempts, next_attempt_at, created_at, updated_at;
 
 -- retry-failed-matching
 -- Sent by DeliveryRepository.retryFailedMatching.

@@ -68,13 +68,13 @@ WITH input AS (
   SELECT 1 FROM outbox_events p
   WHERE p.plant_id = c.id AND p.fanned_out_at IS NULL) AS free
   FROM changed c
-  WHERE hops < $11 AND EXISTS (SELECT 1 FROM subscriptions WHERE enabled)
+  WHERE hops < $11 AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.enabled AND s.kind = 'plants')
 ), fanout AS (
   SELECT t.event_id, t.event_time, t.plant_id, s.id AS subscription_id,
          NOT (s.id = ANY($16::uuid[])) AND NOT EXISTS (
   SELECT 1 FROM deliveries earlier
   WHERE earlier.subscription_id = s.id AND earlier.plant_id = t.plant_id AND earlier.status = 'pending') AS sendable
-  FROM to_outbox t JOIN subscriptions s ON s.enabled AND 
+  FROM to_outbox t JOIN subscriptions s ON s.enabled AND s.kind = 'plants' AND 
   (NOT s.filter ? 'tags' OR coalesce(s.filter->'tags' ? t.tag, false))
   AND (s.filter #>> '{plantIds,min}' IS NULL OR t.plant_id >= (s.filter #>> '{plantIds,min}')::bigint)
   AND (s.filter #>> '{plantIds,max}' IS NULL OR t.plant_id <= (s.filter #>> '{plantIds,max}')::bigint)

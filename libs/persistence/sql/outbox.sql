@@ -8,7 +8,7 @@
 -- $3: the lease, ms
 -- $4: the lease's token
 WITH subscribers AS MATERIALIZED (
-  SELECT s.id, s.filter FROM subscriptions s WHERE s.enabled
+  SELECT s.id, s.filter FROM subscriptions s WHERE s.enabled AND s.kind = 'plants'
 ), events_wanted AS (
   -- As many events as fit the room if every subscriber receives each (with filters, fewer deliveries: the
   -- dispatcher fans out again).
@@ -121,7 +121,9 @@ WITH r AS (
   WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = r.subscription_id)
   ON CONFLICT (subscription_id, event_id) DO UPDATE
     SET attempts = d.attempts + 1, attempt_log = d.attempt_log || EXCLUDED.attempt_log, updated_at = now()
-  RETURNING 1
+  -- Failed for good by this attempt: written now (not joined to a row the lease's new holder wrote).
+  RETURNING d.id AS delivery_id, d.subscription_id, d.event_id, d.plant_id, d.attempts, d.xmax = 0 AND d.status = 'failed'
+            AS exhausted
 ), late AS (
   UPDATE deliveries d SET attempts = d.attempts + 1, updated_at = now(),
          attempt_log = d.attempt_log || jsonb_build_array(jsonb_build_object(
@@ -148,9 +150,34 @@ WITH r AS (
         WHERE disable_reason IS NOT NULL) g
   WHERE s.id = g.subscription_id AND s.enabled
   RETURNING s.id, s.disabled_reason
+), disabled_audit AS (
+  INSERT INTO audit_events (actor, action, subscription_id, details)
+  SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled
+  RETURNING 1
+),
+op_events AS MATERIALIZED (
+  SELECT gen_random_uuid()::text AS event_id, x.type, x.subscription_id, x.data FROM (
+  SELECT 'subscription.disabled'::text AS type, x.id AS subscription_id,
+         jsonb_build_object('subscriptionId', x.id, 'reason', x.disabled_reason, 'disabledAt', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS data
+  FROM disabled x UNION ALL 
+  SELECT 'delivery.exhausted'::text AS type, NULL::uuid AS subscription_id,
+         jsonb_build_object('deliveryId', x.delivery_id, 'subscriptionId', x.subscription_id, 'eventId', x.event_id,
+           'plantId', x.plant_id, 'attempts', x.attempts,
+           'lastAttempt', jsonb_build_object('attemptedAt', to_char((x.attempted_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'status', x.http_status,
+             'error', x.error)) AS data
+  FROM (SELECT w.*, r.attempted_at, r.status AS http_status, r.error
+      FROM written w JOIN mine r ON r.id = w.delivery_id WHERE w.exhausted) x) x
+), op_deliveries AS (
+  INSERT INTO deliveries (subscription_id, event_id, plant_id, event_type, body, event_time)
+  SELECT s.id, ev.event_id, NULL, ev.type,
+         jsonb_build_object('type', ev.type, 'timestamp', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', ev.data)::text, now()
+  FROM op_events ev
+  JOIN subscriptions s ON s.kind = 'operational' AND s.enabled AND s.deleted_at IS NULL
+       AND (s.event_types IS NULL OR ev.type = ANY (s.event_types))
+       AND s.id IS DISTINCT FROM ev.subscription_id
+  RETURNING 1
 )
-INSERT INTO audit_events (actor, action, subscription_id, details)
-SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled;
+SELECT (SELECT count(*) FROM op_deliveries)::int AS operational;
 
 -- claim
 -- Sent by OutboxRepository.claimDue.
@@ -228,16 +255,42 @@ WITH r AS (
          lease_token = CASE WHEN o.id IS NULL THEN d.lease_token END
   FROM r LEFT JOIN owned o ON o.id = r.delivery_id
   WHERE d.id = r.delivery_id -- a delivery deleted meanwhile (subscription gone) is skipped
-  RETURNING d.subscription_id, CASE WHEN o.id IS NOT NULL THEN r.disable_reason END AS disable_reason
+  RETURNING d.id AS delivery_id, d.subscription_id, d.event_id, d.plant_id, d.attempts, r.attempted_at,
+            r.status AS http_status, r.error, CASE WHEN o.id IS NOT NULL THEN r.disable_reason END AS disable_reason,
+            o.id IS NOT NULL AND r.next_status = 'failed' AND d.event_type IS NULL AS exhausted
 ), disabled AS (
   UPDATE subscriptions s SET enabled = false, disabled_reason = g.disable_reason, updated_at = now()
   FROM (SELECT DISTINCT ON (subscription_id) subscription_id, disable_reason FROM updated
         WHERE disable_reason IS NOT NULL) g
   WHERE s.id = g.subscription_id AND s.enabled
   RETURNING s.id, s.disabled_reason
+), disabled_audit AS (
+  INSERT INTO audit_events (actor, action, subscription_id, details)
+  SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled
+  RETURNING 1
+),
+op_events AS MATERIALIZED (
+  SELECT gen_random_uuid()::text AS event_id, x.type, x.subscription_id, x.data FROM (
+  SELECT 'subscription.disabled'::text AS type, x.id AS subscription_id,
+         jsonb_build_object('subscriptionId', x.id, 'reason', x.disabled_reason, 'disabledAt', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS data
+  FROM disabled x UNION ALL 
+  SELECT 'delivery.exhausted'::text AS type, NULL::uuid AS subscription_id,
+         jsonb_build_object('deliveryId', x.delivery_id, 'subscriptionId', x.subscription_id, 'eventId', x.event_id,
+           'plantId', x.plant_id, 'attempts', x.attempts,
+           'lastAttempt', jsonb_build_object('attemptedAt', to_char((x.attempted_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'status', x.http_status,
+             'error', x.error)) AS data
+  FROM (SELECT * FROM updated WHERE exhausted) x) x
+), op_deliveries AS (
+  INSERT INTO deliveries (subscription_id, event_id, plant_id, event_type, body, event_time)
+  SELECT s.id, ev.event_id, NULL, ev.type,
+         jsonb_build_object('type', ev.type, 'timestamp', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', ev.data)::text, now()
+  FROM op_events ev
+  JOIN subscriptions s ON s.kind = 'operational' AND s.enabled AND s.deleted_at IS NULL
+       AND (s.event_types IS NULL OR ev.type = ANY (s.event_types))
+       AND s.id IS DISTINCT FROM ev.subscription_id
+  RETURNING 1
 )
-INSERT INTO audit_events (actor, action, subscription_id, details)
-SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled;
+SELECT (SELECT count(*) FROM op_deliveries)::int AS operational;
 
 -- renew-leases
 -- Sent by OutboxRepository.renewLeases.

@@ -11,8 +11,10 @@
 -- $6: the public key beside an asymmetric key, or null
 -- $7: a description, or null
 -- $8: its filter (jsonb)
-INSERT INTO subscriptions (id, url, token, secret, signature, public_key, description, filter)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *;
+-- $9: plants or operational
+-- $10: operational: the event types it receives, or null for all
+INSERT INTO subscriptions (id, url, token, secret, signature, public_key, description, filter, kind, event_types)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *;
 
 -- list-subscriptions
 -- Sent by SubscriptionRepository.list.
@@ -33,6 +35,8 @@ SELECT * FROM subscriptions WHERE id = $1 AND deleted_at IS NULL;
 -- $6: the new description, or null to keep it
 -- $7: the reason kept when disabled (by an admin)
 -- $8: the new filter (jsonb), or null to keep it
+-- $9: whether the event types change
+-- $10: the new event types, or null for all
 UPDATE subscriptions SET
          url = COALESCE($2, url),
          token = CASE WHEN $3::boolean THEN $4 ELSE token END,
@@ -40,6 +44,7 @@ UPDATE subscriptions SET
          disabled_reason = CASE WHEN COALESCE($5, enabled) THEN NULL ELSE COALESCE(disabled_reason, $7) END,
          description = COALESCE($6, description),
          filter = COALESCE($8::jsonb, filter),
+         event_types = CASE WHEN $9::boolean THEN $10::text[] ELSE event_types END,
          updated_at = now()
        WHERE id = $1 AND deleted_at IS NULL RETURNING *;
 
@@ -71,4 +76,5 @@ UPDATE subscriptions SET previous_secret = secret, secret = $2,
 -- Sent by SubscriptionRepository.findSendable.
 -- $1: its id
 SELECT s.url, s.token, s.secret,
-  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret FROM subscriptions s WHERE s.id = $1 AND s.deleted_at IS NULL;
+  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret, s.kind, s.event_types FROM subscriptions s
+       WHERE s.id = $1 AND s.deleted_at IS NULL;

@@ -21,4 +21,5 @@ export * from './secrets/seal-credentials';
 export * from './audit/audit.repository';
 export * from './dead-letters/dead-letter.repository';
 export * from './portal-links/portal-link.repository';
+export * from './operational/operational-event.repository';
 export * from './write-coalescer';

@@ -10,6 +10,7 @@ export const mapDelivery = (r: DeliveryRow): DeliveryDto => ({
   id: r.id,
   subscriptionId: r.subscription_id,
   eventId: r.event_id,
+  eventType: (r.event_type ?? 'plant.created') as DeliveryDto['eventType'],
   plantId: r.plant_id,
   status: r.status,
   attempts: r.attempts,

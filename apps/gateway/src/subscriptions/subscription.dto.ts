@@ -25,6 +25,8 @@ export const mapSubscription = (r: SubscriptionRow, wholeUrl = true): Subscripti
   disabledReason: r.disabled_reason,
   hasToken: r.token !== null,
   filter: r.filter,
+  kind: r.kind,
+  eventTypes: r.event_types,
   signature: r.signature,
   publicKey: r.public_key,
   // Only while the rotated-out key still signs beside the new one.
@@ -55,6 +57,7 @@ export function updateAudit(body: SubscriptionUpdateBody): Pick<NewAuditEvent, '
   if (body.url !== undefined) details.url = urlOriginAndPath(body.url);
   if (body.description !== undefined) details.description = body.description;
   if (body.filter !== undefined) details.filter = body.filter;
+  if (body.eventTypes !== undefined) details.eventTypes = body.eventTypes ?? 'all';
   if ('token' in body) details.token = body.token === null ? 'removed' : 'replaced';
   return { action, details };
 }

@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, GatewayConfig } from '@app/config';
 import {
+  OPERATIONAL_EVENT_TYPES,
+  operationalExample,
   SubscriptionCreateBody,
   SubscriptionFilter,
   SubscriptionTestBody,
@@ -15,7 +17,13 @@ import {
   urlOriginAndPath,
 } from '@app/delivery';
 import { invalidField, ProblemException } from '@app/observability';
-import { AuditRepository, SubscriptionRepository, SubscriptionRow } from '@app/persistence';
+import {
+  AuditRepository,
+  SendableSubscription,
+  SubscriptionKind,
+  SubscriptionRepository,
+  SubscriptionRow,
+} from '@app/persistence';
 import {
   mapIssued,
   mapSubscription,
@@ -54,6 +62,8 @@ export class SubscriptionsService {
       throw invalidField('secret', 'is for symmetric signatures only: an asymmetric key pair is generated for you');
     if (body.secret !== undefined && !isValidSecret(body.secret))
       throw invalidField('secret', 'must be whsec_ followed by 24 to 64 base64-encoded bytes');
+    const kind = body.kind ?? 'plants';
+    checkKind(kind, body);
     if (body.filter) checkFilter(body.filter);
     const credential = newCredential(signature, body.secret);
     const issued = await this.subscriptions.create({
@@ -64,6 +74,8 @@ export class SubscriptionsService {
       publicKey: credential.publicKey,
       description: body.description ?? null,
       filter: body.filter ?? {},
+      kind,
+      eventTypes: body.eventTypes ?? null,
     });
     await this.audit.record({
       actor,
@@ -74,6 +86,7 @@ export class SubscriptionsService {
         signature,
         token: body.token !== undefined ? 'set' : 'none',
         ...(body.filter ? { filter: body.filter } : {}),
+        ...(kind === 'operational' ? { kind, eventTypes: body.eventTypes ?? 'all' } : {}),
       },
     });
     return mapIssued(issued);
@@ -97,6 +110,8 @@ export class SubscriptionsService {
         { errors: [{ field: 'filter', message: 'cannot be changed through a portal link' }] },
       );
     if (body.url !== undefined) await this.assertUrlAllowed(body.url);
+    if (body.filter || body.eventTypes !== undefined)
+      checkKind(found(await this.subscriptions.findById(id), id).kind, body);
     if (body.filter) checkFilter(body.filter);
     const updated = found(await this.subscriptions.update(id, body), id);
     await this.audit.record({ actor, subscription_id: id, ...updateAudit(body) });
@@ -137,7 +152,7 @@ export class SubscriptionsService {
   async test(id: string, body: SubscriptionTestBody, actor: string): Promise<SubscriptionTestResultDto> {
     const subscription = await this.subscriptions.findSendable(id);
     if (!subscription) throw subscriptionNotFound(id);
-    const result = await this.tester.send(subscription, body.plant ?? SAMPLE_PLANT);
+    const result = await this.tester.send(subscription, testBody(subscription, body));
     await this.audit.record({
       actor,
       action: 'subscription.tested',
@@ -151,6 +166,31 @@ export class SubscriptionsService {
     const check = await checkSubscriberUrl(url, this.config.DELIVERY_ALLOW_PRIVATE_NETWORKS);
     if (!check.ok) throw invalidField('url', check.reason);
   }
+}
+
+/**
+ * A subscription of one kind takes only its own settings: a plant filter means nothing to an operational
+ * subscription, nor event types to a plant one. 422 naming the field, rather than a setting silently ignored.
+ */
+function checkKind(kind: SubscriptionKind, body: { filter?: SubscriptionFilter; eventTypes?: unknown }) {
+  if (kind === 'operational' && body.filter && Object.keys(body.filter).length > 0)
+    throw invalidField('filter', 'is for plant subscriptions: an operational subscription receives no plants');
+  if (kind === 'plants' && body.eventTypes !== undefined && body.eventTypes !== null)
+    throw invalidField('eventTypes', 'is for operational subscriptions (kind: operational): this one receives plants');
+}
+
+/**
+ * What a test send carries: a plant (given, or SAMPLE_PLANT) to a plant subscription; to an operational one, the
+ * example of an event type it receives, as `{type, timestamp, data}`.
+ */
+function testBody(s: SendableSubscription, body: SubscriptionTestBody): object {
+  if (s.kind === 'plants') {
+    if (body.eventType) throw invalidField('eventType', 'is for operational subscriptions: send a `plant` instead');
+    return body.plant ?? SAMPLE_PLANT;
+  }
+  if (body.plant) throw invalidField('plant', 'an operational subscription receives no plants: send an `eventType`');
+  const type = body.eventType ?? s.eventTypes?.[0] ?? OPERATIONAL_EVENT_TYPES[0];
+  return { type, timestamp: new Date().toISOString(), data: operationalExample(type) };
 }
 
 /** What the schema cannot say: a range must not be empty. */

@@ -1,3 +1,4 @@
+import { OPERATIONAL_EVENT_TYPES, OperationalEventType, operationalSchemaNames } from '../operational-events';
 import { operations } from './operations';
 import { addedSchemas } from './schemas';
 import { seedDocument } from './seed';
@@ -6,12 +7,14 @@ export type OpenApiDocument = typeof seedDocument;
 
 /**
  * The document /openapi.json serves: the seed, plus the operations Plant Store adds under `paths`, their
- * schemas and the admin bearer scheme. The seed's own members are never rewritten.
+ * schemas and the admin bearer scheme, and its operational webhooks under `webhooks` beside New Plant. The
+ * seed's own members are never rewritten.
  */
 export function buildOpenApiDocument(): OpenApiDocument {
   const doc = structuredClone(seedDocument);
   doc.paths = structuredClone(operations);
   Object.assign(doc.components.schemas, structuredClone(addedSchemas));
+  Object.assign(doc.webhooks, operationalWebhooks());
   doc.components.securitySchemes.adminAuth = {
     type: 'http',
     scheme: 'bearer',
@@ -31,4 +34,45 @@ export function buildOpenApiDocument(): OpenApiDocument {
       '403. An expired or revoked link, or one whose subscription was deleted, answers 401 saying which.',
   };
   return doc;
+}
+
+/** Standard Webhooks' headers, sent with every delivery, operational or New Plant. */
+const signatureHeaders = [
+  ['webhook-id', 'The message id, the same on every retry (de-duplicate on it)'],
+  ['webhook-timestamp', 'Unix seconds when this attempt was signed'],
+  [
+    'webhook-signature',
+    "`v1,<base64 HMAC-SHA256>` with the subscription's `whsec_` secret (`v1a,` Ed25519 for an asymmetric one); " +
+      'two, space-separated, while a rotated-out secret still signs',
+  ],
+].map(([name, description]) => ({ name, in: 'header', required: true, description, schema: { type: 'string' } }));
+
+/** One webhook per operational event type: what an operational subscription (`kind: operational`) receives. */
+function operationalWebhooks(): Record<string, unknown> {
+  const camel = (type: OperationalEventType) => type.replace(/[._](\w)/g, (_, c: string) => c.toUpperCase());
+  return Object.fromEntries(
+    OPERATIONAL_EVENT_TYPES.map((type) => [
+      type,
+      {
+        post: {
+          operationId: `${camel(type)}Webhook`,
+          summary: `Operational event ${type}`,
+          description:
+            `Sent to each operational subscription that receives ${type}, signed, retried and listed like any ` +
+            'delivery. The body is `{type, timestamp, data}`.',
+          parameters: signatureHeaders,
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': { schema: { $ref: `#/components/schemas/${operationalSchemaNames(type).event}` } },
+            },
+          },
+          responses: {
+            '200': { description: 'Any 2xx: received' },
+            '410': { description: 'Gone: the operational subscription is disabled' },
+          },
+        },
+      },
+    ]),
+  );
 }

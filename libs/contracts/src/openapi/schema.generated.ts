@@ -458,6 +458,106 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "dead_letter.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Operational event dead_letter.created
+         * @description Sent to each operational subscription that receives dead_letter.created, signed, retried and listed like any delivery. The body is `{type, timestamp, data}`.
+         */
+        post: operations["deadLetterCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "delivery.exhausted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Operational event delivery.exhausted
+         * @description Sent to each operational subscription that receives delivery.exhausted, signed, retried and listed like any delivery. The body is `{type, timestamp, data}`.
+         */
+        post: operations["deliveryExhaustedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.circuit_closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Operational event subscription.circuit_closed
+         * @description Sent to each operational subscription that receives subscription.circuit_closed, signed, retried and listed like any delivery. The body is `{type, timestamp, data}`.
+         */
+        post: operations["subscriptionCircuitClosedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.circuit_opened": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Operational event subscription.circuit_opened
+         * @description Sent to each operational subscription that receives subscription.circuit_opened, signed, retried and listed like any delivery. The body is `{type, timestamp, data}`.
+         */
+        post: operations["subscriptionCircuitOpenedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Operational event subscription.disabled
+         * @description Sent to each operational subscription that receives subscription.disabled, signed, retried and listed like any delivery. The body is `{type, timestamp, data}`.
+         */
+        post: operations["subscriptionDisabledWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -525,6 +625,46 @@ export interface components {
                 status: string;
             }[];
         };
+        /**
+         * @description An event the worker could not store was dead-lettered (see GET /dead-letters/{id})
+         * @example {
+         *       "deadLetterId": "17",
+         *       "reason": "not a NewPlant: name is required",
+         *       "deadLetteredAt": "2025-01-01T12:00:00.000Z",
+         *       "origin": {
+         *         "topic": "plant.created",
+         *         "partition": 3,
+         *         "offset": "1234"
+         *       },
+         *       "key": "42",
+         *       "truncated": false
+         *     }
+         */
+        DeadLetterCreatedData: {
+            /** Format: date-time */
+            deadLetteredAt: string;
+            deadLetterId: string;
+            /** @description The record key (the plant id), non-ASCII bytes escaped */
+            key: string | null;
+            origin: {
+                offset: string | null;
+                partition: number | null;
+                topic: string | null;
+            };
+            reason: string;
+            truncated: boolean;
+        };
+        /** @description The body of a dead_letter.created operational webhook */
+        DeadLetterCreatedEvent: {
+            data: components["schemas"]["DeadLetterCreatedData"];
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            timestamp: string;
+            /** @constant */
+            type: "dead_letter.created";
+        };
         DeadLetterIds: {
             /** @description Dead-letter ids, at most 500 */
             ids: string[];
@@ -548,14 +688,25 @@ export interface components {
             attempts: number;
             /** Format: date-time */
             createdAt: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The message id: `webhook-id`, the same on every retry
+             */
             eventId: string;
+            /**
+             * @description plant.created: a New Plant webhook; any other: an operational event
+             * @enum {string}
+             */
+            eventType: "plant.created" | "subscription.disabled" | "subscription.circuit_opened" | "subscription.circuit_closed" | "delivery.exhausted" | "dead_letter.created";
             /** Format: uuid */
             id: string;
             /** Format: date-time */
             nextAttemptAt: string | null;
-            /** Format: int64 */
-            plantId: number;
+            /**
+             * Format: int64
+             * @description null for an operational event
+             */
+            plantId: number | null;
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
             /** Format: uuid */
@@ -574,6 +725,50 @@ export interface components {
             signature: string | null;
             /** @description HTTP status; null on a network error */
             status: number | null;
+        };
+        /**
+         * @description A New Plant delivery failed for good: its last attempt failed (DELIVERY_RETRY_SCHEDULE ran out), or the subscriber answered 410 Gone. It can still be retried (POST /deliveries/{id}/retry)
+         * @example {
+         *       "deliveryId": "5f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0",
+         *       "subscriptionId": "0b9d7f5e-3c1a-4e8b-9f2d-6a5c4b3a2910",
+         *       "eventId": "e7c6b5a4-9382-4716-a5b4-c3d2e1f0a9b8",
+         *       "plantId": 42,
+         *       "attempts": 8,
+         *       "lastAttempt": {
+         *         "attemptedAt": "2025-01-02T15:00:00.000Z",
+         *         "status": 503,
+         *         "error": null
+         *       }
+         *     }
+         */
+        DeliveryExhaustedData: {
+            attempts: number;
+            /** Format: uuid */
+            deliveryId: string;
+            /** Format: uuid */
+            eventId: string;
+            lastAttempt: {
+                /** Format: date-time */
+                attemptedAt: string;
+                error: string | null;
+                /** @description HTTP status; null when there was no answer */
+                status: number | null;
+            };
+            /** Format: int64 */
+            plantId: number;
+            /** Format: uuid */
+            subscriptionId: string;
+        };
+        /** @description The body of a delivery.exhausted operational webhook */
+        DeliveryExhaustedEvent: {
+            data: components["schemas"]["DeliveryExhaustedData"];
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            timestamp: string;
+            /** @constant */
+            type: "delivery.exhausted";
         };
         DeliveryPage: {
             items: components["schemas"]["Delivery"][];
@@ -736,10 +931,17 @@ export interface components {
             description: string | null;
             disabledReason: string | null;
             enabled: boolean;
+            /** @description operational only: the event types it receives; absent (or null) for all of them */
+            eventTypes: ("subscription.disabled" | "subscription.circuit_opened" | "subscription.circuit_closed" | "delivery.exhausted" | "dead_letter.created")[] | null;
             filter: components["schemas"]["SubscriptionFilter"];
             hasToken: boolean;
             /** Format: uuid */
             id: string;
+            /**
+             * @description plants: New Plant webhooks. operational: Plant Store's own events (subscription.disabled, delivery.exhausted, dead_letter.created, subscription.circuit_opened / circuit_closed), never a plant. Set when created, for good
+             * @enum {string}
+             */
+            kind: "plants" | "operational";
             /** @description asymmetric, after a rotation: the key that verifies the old signature still sent beside the new */
             previousPublicKey: string | null;
             /** @description asymmetric: the `whpk_` key that verifies `v1a,` */
@@ -751,9 +953,76 @@ export interface components {
             /** @description Whole for a write token; a read token sees it without user-info or fragment, each query value replaced by `[redacted]` (query values are often credentials) */
             url: string;
         };
+        /**
+         * @description A subscription's circuit closed: a probe succeeded and its waiting deliveries go out in order
+         * @example {
+         *       "subscriptionId": "0b9d7f5e-3c1a-4e8b-9f2d-6a5c4b3a2910",
+         *       "closedAt": "2025-01-01T12:30:00.000Z",
+         *       "openedAt": "2025-01-01T12:00:00.000Z"
+         *     }
+         */
+        SubscriptionCircuitClosedData: {
+            /** Format: date-time */
+            closedAt: string;
+            /**
+             * Format: date-time
+             * @description When it had opened
+             */
+            openedAt: string | null;
+            /** Format: uuid */
+            subscriptionId: string;
+        };
+        /** @description The body of a subscription.circuit_closed operational webhook */
+        SubscriptionCircuitClosedEvent: {
+            data: components["schemas"]["SubscriptionCircuitClosedData"];
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            timestamp: string;
+            /** @constant */
+            type: "subscription.circuit_closed";
+        };
+        /**
+         * @description A subscription's circuit opened after consecutive failures: its deliveries wait, and a probe is tried on a back-off
+         * @example {
+         *       "subscriptionId": "0b9d7f5e-3c1a-4e8b-9f2d-6a5c4b3a2910",
+         *       "openedAt": "2025-01-01T12:00:00.000Z",
+         *       "consecutiveFailures": 5,
+         *       "lastError": "HTTP 503"
+         *     }
+         */
+        SubscriptionCircuitOpenedData: {
+            consecutiveFailures: number;
+            /** @description The last failure: an HTTP status or why there was no answer */
+            lastError: string | null;
+            /** Format: date-time */
+            openedAt: string;
+            /** Format: uuid */
+            subscriptionId: string;
+        };
+        /** @description The body of a subscription.circuit_opened operational webhook */
+        SubscriptionCircuitOpenedEvent: {
+            data: components["schemas"]["SubscriptionCircuitOpenedData"];
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            timestamp: string;
+            /** @constant */
+            type: "subscription.circuit_opened";
+        };
         SubscriptionCreate: {
             description?: string;
+            /** @description operational only: the event types it receives; absent (or null) for all of them */
+            eventTypes?: ("subscription.disabled" | "subscription.circuit_opened" | "subscription.circuit_closed" | "delivery.exhausted" | "dead_letter.created")[];
             filter?: components["schemas"]["SubscriptionFilter"];
+            /**
+             * @description plants: New Plant webhooks. operational: Plant Store's own events (subscription.disabled, delivery.exhausted, dead_letter.created, subscription.circuit_opened / circuit_closed), never a plant. Set when created, for good
+             * @default plants
+             * @enum {string}
+             */
+            kind?: "plants" | "operational";
             /** @description Standard Webhooks secret (symmetric only); one is generated when absent */
             secret?: string;
             /**
@@ -767,6 +1036,33 @@ export interface components {
             /** Format: uri */
             url: string;
         };
+        /**
+         * @description The worker disabled a subscription (its subscriber answered 410 Gone, or kept failing)
+         * @example {
+         *       "subscriptionId": "0b9d7f5e-3c1a-4e8b-9f2d-6a5c4b3a2910",
+         *       "reason": "the subscriber answered 410 Gone",
+         *       "disabledAt": "2025-01-01T12:00:00.000Z"
+         *     }
+         */
+        SubscriptionDisabledData: {
+            /** Format: date-time */
+            disabledAt: string;
+            /** @description Also its `disabledReason` */
+            reason: string;
+            /** Format: uuid */
+            subscriptionId: string;
+        };
+        /** @description The body of a subscription.disabled operational webhook */
+        SubscriptionDisabledEvent: {
+            data: components["schemas"]["SubscriptionDisabledData"];
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            timestamp: string;
+            /** @constant */
+            type: "subscription.disabled";
+        };
         /** @description Which plants this subscriber receives; every condition given must hold, `{}` (the default) lets all through. Applied where deliveries are written: a plant filtered out gets no delivery row for this subscriber. */
         SubscriptionFilter: {
             /** @description Only plant ids in this range, both ends included */
@@ -778,10 +1074,15 @@ export interface components {
             tags?: string[];
         };
         SubscriptionTest: {
-            /** @description The plant to send; a sample one when absent */
+            /**
+             * @description operational: the event type to send an example of (its schema's example); the first it receives when absent
+             * @enum {string}
+             */
+            eventType?: "subscription.disabled" | "subscription.circuit_opened" | "subscription.circuit_closed" | "delivery.exhausted" | "dead_letter.created";
+            /** @description plants: the plant to send; a sample one when absent */
             plant?: components["schemas"]["NewPlant"];
         };
-        /** @description A signed New Plant sent once to the subscription, now; not stored, not retried */
+        /** @description A signed New Plant (or, to an operational subscription, an example event) sent once to the subscription, now; not stored, not retried */
         SubscriptionTestResult: {
             request: components["schemas"]["SentRequest"];
             response: {
@@ -799,6 +1100,8 @@ export interface components {
         SubscriptionUpdate: {
             description?: string;
             enabled?: boolean;
+            /** @description operational only: the event types it receives; absent (or null) for all of them */
+            eventTypes?: ("subscription.disabled" | "subscription.circuit_opened" | "subscription.circuit_closed" | "delivery.exhausted" | "dead_letter.created")[] | null;
             filter?: components["schemas"]["SubscriptionFilter"];
             token?: string | null;
             /** Format: uri */
@@ -2280,6 +2583,186 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    deadLetterCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id, the same on every retry (de-duplicate on it) */
+                "webhook-id": string;
+                /** @description `v1,<base64 HMAC-SHA256>` with the subscription's `whsec_` secret (`v1a,` Ed25519 for an asymmetric one); two, space-separated, while a rotated-out secret still signs */
+                "webhook-signature": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeadLetterCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the operational subscription is disabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    deliveryExhaustedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id, the same on every retry (de-duplicate on it) */
+                "webhook-id": string;
+                /** @description `v1,<base64 HMAC-SHA256>` with the subscription's `whsec_` secret (`v1a,` Ed25519 for an asymmetric one); two, space-separated, while a rotated-out secret still signs */
+                "webhook-signature": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeliveryExhaustedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the operational subscription is disabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    subscriptionCircuitClosedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id, the same on every retry (de-duplicate on it) */
+                "webhook-id": string;
+                /** @description `v1,<base64 HMAC-SHA256>` with the subscription's `whsec_` secret (`v1a,` Ed25519 for an asymmetric one); two, space-separated, while a rotated-out secret still signs */
+                "webhook-signature": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionCircuitClosedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the operational subscription is disabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    subscriptionCircuitOpenedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id, the same on every retry (de-duplicate on it) */
+                "webhook-id": string;
+                /** @description `v1,<base64 HMAC-SHA256>` with the subscription's `whsec_` secret (`v1a,` Ed25519 for an asymmetric one); two, space-separated, while a rotated-out secret still signs */
+                "webhook-signature": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionCircuitOpenedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the operational subscription is disabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    subscriptionDisabledWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id, the same on every retry (de-duplicate on it) */
+                "webhook-id": string;
+                /** @description `v1,<base64 HMAC-SHA256>` with the subscription's `whsec_` secret (`v1a,` Ed25519 for an asymmetric one); two, space-separated, while a rotated-out secret still signs */
+                "webhook-signature": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionDisabledEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the operational subscription is disabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

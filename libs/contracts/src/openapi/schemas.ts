@@ -1,6 +1,8 @@
-// Schemas of the operations Plant Store adds. The webhook's own schemas (Plant, NewPlant, Error) stay in
-// ./seed.ts, untouched.
+// Schemas of the operations Plant Store adds, and of its operational webhooks. The webhook's own schemas (Plant,
+// NewPlant, Error) stay in ./seed.ts, untouched.
 import { PORTAL_LINK_LIFETIME } from '../portal-link-lifetime';
+import { OPERATIONAL_EVENT_TYPES, OperationalEventType, operationalSchemaNames } from '../operational-events';
+
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const dateTime = { type: 'string', format: 'date-time' };
 // Kept, and forwarded on every delivery: bounded. A token goes out as a header, so only what a header carries.
@@ -16,6 +18,21 @@ const always = (properties: Record<string, unknown>, extra: Record<string, unkno
   required: Object.keys(properties),
   properties,
 });
+const kind = {
+  type: 'string',
+  enum: ['plants', 'operational'],
+  description:
+    "plants: New Plant webhooks. operational: Plant Store's own events (subscription.disabled, " +
+    'delivery.exhausted, dead_letter.created, subscription.circuit_opened / circuit_closed), never a plant. Set ' +
+    'when created, for good',
+};
+const eventTypes = {
+  type: 'array',
+  minItems: 1,
+  uniqueItems: true,
+  items: { type: 'string', enum: [...OPERATIONAL_EVENT_TYPES] },
+  description: 'operational only: the event types it receives; absent (or null) for all of them',
+};
 const page = (item: string) => ({
   type: 'object',
   required: ['items', 'nextCursor'],
@@ -24,6 +41,127 @@ const page = (item: string) => ({
     nextCursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; null on the last' },
   },
 });
+
+/** The `data` of each operational event: what it says, and an example (a test send of that type sends it). */
+const operationalData: Record<OperationalEventType, { description: string; properties: object; example: object }> = {
+  'subscription.disabled': {
+    description: 'The worker disabled a subscription (its subscriber answered 410 Gone, or kept failing)',
+    properties: {
+      subscriptionId: { type: 'string', format: 'uuid' },
+      reason: { type: 'string', description: 'Also its `disabledReason`' },
+      disabledAt: dateTime,
+    },
+    example: {
+      subscriptionId: '0b9d7f5e-3c1a-4e8b-9f2d-6a5c4b3a2910',
+      reason: 'the subscriber answered 410 Gone',
+      disabledAt: '2025-01-01T12:00:00.000Z',
+    },
+  },
+  'subscription.circuit_opened': {
+    description:
+      "A subscription's circuit opened after consecutive failures: its deliveries wait, and a probe is tried on a back-off",
+    properties: {
+      subscriptionId: { type: 'string', format: 'uuid' },
+      openedAt: dateTime,
+      consecutiveFailures: { type: 'integer', minimum: 1 },
+      lastError: { type: ['string', 'null'], description: 'The last failure: an HTTP status or why there was no answer' },
+    },
+    example: {
+      subscriptionId: '0b9d7f5e-3c1a-4e8b-9f2d-6a5c4b3a2910',
+      openedAt: '2025-01-01T12:00:00.000Z',
+      consecutiveFailures: 5,
+      lastError: 'HTTP 503',
+    },
+  },
+  'subscription.circuit_closed': {
+    description: "A subscription's circuit closed: a probe succeeded and its waiting deliveries go out in order",
+    properties: {
+      subscriptionId: { type: 'string', format: 'uuid' },
+      closedAt: dateTime,
+      openedAt: { ...dateTime, type: ['string', 'null'], description: 'When it had opened' },
+    },
+    example: {
+      subscriptionId: '0b9d7f5e-3c1a-4e8b-9f2d-6a5c4b3a2910',
+      closedAt: '2025-01-01T12:30:00.000Z',
+      openedAt: '2025-01-01T12:00:00.000Z',
+    },
+  },
+  'delivery.exhausted': {
+    description:
+      'A New Plant delivery failed for good: its last attempt failed (DELIVERY_RETRY_SCHEDULE ran out), or the ' +
+      'subscriber answered 410 Gone. It can still be retried (POST /deliveries/{id}/retry)',
+    properties: {
+      deliveryId: { type: 'string', format: 'uuid' },
+      subscriptionId: { type: 'string', format: 'uuid' },
+      eventId: { type: 'string', format: 'uuid' },
+      plantId: { type: 'integer', format: 'int64' },
+      attempts: { type: 'integer', minimum: 1 },
+      lastAttempt: always({
+        attemptedAt: dateTime,
+        status: { type: ['integer', 'null'], description: 'HTTP status; null when there was no answer' },
+        error: { type: ['string', 'null'] },
+      }),
+    },
+    example: {
+      deliveryId: '5f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0',
+      subscriptionId: '0b9d7f5e-3c1a-4e8b-9f2d-6a5c4b3a2910',
+      eventId: 'e7c6b5a4-9382-4716-a5b4-c3d2e1f0a9b8',
+      plantId: 42,
+      attempts: 8,
+      lastAttempt: { attemptedAt: '2025-01-02T15:00:00.000Z', status: 503, error: null },
+    },
+  },
+  'dead_letter.created': {
+    description: 'An event the worker could not store was dead-lettered (see GET /dead-letters/{id})',
+    properties: {
+      deadLetterId: { type: 'string' },
+      reason: { type: 'string' },
+      deadLetteredAt: dateTime,
+      origin: always({
+        topic: { type: ['string', 'null'] },
+        partition: { type: ['integer', 'null'] },
+        offset: { type: ['string', 'null'] },
+      }),
+      key: { type: ['string', 'null'], description: 'The record key (the plant id), non-ASCII bytes escaped' },
+      truncated: { type: 'boolean' },
+    },
+    example: {
+      deadLetterId: '17',
+      reason: 'not a NewPlant: name is required',
+      deadLetteredAt: '2025-01-01T12:00:00.000Z',
+      origin: { topic: 'plant.created', partition: 3, offset: '1234' },
+      key: '42',
+      truncated: false,
+    },
+  },
+};
+
+/** The example of a type's `data`, for a test send. */
+export const operationalExample = (type: OperationalEventType) => operationalData[type].example;
+
+/** Per type, `<Name>Event` (the body: `{type, timestamp, data}`) and `<Name>Data`. */
+function operationalEventSchemas(): Record<string, unknown> {
+  return Object.fromEntries(
+    OPERATIONAL_EVENT_TYPES.flatMap((type) => {
+      const names = operationalSchemaNames(type);
+      const { description, properties, example } = operationalData[type];
+      return [
+        [names.data, { ...always(properties as Record<string, unknown>), description, examples: [example] }],
+        [
+          names.event,
+          {
+            ...always({
+              type: { type: 'string', const: type },
+              timestamp: { ...dateTime, description: 'When the event happened' },
+              data: ref(names.data),
+            }),
+            description: `The body of a ${type} operational webhook`,
+          },
+        ],
+      ];
+    }),
+  );
+}
 
 export const addedSchemas: Record<string, unknown> = {
   Problem: {
@@ -81,6 +219,8 @@ export const addedSchemas: Record<string, unknown> = {
       },
       description: { type: 'string', maxLength: 500 },
       filter: ref('SubscriptionFilter'),
+      kind: { ...kind, default: 'plants' },
+      eventTypes,
     },
   },
   SubscriptionUpdate: {
@@ -93,6 +233,7 @@ export const addedSchemas: Record<string, unknown> = {
       enabled: { type: 'boolean' },
       description: { type: 'string', maxLength: 500 },
       filter: ref('SubscriptionFilter'),
+      eventTypes: { ...eventTypes, type: ['array', 'null'] },
     },
   },
   SubscriptionFilter: {
@@ -135,6 +276,8 @@ export const addedSchemas: Record<string, unknown> = {
     disabledReason: { type: ['string', 'null'] },
     hasToken: { type: 'boolean' },
     filter: ref('SubscriptionFilter'),
+    kind,
+    eventTypes: { ...eventTypes, type: ['array', 'null'] },
     signature: { type: 'string', enum: ['symmetric', 'asymmetric'] },
     publicKey: { type: ['string', 'null'], description: 'asymmetric: the `whpk_` key that verifies `v1a,`' },
     previousPublicKey: {
@@ -158,8 +301,13 @@ export const addedSchemas: Record<string, unknown> = {
   Delivery: always({
     id: { type: 'string', format: 'uuid' },
     subscriptionId: { type: 'string', format: 'uuid' },
-    eventId: { type: 'string', format: 'uuid' },
-    plantId: { type: 'integer', format: 'int64' },
+    eventId: { type: 'string', format: 'uuid', description: 'The message id: `webhook-id`, the same on every retry' },
+    eventType: {
+      type: 'string',
+      enum: ['plant.created', ...OPERATIONAL_EVENT_TYPES],
+      description: 'plant.created: a New Plant webhook; any other: an operational event',
+    },
+    plantId: { type: ['integer', 'null'], format: 'int64', description: 'null for an operational event' },
     status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
     attempts: { type: 'integer' },
     nextAttemptAt: { ...dateTime, type: ['string', 'null'] },
@@ -212,12 +360,20 @@ export const addedSchemas: Record<string, unknown> = {
     properties: {
       plant: {
         allOf: [{ $ref: '#/components/schemas/NewPlant' }],
-        description: 'The plant to send; a sample one when absent',
+        description: 'plants: the plant to send; a sample one when absent',
+      },
+      eventType: {
+        type: 'string',
+        enum: [...OPERATIONAL_EVENT_TYPES],
+        description:
+          'operational: the event type to send an example of (its schema\'s example); the first it receives when absent',
       },
     },
   },
   SubscriptionTestResult: {
-    description: 'A signed New Plant sent once to the subscription, now; not stored, not retried',
+    description:
+      'A signed New Plant (or, to an operational subscription, an example event) sent once to the subscription, now; ' +
+      'not stored, not retried',
     type: 'object',
     required: ['request', 'response', 'succeeded'],
     properties: {
@@ -428,4 +584,5 @@ export const addedSchemas: Record<string, unknown> = {
       },
     },
   },
+  ...operationalEventSchemas(),
 };

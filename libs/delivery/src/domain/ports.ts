@@ -3,6 +3,7 @@
 // worker injects them by token (DatabaseModule binds each to its repository), and its unit tests' fakes are
 // checked against them.
 import { AttemptRecord, ClaimedDelivery, ClaimResult, FanOutResult, LeasedRef } from './delivery';
+import type { OperationalEventData, OperationalEventType } from '@app/contracts';
 import { ApplyResult, IngestEvent, OutboxLease } from './ingest';
 
 /** Injection tokens for the ports below (an interface is gone at run time): `@Inject(OUTBOX) outbox: Outbox`. */
@@ -45,4 +46,30 @@ export interface Outbox {
    */
   releaseLeases(deliveries: LeasedRef[], events?: LeasedRef[]): Promise<void>;
   countPending(): Promise<{ deliveries: number; events: number }>;
+}
+
+export const OPERATIONAL_EVENTS = Symbol('OperationalEvents');
+
+/** A connection inside the caller's transaction (a pg PoolClient), so an event commits with the change it reports. */
+export interface SqlClient {
+  query(text: string, values?: unknown[]): Promise<unknown>;
+}
+
+/**
+ * Plant Store's own events to operational subscriptions (`kind: operational`): one call, one INSERT, writing a
+ * pending delivery per operational subscriber that receives the type (none when there is none); the dispatcher
+ * sends, signs, retries and records them like any delivery. Statements that already change the state in SQL emit
+ * there instead, with the `operationalEvents` fragment of libs/persistence (sql/fragments/operational.ts).
+ */
+export interface OperationalEvents {
+  /**
+   * `about`: the subscription the event concerns (it is not told about itself), else null. `db`: the caller's
+   * transaction, else the pool. Returns how many deliveries were written.
+   */
+  emit<T extends OperationalEventType>(
+    type: T,
+    data: OperationalEventData[T],
+    about?: string | null,
+    db?: SqlClient,
+  ): Promise<number>;
 }

@@ -1,7 +1,7 @@
 import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { Pool } from 'pg';
 import { APP_CONFIG, APP_NAME } from '@app/config';
-import { OUTBOX, PLANT_EVENT_STORE } from '@app/delivery';
+import { OPERATIONAL_EVENTS, OUTBOX, PLANT_EVENT_STORE } from '@app/delivery';
 import { DeliveryRepository } from '../deliveries/delivery.repository';
 import { OutboxRepository } from '../deliveries/outbox.repository';
 import { IngestRepository } from '../ingest/ingest.repository';
@@ -12,6 +12,7 @@ import { SecretBox, secretBoxFrom } from '../secrets/secret-box';
 import { AuditRepository } from '../audit/audit.repository';
 import { DeadLetterRepository } from '../dead-letters/dead-letter.repository';
 import { PortalLinkRepository } from '../portal-links/portal-link.repository';
+import { OperationalEventRepository } from '../operational/operational-event.repository';
 import { createPool, databaseBoundsFrom, longStatementBounds, PG_POOL } from './pool';
 
 interface DbConfig {
@@ -45,6 +46,7 @@ const repositories = [
   AuditRepository,
   DeadLetterRepository,
   PortalLinkRepository,
+  OperationalEventRepository,
 ];
 
 /**
@@ -93,8 +95,9 @@ const repositories = [
     })),
     { provide: PLANT_EVENT_STORE, useExisting: IngestRepository },
     { provide: OUTBOX, useExisting: OutboxRepository },
+    { provide: OPERATIONAL_EVENTS, useExisting: OperationalEventRepository },
   ],
-  exports: [PG_POOL, SECRET_BOX, RetentionRepository, ...repositories, PLANT_EVENT_STORE, OUTBOX],
+  exports: [PG_POOL, SECRET_BOX, RetentionRepository, ...repositories, PLANT_EVENT_STORE, OUTBOX, OPERATIONAL_EVENTS],
 })
 export class DatabaseModule implements OnApplicationShutdown {
   constructor(

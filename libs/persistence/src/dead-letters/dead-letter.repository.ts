@@ -38,11 +38,14 @@ export type ArchivedDeadLetter = Omit<DeadLetterRow, 'id' | 'seq' | 'status' | '
 export class DeadLetterRepository {
   constructor(private readonly pool: Pool) {}
 
-  /** Copies DLQ records; one already copied (the same partition and offset) is left as it is. */
+  /**
+   * Copies DLQ records; one already copied (the same partition and offset) is left as it is. Each one copied now
+   * is a dead_letter.created operational event.
+   */
   async archive(letters: ArchivedDeadLetter[]): Promise<number> {
     if (letters.length === 0) return 0;
     const col = <K extends keyof ArchivedDeadLetter>(k: K) => letters.map((l) => l[k]);
-    const { rowCount } = await this.pool.query(ARCHIVE_DEAD_LETTERS.text, [
+    const { rows } = await this.pool.query<{ stored: number }>(ARCHIVE_DEAD_LETTERS.text, [
       col('dlq_partition'),
       col('dlq_offset'),
       col('dead_lettered_at'),
@@ -55,7 +58,7 @@ export class DeadLetterRepository {
       letters.map((l) => JSON.stringify(l.headers)),
       col('truncated'),
     ]);
-    return rowCount ?? 0;
+    return rows[0].stored;
   }
 
   /** Newest first, `limit` rows older than `beforeId` (the page cursor). */

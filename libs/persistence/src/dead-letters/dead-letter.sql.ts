@@ -1,3 +1,4 @@
+import { deadLetterCreatedEvents, operationalEvents } from '../sql/fragments/operational';
 import { statement } from '../sql/statement';
 
 /**
@@ -6,7 +7,10 @@ import { statement } from '../sql/statement';
  */
 const STUCK_REDRIVE = "interval '2 minutes'";
 
-/** Archives records read from the DLQ, each once (by its partition and offset). */
+/**
+ * Archives records read from the DLQ, each once (by its partition and offset), and emits dead_letter.created for
+ * each one archived now (not for one copied before: a replica, or a restart, reads it again).
+ */
 export const ARCHIVE_DEAD_LETTERS = statement({
   name: 'archive-dead-letters',
   runBy: 'DeadLetterRepository.archive',
@@ -23,11 +27,16 @@ export const ARCHIVE_DEAD_LETTERS = statement({
     'their headers (jsonb)',
     'whether each was truncated',
   ],
-  text: `INSERT INTO dead_letters (dlq_partition, dlq_offset, dead_lettered_at, reason, origin_topic, origin_partition,
-                                 origin_offset, key, value, headers, truncated)
-       SELECT * FROM unnest($1::int[], $2::bigint[], $3::timestamptz[], $4::text[], $5::text[], $6::int[], $7::bigint[],
-                            $8::bytea[], $9::bytea[], $10::jsonb[], $11::boolean[])
-       ON CONFLICT (dlq_partition, dlq_offset) DO NOTHING`,
+  text: `
+WITH archived AS (
+  INSERT INTO dead_letters (dlq_partition, dlq_offset, dead_lettered_at, reason, origin_topic, origin_partition,
+                            origin_offset, key, value, headers, truncated)
+  SELECT * FROM unnest($1::int[], $2::bigint[], $3::timestamptz[], $4::text[], $5::text[], $6::int[], $7::bigint[],
+                       $8::bytea[], $9::bytea[], $10::jsonb[], $11::boolean[])
+  ON CONFLICT (dlq_partition, dlq_offset) DO NOTHING
+  RETURNING id, dead_lettered_at, reason, origin_topic, origin_partition, origin_offset, key, truncated
+), ${operationalEvents(deadLetterCreatedEvents('archived'))}
+SELECT (SELECT count(*) FROM archived)::int AS stored`,
 });
 
 export const LIST_DEAD_LETTERS = statement({

@@ -16,7 +16,10 @@ export interface DeliveryRow {
   seq: number;
   subscription_id: string;
   event_id: string;
-  plant_id: number;
+  /** null: an operational event (see event_type). */
+  plant_id: number | null;
+  /** null: a New Plant; else the operational event's type. */
+  event_type: string | null;
   status: DeliveryStatus;
   attempts: number;
   next_attempt_at: Date | null;

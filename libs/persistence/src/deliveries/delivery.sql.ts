@@ -1,7 +1,7 @@
 import { statement } from '../sql/statement';
 
 const LISTED_COLUMNS =
-  'id, seq, subscription_id, event_id, plant_id, status, attempts, next_attempt_at, created_at, updated_at';
+  'id, seq, subscription_id, event_id, plant_id, event_type, status, attempts, next_attempt_at, created_at, updated_at';
 const columnsOf = (alias: string) =>
   LISTED_COLUMNS.split(', ')
     .map((c) => `${alias}.${c}`)

@@ -5,8 +5,10 @@ import {
   matchesFilter,
   noEarlierEventPending,
   noEarlierPending,
+  receivesPlants,
   writeWaiting,
 } from '../sql/fragments/outbox';
+import { deliveryExhaustedEvents, operationalEvents, subscriptionDisabledEvents } from '../sql/fragments/operational';
 import { statement } from '../sql/statement';
 
 /**
@@ -32,7 +34,7 @@ export const FAN_OUT = statement({
   ],
   text: `
 WITH subscribers AS MATERIALIZED (
-  SELECT s.id, s.filter FROM subscriptions s WHERE s.enabled
+  SELECT s.id, s.filter FROM subscriptions s WHERE ${receivesPlants('s')}
 ), events_wanted AS (
   -- As many events as fit the room if every subscriber receives each (with filters, fewer deliveries: the
   -- dispatcher fans out again).
@@ -145,7 +147,9 @@ WITH r AS (
   WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = r.subscription_id)
   ON CONFLICT (subscription_id, event_id) DO UPDATE
     SET attempts = d.attempts + 1, attempt_log = d.attempt_log || EXCLUDED.attempt_log, updated_at = now()
-  RETURNING 1
+  -- Failed for good by this attempt: written now (not joined to a row the lease's new holder wrote).
+  RETURNING d.id AS delivery_id, d.subscription_id, d.event_id, d.plant_id, d.attempts, d.xmax = 0 AND d.status = 'failed'
+            AS exhausted
 ), late AS (
   UPDATE deliveries d SET attempts = d.attempts + 1, updated_at = now(),
          attempt_log = d.attempt_log || jsonb_build_array(${attemptEntry('r')})
@@ -164,5 +168,12 @@ WITH r AS (
         AND NOT EXISTS (SELECT 1 FROM mine r WHERE r.event_id = x.event_id AND r.subscription_id = x.subscription_id)
         AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = x.subscription_id AND d.event_id = x.event_id))
   RETURNING 1
-), ${disableGone('mine')}`,
+), ${disableGone('mine')},
+${operationalEvents(
+  `${subscriptionDisabledEvents('disabled')} UNION ALL ${deliveryExhaustedEvents(
+    `(SELECT w.*, r.attempted_at, r.status AS http_status, r.error
+      FROM written w JOIN mine r ON r.id = w.delivery_id WHERE w.exhausted)`,
+  )}`,
+)}
+SELECT (SELECT count(*) FROM op_deliveries)::int AS operational`,
 });

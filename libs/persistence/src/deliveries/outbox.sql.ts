@@ -1,4 +1,5 @@
 import { statement } from '../sql/statement';
+import { deliveryExhaustedEvents, operationalEvents, subscriptionDisabledEvents } from '../sql/fragments/operational';
 import {
   attemptEntry,
   DELIVERY_SEND_COLUMNS,
@@ -99,8 +100,14 @@ WITH r AS (
          lease_token = CASE WHEN o.id IS NULL THEN d.lease_token END
   FROM r LEFT JOIN owned o ON o.id = r.delivery_id
   WHERE d.id = r.delivery_id -- a delivery deleted meanwhile (subscription gone) is skipped
-  RETURNING d.subscription_id, CASE WHEN o.id IS NOT NULL THEN r.disable_reason END AS disable_reason
-), ${disableGone('updated')}`,
+  RETURNING d.id AS delivery_id, d.subscription_id, d.event_id, d.plant_id, d.attempts, r.attempted_at,
+            r.status AS http_status, r.error, CASE WHEN o.id IS NOT NULL THEN r.disable_reason END AS disable_reason,
+            o.id IS NOT NULL AND r.next_status = 'failed' AND d.event_type IS NULL AS exhausted
+), ${disableGone('updated')},
+${operationalEvents(
+  `${subscriptionDisabledEvents('disabled')} UNION ALL ${deliveryExhaustedEvents('(SELECT * FROM updated WHERE exhausted)')}`,
+)}
+SELECT (SELECT count(*) FROM op_deliveries)::int AS operational`,
 });
 
 /**

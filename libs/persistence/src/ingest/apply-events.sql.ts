@@ -3,6 +3,7 @@ import {
   matchesFilter,
   noEarlierEventPending,
   noEarlierPending,
+  receivesPlants,
   writeWaiting,
 } from '../sql/fragments/outbox';
 import { statement } from '../sql/statement';
@@ -90,11 +91,11 @@ WITH input AS (
          traceparent, (extra || jsonb_strip_nulls(jsonb_build_object('id', id, 'name', name, 'tag', tag)))::text AS body,
          ${noEarlierEventPending('c.id')} AS free
   FROM changed c
-  WHERE hops < $11 AND EXISTS (SELECT 1 FROM subscriptions WHERE enabled)
+  WHERE hops < $11 AND EXISTS (SELECT 1 FROM subscriptions s WHERE ${receivesPlants('s')})
 ), fanout AS (
   SELECT t.event_id, t.event_time, t.plant_id, s.id AS subscription_id,
          NOT (s.id = ANY($16::uuid[])) AND ${noEarlierPending('s.id', 't.plant_id')} AS sendable
-  FROM to_outbox t JOIN subscriptions s ON s.enabled AND ${matchesFilter('s', 't.plant_id', 't.tag')}
+  FROM to_outbox t JOIN subscriptions s ON ${receivesPlants('s')} AND ${matchesFilter('s', 't.plant_id', 't.tag')}
   WHERE t.free
 ), per_event AS (
   SELECT event_id, count(*) FILTER (WHERE sendable) AS sending,

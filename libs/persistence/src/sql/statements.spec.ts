@@ -5,6 +5,7 @@ import { ArchivedDeadLetter, DeadLetterRepository } from '../dead-letters/dead-l
 import { DeliveryRepository } from '../deliveries/delivery.repository';
 import { OutboxRepository } from '../deliveries/outbox.repository';
 import { IngestRepository } from '../ingest/ingest.repository';
+import { OperationalEventRepository } from '../operational/operational-event.repository';
 import { PlantRepository } from '../plants/plant.repository';
 import { PortalLinkRepository } from '../portal-links/portal-link.repository';
 import { RetentionRepository } from '../retention/retention.repository';
@@ -89,6 +90,7 @@ describe('the statements', () => {
       () => audit.recordMany([{ actor: 'a', action: 'b' }]),
       () => audit.list({}, 1, null),
       () => deadLetters.archive([{ headers: {} } as ArchivedDeadLetter]),
+      () => new OperationalEventRepository(pool).emit('dead_letter.created', {} as never),
       () => deadLetters.list(undefined, 1, null),
       () => deadLetters.countDead(),
       () => deadLetters.findByIds([1]),

@@ -6,6 +6,7 @@ import * as deliveries from '../deliveries/delivery.sql';
 import * as fanOut from '../deliveries/fan-out.sql';
 import * as outbox from '../deliveries/outbox.sql';
 import * as ingest from '../ingest/apply-events.sql';
+import * as operational from '../operational/operational-event.sql';
 import * as plants from '../plants/plant.sql';
 import * as portalLinks from '../portal-links/portal-link.sql';
 import * as retention from '../retention/retention.sql';
@@ -59,6 +60,7 @@ export const STATEMENTS: Record<string, readonly Statement[]> = {
     deadLetters.FINISH_REDRIVE,
     deadLetters.DISCARD_DEAD_LETTERS,
   ],
+  operational: [operational.EMIT_OPERATIONAL_EVENT],
   retention: [
     retention.PRUNE_PROCESSED_EVENTS,
     retention.PRUNE_DELIVERIES,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
-import { SubscriptionFilter } from '@app/contracts';
+import { OperationalEventType, SubscriptionFilter } from '@app/contracts';
 import { SecretBox, subscriptionContext } from '../secrets/secret-box';
 import { openSendCredentials, SubscriptionSendRow } from '../sql/send-row';
 import {
@@ -32,6 +32,9 @@ export interface SubscriptionRow {
   enabled: boolean;
   disabled_reason: string | null;
   filter: SubscriptionFilter;
+  /** plants: New Plant webhooks; operational: Plant Store's own events (those of event_types, null for all). */
+  kind: SubscriptionKind;
+  event_types: OperationalEventType[] | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -45,7 +48,11 @@ export interface NewSubscription {
   publicKey: string | null;
   description: string | null;
   filter: SubscriptionFilter;
+  kind: SubscriptionKind;
+  eventTypes: OperationalEventType[] | null;
 }
+
+export type SubscriptionKind = 'plants' | 'operational';
 
 /** A row, and the signing secret just created or rotated, in the clear: shown once to the operator. */
 export interface Issued {
@@ -60,6 +67,8 @@ export interface SubscriptionChange {
   enabled?: boolean;
   description?: string;
   filter?: SubscriptionFilter;
+  /** null: every type. */
+  eventTypes?: OperationalEventType[] | null;
 }
 
 /** What a test send needs, credentials opened: they go to the subscriber's URL and nowhere else. */
@@ -69,6 +78,8 @@ export interface SendableSubscription {
   token: string | null;
   /** The current secret first, then a rotated-out one still inside its overlap. */
   secrets: string[];
+  kind: SubscriptionKind;
+  eventTypes: OperationalEventType[] | null;
 }
 
 /** Disabling keeps (or sets) a reason; enabling clears it. */
@@ -95,6 +106,8 @@ export class SubscriptionRepository {
       s.publicKey,
       s.description,
       JSON.stringify(s.filter),
+      s.kind,
+      s.eventTypes,
     ]);
     return { row: rows[0], secret: s.secret };
   }
@@ -119,6 +132,8 @@ export class SubscriptionRepository {
       change.description ?? null,
       DISABLED_BY_ADMIN,
       change.filter === undefined ? null : JSON.stringify(change.filter),
+      'eventTypes' in change,
+      change.eventTypes ?? null,
     ]);
     return rows[0] ?? null;
   }
@@ -150,7 +165,12 @@ export class SubscriptionRepository {
 
   /** The same columns and signing rule as a delivery (SUBSCRIPTION_SEND_COLUMNS), credentials opened. */
   async findSendable(id: string): Promise<SendableSubscription | null> {
-    const { rows } = await this.pool.query<SubscriptionSendRow>(FIND_SENDABLE.text, [id]);
-    return rows[0] ? { id, url: rows[0].url, ...openSendCredentials(rows[0], id, this.box) } : null;
+    const { rows } = await this.pool.query<SubscriptionSendRow & Pick<SubscriptionRow, 'kind' | 'event_types'>>(
+      FIND_SENDABLE.text,
+      [id],
+    );
+    const r = rows[0];
+    if (!r) return null;
+    return { id, url: r.url, ...openSendCredentials(r, id, this.box), kind: r.kind, eventTypes: r.event_types };
   }
 }

@@ -13,9 +13,11 @@ export const CREATE_SUBSCRIPTION = statement({
     'the public key beside an asymmetric key, or null',
     'a description, or null',
     'its filter (jsonb)',
+    'plants or operational',
+    'operational: the event types it receives, or null for all',
   ],
-  text: `INSERT INTO subscriptions (id, url, token, secret, signature, public_key, description, filter)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+  text: `INSERT INTO subscriptions (id, url, token, secret, signature, public_key, description, filter, kind, event_types)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
 });
 
 export const LIST_SUBSCRIPTIONS = statement({
@@ -45,6 +47,8 @@ export const UPDATE_SUBSCRIPTION = statement({
     'the new description, or null to keep it',
     'the reason kept when disabled (by an admin)',
     'the new filter (jsonb), or null to keep it',
+    'whether the event types change',
+    'the new event types, or null for all',
   ],
   text: `UPDATE subscriptions SET
          url = COALESCE($2, url),
@@ -53,6 +57,7 @@ export const UPDATE_SUBSCRIPTION = statement({
          disabled_reason = CASE WHEN COALESCE($5, enabled) THEN NULL ELSE COALESCE(disabled_reason, $7) END,
          description = COALESCE($6, description),
          filter = COALESCE($8::jsonb, filter),
+         event_types = CASE WHEN $9::boolean THEN $10::text[] ELSE event_types END,
          updated_at = now()
        WHERE id = $1 AND deleted_at IS NULL RETURNING *`,
 });
@@ -93,5 +98,6 @@ export const FIND_SENDABLE = statement({
   name: 'find-sendable',
   runBy: 'SubscriptionRepository.findSendable',
   params: ['its id'],
-  text: `SELECT ${SUBSCRIPTION_SEND_COLUMNS} FROM subscriptions s WHERE s.id = $1 AND s.deleted_at IS NULL`,
+  text: `SELECT ${SUBSCRIPTION_SEND_COLUMNS}, s.kind, s.event_types FROM subscriptions s
+       WHERE s.id = $1 AND s.deleted_at IS NULL`,
 });

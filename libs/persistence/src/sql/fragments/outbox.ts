@@ -59,7 +59,8 @@ export const attemptEntry = (r: string) => `jsonb_build_object(
 
 /**
  * A subscriber that said 410 Gone is disabled by the worker, and the audit trail shows it beside the admins'
- * changes. `source` yields (subscription_id, disable_reason) rows.
+ * changes. `source` yields (subscription_id, disable_reason) rows. Two CTEs: `disabled` (id, disabled_reason of
+ * each subscription disabled now, for subscriptionDisabledEvents) and `disabled_audit`.
  */
 export const disableGone = (source: string) => `disabled AS (
   UPDATE subscriptions s SET enabled = false, disabled_reason = g.disable_reason, updated_at = now()
@@ -67,9 +68,14 @@ export const disableGone = (source: string) => `disabled AS (
         WHERE disable_reason IS NOT NULL) g
   WHERE s.id = g.subscription_id AND s.enabled
   RETURNING s.id, s.disabled_reason
-)
-INSERT INTO audit_events (actor, action, subscription_id, details)
-SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled`;
+), disabled_audit AS (
+  INSERT INTO audit_events (actor, action, subscription_id, details)
+  SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled
+  RETURNING 1
+)`;
+
+/** Who receives New Plant webhooks: enabled subscriptions of that kind (not operational ones), alias `s`. */
+export const receivesPlants = (s: string) => `${s}.enabled AND ${s}.kind = 'plants'`;
 
 /** The delivery's side of a delivery about to be sent, from the outbox row (alias `o`). */
 export const DELIVERY_SEND_COLUMNS = (o: string) =>

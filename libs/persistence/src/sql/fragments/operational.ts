@@ -1,0 +1,61 @@
+// Operational webhooks: Plant Store's own events (OperationalEventType in @app/contracts), each written once, by
+// the statement that makes the change it reports, as one pending delivery per operational subscriber; the
+// dispatcher then sends, retries, records and lists them like any delivery. To emit from a statement of your
+// own, end its WITH list with `operationalEvents(source)`, where `source` is a SELECT yielding
+// (type text, subscription_id uuid, data jsonb): `subscription_id` is the subscription the event is about (that
+// subscription is not told about itself), or null. From TypeScript, OPERATIONAL_EVENTS.emit (one INSERT).
+
+/** An instant as the events carry it: RFC 3339 in UTC with milliseconds, whatever the session's time zone. */
+export const isoTime = (t: string) => `to_char((${t}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * Two CTEs, `op_events` (each event with its id, chosen once) and `op_deliveries` (a pending delivery for each
+ * enabled operational subscriber whose `event_types` take it): the body is `{type, timestamp, data}` as Standard
+ * Webhooks and Svix send it, the delivery's `event_id` the message id (`webhook-id`), the same for every
+ * subscriber. With no operational subscriber nothing is written. A plant subscription never gets one (kind).
+ */
+export const operationalEvents = (source: string) => `op_events AS MATERIALIZED (
+  SELECT gen_random_uuid()::text AS event_id, x.type, x.subscription_id, x.data FROM (${source}) x
+), op_deliveries AS (
+  INSERT INTO deliveries (subscription_id, event_id, plant_id, event_type, body, event_time)
+  SELECT s.id, ev.event_id, NULL, ev.type,
+         jsonb_build_object('type', ev.type, 'timestamp', ${isoTime('now()')}, 'data', ev.data)::text, now()
+  FROM op_events ev
+  JOIN subscriptions s ON s.kind = 'operational' AND s.enabled AND s.deleted_at IS NULL
+       AND (s.event_types IS NULL OR ev.type = ANY (s.event_types))
+       AND s.id IS DISTINCT FROM ev.subscription_id
+  RETURNING 1
+)`;
+
+/** subscription.disabled, from rows (id, disabled_reason) of subscriptions the worker just disabled. */
+export const subscriptionDisabledEvents = (disabled: string) => `
+  SELECT 'subscription.disabled'::text AS type, x.id AS subscription_id,
+         jsonb_build_object('subscriptionId', x.id, 'reason', x.disabled_reason, 'disabledAt', ${isoTime('now()')}) AS data
+  FROM ${disabled} x`;
+
+/**
+ * delivery.exhausted: a New Plant delivery that failed for good by an attempt (its attempts ran out, or the
+ * subscriber said 410 Gone). `source` yields (delivery_id, subscription_id, event_id, plant_id, attempts,
+ * attempted_at, http_status, error) for those rows only. An operational delivery that fails never makes one: an
+ * operator endpoint that is down would otherwise be told about itself, without end.
+ */
+export const deliveryExhaustedEvents = (source: string) => `
+  SELECT 'delivery.exhausted'::text AS type, NULL::uuid AS subscription_id,
+         jsonb_build_object('deliveryId', x.delivery_id, 'subscriptionId', x.subscription_id, 'eventId', x.event_id,
+           'plantId', x.plant_id, 'attempts', x.attempts,
+           'lastAttempt', jsonb_build_object('attemptedAt', ${isoTime('x.attempted_at')}, 'status', x.http_status,
+             'error', x.error)) AS data
+  FROM ${source} x`;
+
+/**
+ * dead_letter.created, from rows of dead_letters just archived. The key is bytes (poison is whatever it was): shown
+ * in escape form (a plant id reads as itself), which no key can make fail, or the archive would stop on it.
+ */
+export const deadLetterCreatedEvents = (letters: string) => `
+  SELECT 'dead_letter.created'::text AS type, NULL::uuid AS subscription_id,
+         jsonb_build_object('deadLetterId', x.id::text, 'reason', x.reason,
+           'deadLetteredAt', ${isoTime('x.dead_lettered_at')},
+           'origin', jsonb_build_object('topic', x.origin_topic, 'partition', x.origin_partition,
+             'offset', x.origin_offset::text),
+           'key', encode(x.key, 'escape'), 'truncated', x.truncated) AS data
+  FROM ${letters} x`;
