@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Schema } from '@app/api-client';
 import type { operations } from '@app/contracts/openapi/shapes';
+import { OPERATIONAL_EVENT_TYPES } from '@app/contracts/operational-events';
 import { adminApi, ApiError, EXIT, postWebhook } from './api';
 import { readToken } from './credentials';
 import { type Column, details, table } from './table';
@@ -84,14 +85,17 @@ const exchange = (r: Schema<'SentRequest'>) =>
 const SUBSCRIPTION_COLUMNS: Column<Schema<'Subscription'>>[] = [
   ['id', 'ID', 36],
   ['url', 'URL', 50],
+  ['kind', 'KIND'],
   ['enabled', 'ENABLED'],
   ['disabledReason', 'DISABLED BECAUSE', 30],
   ['filter', 'FILTER', 40],
+  ['eventTypes', 'EVENT TYPES', 40],
   ['description', 'DESCRIPTION', 30],
 ];
 const DELIVERY_COLUMNS: Column<Schema<'Delivery'>>[] = [
   ['id', 'ID', 36],
   ['subscriptionId', 'SUBSCRIPTION', 36],
+  ['eventType', 'TYPE', 28],
   ['plantId', 'PLANT'],
   ['status', 'STATUS'],
   ['attempts', 'ATTEMPTS'],
@@ -131,7 +135,10 @@ subscriptions
   .action(async () => print(await admin()((c) => c.GET('/subscriptions')), (d) => table(d, SUBSCRIPTION_COLUMNS)));
 subscriptions
   .command('create')
-  .description('subscribe a URL to New Plant webhooks (the signing secret is shown once)')
+  .description(
+    "subscribe a URL to New Plant webhooks, or with --operational to Plant Store's own events (the signing " +
+      'secret is shown once)',
+  )
   .argument('<url>', 'where to send them')
   .option('--subscriber-token-file <path>', 'a token to send it as Authorization: Bearer, read from this file')
   .option('--subscriber-token <token>', 'the token itself: shown in the process list, prefer the file')
@@ -140,10 +147,14 @@ subscriptions
   .option('--tags <tags>', 'only plants with one of these tags (comma-separated)', list)
   .option('--min-id <id>', 'only plant ids from this one', integer)
   .option('--max-id <id>', 'only plant ids up to this one', integer)
+  .option('--operational', `operational events instead of plants: ${OPERATIONAL_EVENT_TYPES.join(', ')}`)
+  .option('--event-types <types>', 'with --operational: only these event types (comma-separated; default all)', list)
   .action(
     async (
       url: string,
       o: {
+        operational?: boolean;
+        eventTypes?: string[];
         subscriberTokenFile?: string;
         subscriberToken?: string;
         description?: string;
@@ -163,6 +174,9 @@ subscriptions
         description: o.description,
         signature: o.asymmetric ? 'asymmetric' : undefined,
         filter,
+        // Checked by the API (422 naming the field), as every other value here.
+        kind: o.operational ? 'operational' : undefined,
+        eventTypes: o.eventTypes as Schema<'SubscriptionCreate'>['eventTypes'],
       };
       const created = await api((c) => c.POST('/subscriptions', { body }));
       print(
@@ -183,8 +197,12 @@ subscriptions
   );
 subscriptions
   .command('test')
-  .description('send it a signed test New Plant now and show what came back (exit 1 unless it answered 2xx)')
+  .description(
+    'send it a signed test New Plant (an example event to an operational one) now and show what came back ' +
+      '(exit 1 unless it answered 2xx)',
+  )
   .argument('<id>')
+  .option('--event-type <type>', 'operational: the event type to send an example of (default: the first it takes)')
   .option('--plant <json>', 'the plant to send, as JSON (default: a sample plant)', (v): Schema<'NewPlant'> => {
     try {
       // Whatever it holds, the API checks it against the schema and says what is wrong.
@@ -193,10 +211,12 @@ subscriptions
       throw new InvalidArgumentError('a JSON object, like \'{"id": 1, "name": "Fern"}\'');
     }
   })
-  .action(async (id: string, o: { plant?: Schema<'NewPlant'> }) => {
-    const r = await admin()((c) =>
-      c.POST('/subscriptions/{id}/test', { params: { path: { id } }, body: o.plant ? { plant: o.plant } : {} }),
-    );
+  .action(async (id: string, o: { plant?: Schema<'NewPlant'>; eventType?: string }) => {
+    const body: Schema<'SubscriptionTest'> = {
+      ...(o.plant ? { plant: o.plant } : {}),
+      ...(o.eventType ? { eventType: o.eventType as Schema<'SubscriptionTest'>['eventType'] } : {}),
+    };
+    const r = await admin()((c) => c.POST('/subscriptions/{id}/test', { params: { path: { id } }, body }));
     print(r, (d) => {
       const res = d.response;
       const answer = res.status !== null ? `HTTP ${res.status}` : `no answer: ${res.error}`;

@@ -33,7 +33,12 @@ export default defineConfig({
   oxc: { jsx: { runtime: 'automatic' } },
   plugins: [precompress()],
   // The API client and its generated types are shared with the CLI (libs/api-client).
-  resolve: { alias: { '@app/api-client': fileURLToPath(new URL('../../libs/api-client/src', import.meta.url)) } },
+  resolve: {
+    alias: {
+      '@app/api-client': fileURLToPath(new URL('../../libs/api-client/src', import.meta.url)),
+      '@app/contracts': fileURLToPath(new URL('../../libs/contracts/src', import.meta.url)),
+    },
+  },
   build: {
     outDir,
     emptyOutDir: true,

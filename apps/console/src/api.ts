@@ -3,7 +3,7 @@
 // no new privileged path.
 import { createPlantStoreClient } from '@app/api-client';
 
-export { ApiError, ok, type Schema } from '@app/api-client';
+export { ApiError, ok, OPERATIONAL_EVENT_TYPES, type Schema } from '@app/api-client';
 
 /**
  * Portal mode: the console at /console/portal, opened by a subscriber's portal link, showing that one

@@ -6,6 +6,8 @@ import createClient, { type Client } from 'openapi-fetch';
 import type { paths, Schema } from '@app/contracts/openapi/shapes';
 
 export type { paths, Schema };
+/** The operational event types an operational subscription may take (`eventTypes`). */
+export { OPERATIONAL_EVENT_TYPES } from '@app/contracts/operational-events';
 export type Problem = Schema<'Problem'>;
 export type PlantStoreClient = Client<paths>;
 

@@ -80,7 +80,7 @@ export function DeliveryTable({ items }: { items: Delivery[] }) {
       <thead>
         <tr>
           <th scope="col">Delivery</th>
-          <th scope="col">Plant</th>
+          <th scope="col">Plant (or event)</th>
           <th scope="col">Status</th>
           <th scope="col">Attempts</th>
           <th scope="col">Next attempt</th>
@@ -93,9 +93,7 @@ export function DeliveryTable({ items }: { items: Delivery[] }) {
             <td>
               <Link to={`/deliveries/${d.id}`}>{d.id.slice(0, 8)}</Link>
             </td>
-            <td>
-              <PlantLink id={d.plantId} />
-            </td>
+            <td>{d.plantId === null ? d.eventType : <PlantLink id={d.plantId} />}</td>
             <td>{d.status}</td>
             <td>{d.attempts}</td>
             <td>{d.nextAttemptAt ?? ''}</td>
@@ -186,8 +184,14 @@ export function DeliveryPage({ id }: { id: string }) {
       {d && (
         <>
           <p>
-            Plant <PlantLink id={d.plantId} /> to subscription{' '}
-            <Link to={`/deliveries?subscriptionId=${d.subscriptionId}`}>{d.subscriptionId}</Link>:{' '}
+            {d.plantId === null ? (
+              <>Operational event {d.eventType}</>
+            ) : (
+              <>
+                Plant <PlantLink id={d.plantId} />
+              </>
+            )}{' '}
+            to subscription <Link to={`/deliveries?subscriptionId=${d.subscriptionId}`}>{d.subscriptionId}</Link>:{' '}
             <strong>{d.status}</strong> after {d.attempts} attempt(s)
             {d.nextAttemptAt ? `, next at ${d.nextAttemptAt}` : ''}.{' '}
             {d.status === 'failed' && (

@@ -4,7 +4,7 @@ import { client, ok, PORTAL, Schema } from '../api';
 import { Exchange } from '../Exchange';
 import { Link } from '../router';
 import { PortalLinks } from './PortalLinks';
-import { describeFilter, SecretOnce, splitTags, Subscription } from './Subscriptions';
+import { describeReceives, EventType, EventTypesField, SecretOnce, splitTags, Subscription } from './Subscriptions';
 
 type TestResult = Schema<'SubscriptionTestResult'>;
 
@@ -47,8 +47,8 @@ export function SubscriptionPage({ id }: { id: string }) {
     <>
       <h1>Subscription to {s.url}</h1>
       <p>
-        {s.enabled ? 'Enabled' : `Disabled (${s.disabledReason ?? 'by an admin'})`}; receives {describeFilter(s.filter)}
-        ; signs {s.signature === 'asymmetric' ? 'with Ed25519 (v1a)' : 'with HMAC (v1)'}.{' '}
+        {s.enabled ? 'Enabled' : `Disabled (${s.disabledReason ?? 'by an admin'})`}; receives {describeReceives(s)};
+        signs {s.signature === 'asymmetric' ? 'with Ed25519 (v1a)' : 'with HMAC (v1)'}.{' '}
         <Link to={`/deliveries?subscriptionId=${s.id}`}>{PORTAL ? 'Your deliveries' : 'Its deliveries'}</Link>
       </p>
       <p>
@@ -86,7 +86,7 @@ export function SubscriptionPage({ id }: { id: string }) {
         }}
         onError={(text) => setNote({ error: true, text })}
       />
-      <TestSend id={s.id} />
+      <TestSend id={s.id} operational={s.kind === 'operational'} />
       {!PORTAL && <PortalLinks id={s.id} />}
     </>
   );
@@ -106,6 +106,7 @@ function EditForm({
   const [tags, setTags] = useState((s.filter.tags ?? []).join(', '));
   const [min, setMin] = useState(s.filter.plantIds?.min?.toString() ?? '');
   const [max, setMax] = useState(s.filter.plantIds?.max?.toString() ?? '');
+  const [types, setTypes] = useState<EventType[]>(s.eventTypes ?? []);
   // The token is never shown: keep it, replace it, or remove it.
   const [tokenChoice, setTokenChoice] = useState<'keep' | 'replace' | 'remove'>('keep');
   const [newToken, setNewToken] = useState('');
@@ -116,15 +117,15 @@ function EditForm({
       ...(min.trim() ? { min: Number(min) } : {}),
       ...(max.trim() ? { max: Number(max) } : {}),
     };
+    const receives =
+      s.kind === 'operational'
+        ? { eventTypes: types.length ? types : null }
+        : { filter: { ...(list.length ? { tags: list } : {}), ...(Object.keys(plantIds).length ? { plantIds } : {}) } };
     const body = {
       url,
       description,
       // Which plants it is sent is the operator's to say, not the subscriber's (a portal link cannot change it).
-      ...(PORTAL
-        ? {}
-        : {
-            filter: { ...(list.length ? { tags: list } : {}), ...(Object.keys(plantIds).length ? { plantIds } : {}) },
-          }),
+      ...(PORTAL ? {} : receives),
       ...(tokenChoice === 'replace' ? { token: newToken } : tokenChoice === 'remove' ? { token: null } : {}),
     };
     try {
@@ -145,7 +146,9 @@ function EditForm({
           Description
           <input value={description} onChange={(e) => setDescription(e.target.value)} />
         </label>
-        {!PORTAL && (
+        {PORTAL ? null : s.kind === 'operational' ? (
+          <EventTypesField value={types} onChange={setTypes} />
+        ) : (
           <>
             <label>
               Only these tags (comma-separated)
@@ -183,7 +186,7 @@ function EditForm({
   );
 }
 
-function TestSend({ id }: { id: string }) {
+function TestSend({ id, operational }: { id: string; operational: boolean }) {
   const [result, setResult] = useState<TestResult | null>(null);
   const [note, setNote] = useState<Note>(null);
   const [busy, setBusy] = useState(false);
@@ -205,11 +208,12 @@ function TestSend({ id }: { id: string }) {
     <>
       <h2>Send a test</h2>
       <p>
-        A signed sample New Plant goes to the receiver now, as a delivery would (same signature, token and timeout),
-        with a <code>webhook-id</code> of its own. Nothing is stored or retried.
+        A signed sample {operational ? 'operational event (the example of the first type it receives)' : 'New Plant'}{' '}
+        goes to the receiver now, as a delivery would (same signature, token and timeout), with a{' '}
+        <code>webhook-id</code> of its own. Nothing is stored or retried.
       </p>
       <button type="button" onClick={send} disabled={busy}>
-        {busy ? 'Sending…' : 'Send a test New Plant'}
+        {busy ? 'Sending…' : operational ? 'Send a test event' : 'Send a test New Plant'}
       </button>
       <Notice note={note} />
       {result && <Exchange request={result.request} response={result.response} />}

@@ -1,6 +1,6 @@
 import { FormEvent, useCallback, useEffect, useState } from 'react';
 import { ErrorNotice } from '../Notice';
-import { client, ok, Schema } from '../api';
+import { client, ok, OPERATIONAL_EVENT_TYPES, Schema } from '../api';
 import { Link } from '../router';
 
 export type Subscription = Schema<'SubscriptionWithSecret'>;
@@ -41,7 +41,7 @@ export function Subscriptions() {
           <tr>
             <th scope="col">URL</th>
             <th scope="col">State</th>
-            <th scope="col">Filter</th>
+            <th scope="col">Receives</th>
             <th scope="col">Description</th>
             <th scope="col">Actions</th>
           </tr>
@@ -56,7 +56,7 @@ export function Subscriptions() {
                 </Link>
               </td>
               <td>{s.enabled ? 'enabled' : `disabled (${s.disabledReason ?? 'by an admin'})`}</td>
-              <td>{describeFilter(s.filter)}</td>
+              <td>{describeReceives(s)}</td>
               <td>{s.description ?? ''}</td>
               <td>
                 <button
@@ -120,28 +120,58 @@ export const describeFilter = (f: Subscription['filter']) =>
     .filter(Boolean)
     .join('; ') || 'every plant';
 
+/** What a subscription receives: plants (through its filter), or operational events (those of its types). */
+export const describeReceives = (s: Pick<Subscription, 'kind' | 'filter' | 'eventTypes'>) =>
+  s.kind === 'operational' ? `operational events: ${s.eventTypes?.join(', ') ?? 'all'}` : describeFilter(s.filter);
+
+export type EventType = (typeof OPERATIONAL_EVENT_TYPES)[number];
+
+/** A checkbox per operational event type; none ticked means every type. */
+export function EventTypesField({ value, onChange }: { value: EventType[]; onChange: (v: EventType[]) => void }) {
+  return (
+    <fieldset>
+      <legend>Event types (none ticked: all of them)</legend>
+      {OPERATIONAL_EVENT_TYPES.map((t) => (
+        <label key={t}>
+          <input
+            type="checkbox"
+            checked={value.includes(t)}
+            onChange={(e) => onChange(e.target.checked ? [...value, t] : value.filter((v) => v !== t))}
+          />
+          {t}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
 function CreateForm({ onCreated, onError }: { onCreated: (s: Subscription) => void; onError: (m: string) => void }) {
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
   const [tags, setTags] = useState('');
+  const [kind, setKind] = useState<Subscription['kind']>('plants');
+  const [types, setTypes] = useState<EventType[]>([]);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     const list = splitTags(tags);
+    const receives =
+      kind === 'operational'
+        ? { kind, ...(types.length ? { eventTypes: types } : {}) }
+        : list.length
+          ? { filter: { tags: list } }
+          : {};
     try {
       onCreated(
         await ok(
           client.POST('/subscriptions', {
-            body: {
-              url,
-              ...(description ? { description } : {}),
-              ...(list.length ? { filter: { tags: list } } : {}),
-            },
+            body: { url, ...(description ? { description } : {}), ...receives },
           }),
         ),
       );
       setUrl('');
       setDescription('');
       setTags('');
+      setTypes([]);
     } catch (err) {
       onError((err as Error).message);
     }
@@ -157,9 +187,20 @@ function CreateForm({ onCreated, onError }: { onCreated: (s: Subscription) => vo
         <input value={description} onChange={(e) => setDescription(e.target.value)} />
       </label>
       <label>
-        Only these tags (comma-separated, optional)
-        <input value={tags} onChange={(e) => setTags(e.target.value)} />
+        Receives
+        <select value={kind} onChange={(e) => setKind(e.target.value as Subscription['kind'])}>
+          <option value="plants">New Plant webhooks</option>
+          <option value="operational">Operational events (Plant Store&apos;s own)</option>
+        </select>
       </label>
+      {kind === 'plants' ? (
+        <label>
+          Only these tags (comma-separated, optional)
+          <input value={tags} onChange={(e) => setTags(e.target.value)} />
+        </label>
+      ) : (
+        <EventTypesField value={types} onChange={setTypes} />
+      )}
       <button className="primary" type="submit">
         Subscribe
       </button>

@@ -64,7 +64,10 @@ const operationalData: Record<OperationalEventType, { description: string; prope
       subscriptionId: { type: 'string', format: 'uuid' },
       openedAt: dateTime,
       consecutiveFailures: { type: 'integer', minimum: 1 },
-      lastError: { type: ['string', 'null'], description: 'The last failure: an HTTP status or why there was no answer' },
+      lastError: {
+        type: ['string', 'null'],
+        description: 'The last failure: an HTTP status or why there was no answer',
+      },
     },
     example: {
       subscriptionId: '0b9d7f5e-3c1a-4e8b-9f2d-6a5c4b3a2910',
@@ -366,7 +369,7 @@ export const addedSchemas: Record<string, unknown> = {
         type: 'string',
         enum: [...OPERATIONAL_EVENT_TYPES],
         description:
-          'operational: the event type to send an example of (its schema\'s example); the first it receives when absent',
+          "operational: the event type to send an example of (its schema's example); the first it receives when absent",
       },
     },
   },
