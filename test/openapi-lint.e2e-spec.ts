@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { buildOpenApiDocument, seedDocument } from '@app/contracts';
 
 // Redocly's recommended rules over the document /openapi.json serves. Our part (the operations under `paths`,
-// the schemas and the admin scheme we add) lints clean, warnings included. The seed's own members are kept
+// the operational webhooks beside New Plant, the schemas and the admin scheme we add) lints clean, warnings
+// included. The seed's own members are kept
 // exactly as given, so what the rules say of them is listed here, not "fixed".
 
 const SEED_PROBLEMS = [
@@ -13,8 +14,8 @@ const SEED_PROBLEMS = [
 ];
 
 const seedPointer = (pointer: string) =>
-  ['#/info', '#/servers', '#/security', '#/webhooks', '#/components/securitySchemes/bearerAuth'].some((p) =>
-    pointer.startsWith(p),
+  ['#/info', '#/servers', '#/security', '#/webhooks/~1plant~1webhook', '#/components/securitySchemes/bearerAuth'].some(
+    (p) => pointer.startsWith(p),
   ) || Object.keys(seedDocument.components.schemas).some((name) => pointer.startsWith(`#/components/schemas/${name}`));
 
 describe('the served OpenAPI document under Redocly lint (recommended)', () => {
