@@ -243,6 +243,39 @@ describe('Kafka security: SASL_SSL, SCRAM, mTLS, OAUTHBEARER, and the documented
     expect(ready.status).toBe(200);
   });
 
+  it('fails the gateway’s readiness, naming the ACL, when its WRITE is revoked at run time, until it is granted again', async () => {
+    const c = newCase();
+    await grant(c, defaultRows());
+    await startWorker(scramEnv('worker', c));
+    const gw = await startGateway(scramEnv('gateway', c));
+    const post = () => e2e.postPlant(gw.url, { id: e2e.plantIds()(), name: 'Pilea', tag: 'acl' });
+    expect((await post()).status).toBe(200);
+
+    const write = acls.find((r) => r.app === 'gateway' && r.operation === 'WRITE' && r.resource === 'TOPIC')!;
+    const filter = {
+      resourceType: AclResourceTypes.TOPIC,
+      resourceName: nameIn(write, c),
+      resourcePatternType: ResourcePatternTypes.LITERAL,
+      principal: `User:${user('gateway')}`,
+      host: '*',
+      operation: AclOperationTypes.WRITE,
+      permissionType: AclPermissionTypes.ALLOW,
+    };
+    await admin.deleteAcls({ filters: [filter] });
+    const expected = describe_(write, c);
+    const detail = await waitFor(`/readyz to name ${expected}`, async () => {
+      expect((await post()).status).toBe(503); // never a 200 for a record Kafka refused
+      const res = await fetch(`${gw.url}/readyz`);
+      const body = (await res.json()) as { detail?: string };
+      return res.status === 503 && body.detail?.includes(expected) ? body.detail : null;
+    });
+    expect(detail).toContain('docs/kafka-security.md');
+
+    await admin.createAcls({ acl: [filter] });
+    await waitFor('a 200 once WRITE is granted again', async () => (await post()).status === 200);
+    expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);
+  });
+
   it('carries the OAUTHBEARER token from the test identity provider, fetched once for all of a gateway’s clients', async () => {
     const issuedBefore = tokensIssued;
     const gw = await startGateway(

@@ -25,11 +25,12 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Ready to take webhooks: the Kafka producer is connected and we are not draining. */
+  /** Ready to take webhooks: the Kafka producer is connected, Kafka does not refuse it, and we are not draining. */
   @Get('readyz')
   ready() {
     if (this.shutdown.draining) throw ProblemException.of('unavailable', 'Shutting down');
-    if (!this.publisher.isReady()) throw ProblemException.of('unavailable', 'The Kafka producer is not connected');
+    const why = this.publisher.notReady();
+    if (why) throw ProblemException.of('unavailable', why);
     return { status: 'ready', kafka: 'connected' };
   }
 }

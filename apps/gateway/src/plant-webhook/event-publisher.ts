@@ -4,7 +4,8 @@ import { Message } from 'kafkajs';
 export interface EventPublisher {
   /** Resolves only once Kafka has acknowledged the record (acks=all). */
   publish(topic: string, message: Message, timeoutMs: number): Promise<void>;
-  isReady(): boolean;
+  /** Why webhooks cannot be taken now (not connected, refused by Kafka), or null when they can. */
+  notReady(): string | null;
 }
 
 export const EVENT_PUBLISHER = Symbol('EVENT_PUBLISHER');

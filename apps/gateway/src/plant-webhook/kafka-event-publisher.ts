@@ -6,6 +6,7 @@ import {
   BatchingPublisher,
   boundedProducerConfig,
   explainKafkaError,
+  KafkaAccessError,
   kafkaClientConfig,
   partitionLanes,
   topicSpecs,
@@ -25,6 +26,8 @@ export class KafkaEventPublisher implements EventPublisher, OnModuleInit, OnAppl
   private readonly client: ClientKafka;
   private batcher: BatchingPublisher | null = null;
   private connected = false;
+  /** A refusal only an operator can end (a revoked ACL, a rotated password), until a publish succeeds again. */
+  private refused: string | null = null;
   private readonly bounds: ReturnType<typeof boundedProducerConfig>;
 
   constructor(
@@ -58,13 +61,33 @@ export class KafkaEventPublisher implements EventPublisher, OnModuleInit, OnAppl
     this.logger.log(`producer connected to ${this.config.KAFKA_BROKERS.join(',')}`);
   }
 
-  isReady(): boolean {
-    return this.connected && this.batcher !== null;
+  notReady(): string | null {
+    if (!this.connected || this.batcher === null) return 'The Kafka producer is not connected';
+    return this.refused;
   }
 
   publish(topic: string, message: Message, timeoutMs: number): Promise<void> {
     if (!this.batcher) return Promise.reject(new Error('producer not connected'));
-    return this.batcher.publish(topic, message, timeoutMs);
+    return this.batcher.publish(topic, message, timeoutMs).then(
+      () => {
+        this.refused = null;
+      },
+      (err: unknown) => {
+        this.noteRefusal(err, topic);
+        throw err;
+      },
+    );
+  }
+
+  /**
+   * Start-up proved the credentials and the WRITE ACL; both can be taken away later. Readiness then fails with
+   * the cause (a load balancer stops sending webhooks that could only be refused), logged once per cause.
+   */
+  private noteRefusal(err: unknown, topic: string) {
+    const explained = explainKafkaError(err, this.config, { operation: 'WRITE', resource: 'TOPIC', name: topic });
+    if (!(explained instanceof KafkaAccessError)) return;
+    if (this.refused !== explained.message) this.logger.error(explained.message);
+    this.refused = explained.message;
   }
 
   async onApplicationShutdown() {
