@@ -39,7 +39,7 @@ const sha = (/** @type {string[]} */ ...parts) => createHash('sha256').update(pa
 /** @type {((source: string, fileName: string) => string) | undefined} */
 let transpile;
 
-require.extensions['.ts'] = (module, filename) => {
+require.extensions['.ts'] = (/** @type {NodeJS.Module} */ module, /** @type {string} */ filename) => {
   const source = fs.readFileSync(filename, 'utf8');
   const prefix = sha(filename).slice(0, 16);
   const cached = path.join(CACHE, `${prefix}-${sha(SALT, source).slice(0, 32)}.js`);

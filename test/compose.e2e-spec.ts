@@ -4,12 +4,11 @@ import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
 import { parse } from 'yaml';
 import { gatewayEnvSchema, loadConfig, workerEnvSchema } from '@app/config';
+import { NODE_LTS_MAJOR } from '../tools/local-stack/node-lts';
 
 // No Docker engine runs where this project is built, so compose is checked statically: every variable the
 // containers get is one the apps read, and it passes the same validation the apps run at start-up.
 const root = path.resolve(__dirname, '..');
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { NODE_LTS_MAJOR } = require('../tools/local-stack/node-lts') as { NODE_LTS_MAJOR: number };
 const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true });
 
 /** What an operator writes into .env after `cp .env.example .env`: fresh credentials of their own. */

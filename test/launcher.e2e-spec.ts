@@ -4,6 +4,10 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { alive } from '../tools/local-stack/orphans';
+import { checkReachable, serverUser } from '../tools/local-stack/postgres';
+// The launcher's own probes, asked rather than written again.
+import { portOpen } from '../tools/local-stack/processes';
 import * as e2e from '../tools/support/stack';
 import { exitOf, freePort } from '../tools/support/processes';
 import { waitFor } from '../tools/support/wait';
@@ -20,9 +24,13 @@ interface Launched {
   out: () => string;
 }
 
-/** Runs bringUp(profile, env, { ports }) in a process of its own; it prints READY and waits for SIGTERM. */
+/**
+ * Runs bringUp(profile, env, { ports }) in a process of its own, its TypeScript loaded as `npm start` loads it;
+ * it prints READY and waits for SIGTERM.
+ */
 function bringUp(profile: string, ports: Record<string, number>, env: Record<string, string> = {}): Launched {
   const script = `
+    require('./tools/local-stack/deps').registerTypeScript();
     const { bringUp } = require('./tools/local-stack');
     const { stopEverything } = require('./tools/local-stack/supervisor');
     process.on('SIGTERM', () => stopEverything().then(() => process.exit(0)));
@@ -46,12 +54,6 @@ function launch(args: string[], env: Record<string, string>): Launched {
   child.stderr!.on('data', (d) => (text += String(d)));
   return { child, out: () => text };
 }
-
-// The launcher's own probes (JavaScript that runs before npm ci), asked rather than written again.
-/* eslint-disable @typescript-eslint/no-require-imports */
-const { portOpen } = require('../tools/local-stack/processes') as { portOpen(port: number): Promise<boolean> };
-const { alive } = require('../tools/local-stack/orphans') as { alive(pid: number): boolean };
-/* eslint-enable @typescript-eslint/no-require-imports */
 
 async function ports() {
   return { kafkaPort: await freePort(), controllerPort: await freePort(), pgPort: await freePort() };
@@ -177,11 +179,6 @@ describe('local launcher', () => {
 
   const asRoot = process.getuid?.() === 0 ? it : it.skip;
   asRoot('as root, stops at once with what to do when the postgres user cannot reach the data folder', () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { checkReachable, serverUser } = require('../tools/local-stack/postgres') as {
-      checkReachable(target: string, user: object): void;
-      serverUser(): object;
-    };
     const locked = fs.mkdtempSync(path.join(os.tmpdir(), 'locked-'));
     fs.chmodSync(locked, 0o700); // like /root
     const data = path.join(locked, 'plant-store/.local/postgres');

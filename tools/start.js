@@ -4,7 +4,10 @@
 // are set, builds, runs the worker and the gateway, restarts whatever exits on its own (with back-off), and
 // stops everything it started, and only that, on Ctrl-C or SIGTERM.
 const { randomBytes } = require('node:crypto');
-const { ensureDependencies, build } = require('./local-stack/deps');
+const { ensureDependencies, registerTypeScript } = require('./local-stack/deps');
+
+/** Stops everything this launcher started: nothing until its TypeScript is loaded (npm ci failed, say). */
+let stopEverything = () => Promise.resolve();
 
 /**
  * The key that seals subscriber secrets in the local database, made once and kept beside that database in the
@@ -24,12 +27,14 @@ function localSecretsKey() {
 
 async function main() {
   ensureDependencies();
+  registerTypeScript(); // the rest of the launcher is TypeScript
   const { bringUp } = require('./local-stack');
+  const { build } = require('./local-stack/build');
   const { step, info } = require('./local-stack/progress');
   const { appService } = require('./local-stack/apps');
-  const { stopEverything } = require('./local-stack/supervisor');
+  stopEverything = require('./local-stack/supervisor').stopEverything;
 
-  const generated = (v) => v || randomBytes(24).toString('base64url');
+  const generated = (/** @type {string | undefined} */ v) => v || randomBytes(24).toString('base64url');
   const env = {
     PORT: process.env.PORT || '3000',
     METRICS_PORT: process.env.METRICS_PORT || '9465',
@@ -43,7 +48,7 @@ async function main() {
 
   // Installed before anything starts: Ctrl-C while the broker is still starting stops it too.
   let stopping = false;
-  const stopAll = async (code) => {
+  const stopAll = async (/** @type {number} */ code) => {
     if (stopping) return;
     stopping = true;
     info('Stopping everything this launcher started');
@@ -57,11 +62,13 @@ async function main() {
   try {
     // Supervised like Kubernetes would: a broker, database or app that exits on its own is logged and
     // restarted with back-off while the rest keeps running.
-    const appPorts = [
+    /** @type {[keyof typeof env, string][]} */
+    const ports = [
       ['PORT', 'The gateway'],
       ['METRICS_PORT', "The gateway's metrics"],
       ['WORKER_METRICS_PORT', "The worker's health and metrics"],
-    ].map(([name, what]) => ({
+    ];
+    const appPorts = ports.map(([name, what]) => ({
       port: Number(env[name]),
       what,
       remedy: `Stop it, or choose another port with ${name}=…`,
@@ -120,6 +127,6 @@ Ctrl-C stops everything.
 main().catch(async (err) => {
   // An Error's message says what to do; a stack is for what nobody foresaw.
   console.error(err instanceof Error ? err.message : String(err));
-  await require('./local-stack/supervisor').stopEverything();
+  await stopEverything();
   process.exit(1);
 });

@@ -12,8 +12,7 @@
 // Extra arguments go to jest, e.g. `npm test -- --selectProjects unit` or `npm test -- test/webhook`; they run on
 // the LTS only. `npm test -- --node=machine` runs on this machine's Node alone (no fetch).
 const { execFileSync, spawn } = require('node:child_process');
-const { ensureDependencies, build, typecheck, lint, ensureChromium } = require('./local-stack/deps');
-const { ensureNodeLts, NODE_LTS_MAJOR } = require('./local-stack/node-lts');
+const { ensureDependencies, registerTypeScript } = require('./local-stack/deps');
 const { ROOT } = require('./local-stack/paths');
 
 /** What the machine's own Node runs again after the full suite on the LTS: what `npm start` exercises. */
@@ -24,6 +23,9 @@ async function main() {
   const machineOnly = args.includes('--node=machine');
   const jestArgs = args.filter((a) => !a.startsWith('--node='));
   ensureDependencies();
+  registerTypeScript(); // the rest of the launcher is TypeScript
+  const { build, typecheck, lint, ensureChromium } = require('./local-stack/build');
+  const { ensureNodeLts, NODE_LTS_MAJOR } = require('./local-stack/node-lts');
   // The crash tests run the built apps as separate processes (to signal them), and CI checks the build.
   build();
   typecheck();
@@ -36,14 +38,17 @@ async function main() {
   /** @type {import('node:child_process').ChildProcess | null} */
   let jest = null;
   let interrupted = false;
-  const interrupt = (signal) => {
+  const interrupt = (/** @type {NodeJS.Signals} */ signal) => {
     interrupted = true;
     if (jest) jest.kill(signal);
   };
   process.on('SIGINT', () => interrupt('SIGINT'));
   process.on('SIGTERM', () => interrupt('SIGTERM'));
 
-  /** One jest run, one suite at a time: the end-to-end suites share one broker and one database on 2 cores. */
+  /**
+   * One jest run, one suite at a time: the end-to-end suites share one broker and one database on 2 cores.
+   * @param {string} node @param {string} what @param {string[]} extra
+   */
   const runJest = async (node, what, extra) => {
     const s = step(`Running jest on Node ${version(node)}: ${what}`);
     // --forceExit: a suite that failed half-way can leave a client or a server open, and jest then waits for it

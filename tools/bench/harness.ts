@@ -6,21 +6,12 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 
-/* eslint-disable @typescript-eslint/no-require-imports -- the launchers are JavaScript that runs before npm ci */
-const { ensureDependencies, build } = require('../local-stack/deps') as { ensureDependencies(): void; build(): void };
-const { bringUp } = require('../local-stack') as {
-  bringUp(profile: string): Promise<{ env: Record<string, string>; stop(): Promise<void> }>;
-};
-const { runApp, waitReady, stopProcess } = require('../local-stack/apps') as {
-  runApp(app: string, env: Record<string, string>, options?: { quiet?: boolean; entry?: string }): ChildProcess;
-  waitReady(url: string, child: ChildProcess, what: string): Promise<void>;
-  stopProcess(child: ChildProcess | null, graceMs?: number): Promise<void>;
-};
-export const { step, info } = require('../local-stack/progress') as {
-  step(message: string): { done(extra?: string): void };
-  info(message: string): void;
-};
-/* eslint-enable @typescript-eslint/no-require-imports */
+import { bringUp } from '../local-stack';
+import { runApp, stopProcess, waitReady } from '../local-stack/apps';
+import { build } from '../local-stack/build';
+import { info, step } from '../local-stack/progress';
+
+export { info, step };
 
 export const TOKEN = 'bench-webhook-token-0123456789';
 export const ADMIN = 'bench-admin-token-0123456789';
@@ -47,7 +38,6 @@ export async function startStack({
   workers = 1,
   gateways = 1,
 }: { workerEnv?: Record<string, string>; startWorker?: boolean; workers?: number; gateways?: number } = {}) {
-  ensureDependencies();
   if (!process.argv.includes('--no-build')) build();
   const local = await bringUp('bench');
   const given = Object.fromEntries(

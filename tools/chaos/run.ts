@@ -10,15 +10,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Pool } from 'pg';
+import { build } from '../local-stack/build';
 import { audit, ScenarioResult, settle, topicSize } from './audit';
 import { ChaosReceiver } from './receiver';
 import { FaultContext, Profile, PROFILES, SCENARIOS } from './scenarios';
 import { sendPlants } from './sender';
 import { ADMIN_TOKEN, ChaosStack, info, LOG_DIR, startChaosStack, step, WEBHOOK_TOKEN } from './stack';
-
-/* eslint-disable @typescript-eslint/no-require-imports -- the launchers are JavaScript that runs before npm ci */
-const { ensureDependencies, build } = require('../local-stack/deps') as { ensureDependencies(): void; build(): void };
-/* eslint-enable @typescript-eslint/no-require-imports */
 
 /** Settings for the apps: a retry schedule that outlasts the subscriber outage within the run, a short publish timeout. */
 const APP_ENV = {
@@ -31,7 +28,6 @@ export async function runChaos(
   profile: Profile,
   { buildFirst = true, kafkaPort }: { buildFirst?: boolean; kafkaPort?: number } = {},
 ): Promise<ScenarioResult[]> {
-  ensureDependencies();
   if (buildFirst) build();
   const stack = await startChaosStack(APP_ENV, { brokers: profile.brokers, kafkaPort });
   const receiver = new ChaosReceiver();

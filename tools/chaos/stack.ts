@@ -4,47 +4,17 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { bringUp } from '../local-stack';
+import { appService } from '../local-stack/apps';
+import type { KafkaNode } from '../local-stack/kafka';
+import { LOCAL } from '../local-stack/paths';
+import { info, step } from '../local-stack/progress';
+import { stopEverything, Supervised } from '../local-stack/supervisor';
 
-/* eslint-disable @typescript-eslint/no-require-imports -- the launchers are JavaScript that runs before npm ci */
-interface Service {
-  name: string;
-  pid: number | undefined;
-  running: boolean;
-  start(): Promise<unknown>;
-  stop(): Promise<void>;
-  signal(sig: NodeJS.Signals, options?: { group?: boolean }): void;
-  whenExited(): Promise<void>;
-}
-/** A Kafka node of the local stack: its node.id and its own broker log (which says when it became controller). */
-export interface KafkaNode extends Service {
-  nodeId: number;
-  logFile: string;
-}
-const { bringUp } = require('../local-stack') as {
-  bringUp(
-    profile: string,
-    env: NodeJS.ProcessEnv,
-    options?: { ports?: { kafkaPort?: number; controllerPort?: number } },
-  ): Promise<{
-    env: Record<string, string>;
-    services: { kafka: KafkaNode; kafkaNodes: KafkaNode[]; postgres: Service };
-    stop(): Promise<void>;
-  }>;
-};
-const { appService } = require('../local-stack/apps') as {
-  appService(
-    app: string,
-    env: Record<string, string>,
-    o: { readyUrl: string; label: string; logFile: string },
-  ): Service;
-};
-const { stopEverything } = require('../local-stack/supervisor') as { stopEverything(): Promise<void> };
-const { LOCAL } = require('../local-stack/paths') as { LOCAL: string };
-export const { step, info } = require('../local-stack/progress') as {
-  step(message: string): { done(extra?: string): void };
-  info(message: string): void;
-};
-/* eslint-enable @typescript-eslint/no-require-imports */
+export { info, step };
+export type { KafkaNode };
+/** A process of the stack the scenarios kill, pause and restart. */
+type Service = Supervised;
 
 export const WEBHOOK_TOKEN = 'chaos-webhook-token-0123456789';
 export const ADMIN_TOKEN = 'chaos-admin-token-0123456789';
@@ -129,9 +99,10 @@ export async function startChaosStack(
   }
   s.done();
   return {
-    kafka: infra.services.kafka,
-    kafkaNodes: infra.services.kafkaNodes,
-    postgres: infra.services.postgres,
+    // bringUp started both: the caller's KAFKA_BROKERS and DATABASE_URL were dropped above
+    kafka: infra.services.kafka!,
+    kafkaNodes: infra.services.kafkaNodes!,
+    postgres: infra.services.postgres!,
     gateways,
     workers,
     gatewayUrls: GATEWAY_PORTS.map((p) => `http://127.0.0.1:${p}`),

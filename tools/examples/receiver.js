@@ -16,6 +16,7 @@ const verifier = new Webhook(secret);
 
 http
   .createServer((req, res) => {
+    /** @type {Buffer[]} */
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {

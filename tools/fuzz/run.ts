@@ -5,16 +5,10 @@
 //   npm run fuzz -- --requests 5000 --seed 42    a short run, again exactly as before (harvested ids aside)
 //   npm run fuzz -- --no-build                   skip the build (the apps in dist/ are current)
 import path from 'node:path';
+import { build } from '../local-stack/build';
+import { info, step } from '../local-stack/progress';
 import { fuzz, FuzzOptions, printReport } from './fuzzer';
 import { LOG_DIR, startFuzzStack } from './stack';
-
-/* eslint-disable @typescript-eslint/no-require-imports -- the launchers are JavaScript that runs before npm ci */
-const { ensureDependencies, build } = require('../local-stack/deps') as { ensureDependencies(): void; build(): void };
-const { step, info } = require('../local-stack/progress') as {
-  step(message: string): { done(extra?: string): void };
-  info(message: string): void;
-};
-/* eslint-enable @typescript-eslint/no-require-imports */
 
 /** The options of a full run; `npm test` runs a short profile of them (test/fuzz.e2e-spec.ts). */
 export const FULL: Omit<FuzzOptions, 'seed' | 'log'> = {
@@ -43,7 +37,6 @@ async function main() {
     findingsFile: path.join(LOG_DIR, 'findings.jsonl'),
     log: info,
   };
-  ensureDependencies();
   if (!process.argv.includes('--no-build')) build();
   const s = step('Starting the stack (worker, then gateway)');
   const stack = await startFuzzStack();

@@ -10,19 +10,10 @@ import { Kafka, logLevel } from 'kafkajs';
 import { Pool } from 'pg';
 import { PLANT_CREATED_DLQ_TOPIC, PLANT_CREATED_TOPIC } from '@app/contracts';
 import { workerConsumerGroup } from '@app/kafka';
+import { bringUp } from '../local-stack';
+import { runApp, stopProcess, waitReady } from '../local-stack/apps';
+import { LOCAL } from '../local-stack/paths';
 import { FuzzTarget } from './fuzzer';
-
-/* eslint-disable @typescript-eslint/no-require-imports -- the launchers are JavaScript that runs before npm ci */
-const { bringUp } = require('../local-stack') as {
-  bringUp(profile: string, env: NodeJS.ProcessEnv): Promise<{ env: Record<string, string>; stop(): Promise<void> }>;
-};
-const { runApp, waitReady, stopProcess } = require('../local-stack/apps') as {
-  runApp(app: string, env: Record<string, string>, options?: { quiet?: boolean; logFile?: string }): ChildProcess;
-  waitReady(url: string, child: ChildProcess, what: string, timeoutMs?: number): Promise<void>;
-  stopProcess(child: ChildProcess | null, graceMs?: number): Promise<void>;
-};
-const { LOCAL } = require('../local-stack/paths') as { LOCAL: string };
-/* eslint-enable @typescript-eslint/no-require-imports */
 
 export const LOG_DIR = path.join(LOCAL, 'fuzz');
 export const TOKENS = {
@@ -30,7 +21,7 @@ export const TOKENS = {
   adminRead: 'fuzz-reader-token-0123456789',
   adminWrite: 'fuzz-admin-token-0123456789',
 };
-/** The `fuzz` profile's app ports (its broker and database: tools/local-stack/index.js). */
+/** The `fuzz` profile's app ports (its broker and database: tools/local-stack/index.ts). */
 export const PORTS = { gateway: 45600, gatewayMetrics: 45601, worker: 45602 };
 
 export interface FuzzStack {

@@ -1,5 +1,6 @@
 // @ts-check
-// `npm start` / `npm test` on a fresh clone: install dependencies when node_modules is missing or stale.
+// `npm start` / `npm test` on a fresh clone: install dependencies when node_modules is missing or stale. This and
+// what it needs (paths.js, progress.js) are JavaScript: they run before npm ci installs TypeScript.
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -27,69 +28,13 @@ function ensureDependencies() {
   s.done();
 }
 
-function build() {
-  const s = step('Building gateway, worker and console');
-  const r = spawnSync('npx', ['nest', 'build', 'gateway'], { cwd: ROOT, stdio: 'inherit' });
-  const w = r.status === 0 ? spawnSync('npx', ['nest', 'build', 'worker'], { cwd: ROOT, stdio: 'inherit' }) : r;
-  // The operator console: static files the gateway serves at /console.
-  const c =
-    w.status === 0
-      ? spawnSync('npx', ['vite', 'build', '--config', 'apps/console/vite.config.mts', '--logLevel', 'warn'], {
-          cwd: ROOT,
-          stdio: 'inherit',
-        })
-      : w;
-  if (c.status !== 0) throw new Error('build failed');
-  s.done();
-}
-
-/** jest transpiles without type-checking, so the tests' own types are checked here, once. */
-function typecheck() {
-  const s = step('Type-checking apps, libs, tests and launchers');
-  // The launchers' JavaScript (// @ts-check, it runs before npm ci) is checked too: tsconfig.tools.json.
-  for (const project of ['tsconfig.json', 'tsconfig.tools.json', 'apps/console/tsconfig.json']) {
-    const r = spawnSync('npx', ['tsc', '--noEmit', '-p', project], { cwd: ROOT, stdio: 'inherit' });
-    if (r.status !== 0) throw new Error(`type errors (${project})`);
-  }
-  s.done();
-}
-
-/** ESLint and Prettier, zero warnings (`npm run format` fixes what can be fixed). */
-function lint() {
-  const s = step('Linting (ESLint, Prettier)');
-  const r = spawnSync('npm', ['run', '--silent', 'lint'], { cwd: ROOT, stdio: 'inherit' });
-  if (r.status !== 0) throw new Error('lint failed: run `npm run format`, then fix what is left');
-  s.done();
-}
-
-/** Where the browser tests find Chromium (Debian's package: Playwright cannot download browsers here). */
-const CHROMIUM = '/usr/bin/chromium';
-const HOW =
-  "install Debian's package (sudo apt-get install -y chromium), or set CHROMIUM_PATH to another Chromium binary";
-
 /**
- * The browser tests drive a real Chromium: CHROMIUM_PATH when set, else Debian's, installed with apt-get when
- * missing and we are root. Otherwise npm test stops here and says how: never a silent skip.
+ * Once ensureDependencies() has run: require() loads TypeScript, each file transpiled only (ts-node, a dev
+ * dependency), so the launcher's .ts modules load as its .js ones do. Types are `npm test`'s type-check's.
  */
-function ensureChromium() {
-  const chosen = process.env.CHROMIUM_PATH;
-  if (chosen) {
-    if (!fs.existsSync(chosen)) throw new Error(`CHROMIUM_PATH=${chosen} does not exist: ${HOW}`);
-    return chosen;
-  }
-  if (fs.existsSync(CHROMIUM)) return CHROMIUM;
-  if (process.getuid?.() !== 0) throw new Error(`the browser tests need Chromium at ${CHROMIUM}: ${HOW}`);
-  const s = step('Installing Chromium for the browser tests (apt-get, first run only)');
-  const install = () =>
-    spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], { stdio: 'ignore' });
-  let r = install();
-  if (r.status !== 0) {
-    spawnSync('apt-get', ['update'], { stdio: 'ignore' });
-    r = install();
-  }
-  if (r.status !== 0 || !fs.existsSync(CHROMIUM)) throw new Error(`apt-get could not install chromium: ${HOW}`);
-  s.done();
-  return CHROMIUM;
+function registerTypeScript() {
+  const tsNode = require(require.resolve('ts-node', { paths: [ROOT] }));
+  tsNode.register({ transpileOnly: true, project: path.join(ROOT, 'tsconfig.json') });
 }
 
-module.exports = { ensureDependencies, build, typecheck, lint, ensureChromium };
+module.exports = { ensureDependencies, registerTypeScript };

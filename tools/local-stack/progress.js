@@ -3,6 +3,7 @@
 const started = Date.now();
 const stamp = () => `[${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s]`;
 
+/** @param {string} message @returns {{ done(extra?: string): void }} */
 function step(message) {
   const t0 = Date.now();
   process.stdout.write(`${stamp()} ${message}\n`);
@@ -14,6 +15,6 @@ function step(message) {
   };
 }
 
-const info = (message) => process.stdout.write(`${stamp()} ${message}\n`);
+const info = (/** @type {string} */ message) => process.stdout.write(`${stamp()} ${message}\n`);
 
 module.exports = { step, info };

@@ -1,9 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
-
-// The launchers' JavaScript (it runs before npm ci) knows where the build puts each app: asked, not repeated.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { builtAppEntry } = require('../local-stack/apps') as { builtAppEntry: (app: string) => string };
+// The launcher knows where the build puts each app: asked, not repeated.
+import { builtAppEntry } from '../local-stack/apps';
 
 /** The built app (tools/test.js builds before jest), run as its own process so a test can signal it. */
 export function spawnBuiltApp(

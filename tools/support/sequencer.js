@@ -5,9 +5,10 @@
 const Sequencer = require('@jest/test-sequencer').default;
 
 const LAST = ['dead-letter-burst.e2e-spec.ts'];
-const rank = (path) => LAST.findIndex((name) => path.endsWith(name));
+const rank = (/** @type {string} */ path) => LAST.findIndex((name) => path.endsWith(name));
 
 class PlantStoreSequencer extends Sequencer {
+  /** @param {Parameters<Sequencer['sort']>[0]} tests */
   sort(tests) {
     return [...tests].sort((a, b) => rank(a.path) - rank(b.path) || a.path.localeCompare(b.path));
   }

@@ -1,15 +1,18 @@
-// @ts-check
 // Runs the built gateway and worker as child processes, their JSON logs prefixed with the app name.
-const { spawn } = require('node:child_process');
-const fs = require('node:fs');
-const path = require('node:path');
-const readline = require('node:readline');
-const { ROOT } = require('./paths');
-const { stopProcess, waitFor } = require('./processes');
-const { Supervised } = require('./supervisor');
+import { ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import { ROOT } from './paths';
+import { waitFor } from './processes';
+import { Supervised } from './supervisor';
+
+export { stopProcess } from './processes';
+
+export type App = 'gateway' | 'worker';
 
 /** The built app's entry point (what `npm run build` produces), for the launchers and the tests. */
-function builtAppEntry(app, entry = 'main') {
+export function builtAppEntry(app: App, entry = 'main'): string {
   const file = path.join(ROOT, 'dist/apps', app, 'apps', app, 'src', `${entry}.js`);
   if (!fs.existsSync(file)) throw new Error(`${file} is missing: the build did not produce the ${app}`);
   return file;
@@ -23,7 +26,16 @@ const extraArgs = (process.env.APP_NODE_ARGS ?? '').split(' ').filter(Boolean);
  * `entry`: another entry point of the app than main, e.g. the worker's 'setup/main'. `label`: the prefix of its
  * lines when several run (gateway-1, gateway-2).
  */
-function runApp(app, env, { quiet = false, entry = 'main', label = app, logFile = undefined } = {}) {
+export function runApp(
+  app: App,
+  env: Record<string, string>,
+  {
+    quiet = false,
+    entry = 'main',
+    label = app as string,
+    logFile,
+  }: { quiet?: boolean; entry?: string; label?: string; logFile?: string } = {},
+): ChildProcess {
   const child = spawn(process.execPath, ['--enable-source-maps', ...extraArgs, builtAppEntry(app, entry)], {
     cwd: ROOT,
     env: { ...process.env, ...env },
@@ -32,7 +44,7 @@ function runApp(app, env, { quiet = false, entry = 'main', label = app, logFile 
   // logFile: its lines go to that file instead of the terminal (the fault suite keeps one per process).
   const file = logFile ? fs.createWriteStream(logFile, { flags: 'a' }) : null;
   for (const stream of [child.stdout, child.stderr]) {
-    readline.createInterface({ input: stream }).on('line', (line) => {
+    readline.createInterface({ input: stream! }).on('line', (line) => {
       if (file) file.write(`${line}\n`);
       else if (!quiet) process.stdout.write(`${label.padEnd(9)} | ${line}\n`);
     });
@@ -41,7 +53,7 @@ function runApp(app, env, { quiet = false, entry = 'main', label = app, logFile 
   return child;
 }
 
-async function waitReady(url, child, what, timeoutMs = 60000) {
+export async function waitReady(url: string, child: ChildProcess, what: string, timeoutMs = 60000): Promise<void> {
   await waitFor(
     `${what} to be ready (${url})`,
     async () => {
@@ -57,11 +69,18 @@ async function waitReady(url, child, what, timeoutMs = 60000) {
  * The app as a supervised process (supervisor.js), ready when `readyUrl` answers 2xx. With `restart`, it is
  * started again with back-off when it exits on its own (npm start); the fault suite restarts it by hand.
  */
-function appService(
-  app,
-  env,
-  { readyUrl, label = app, quiet = false, restart = false, owner = undefined, logFile = undefined },
-) {
+export function appService(
+  app: App,
+  env: Record<string, string>,
+  {
+    readyUrl,
+    label = app,
+    quiet = false,
+    restart = false,
+    owner,
+    logFile,
+  }: { readyUrl: string; label?: string; quiet?: boolean; restart?: boolean; owner?: string; logFile?: string },
+): Supervised {
   return new Supervised(label, {
     owner,
     restart,
@@ -74,5 +93,3 @@ function appService(
     },
   });
 }
-
-module.exports = { runApp, appService, waitReady, stopProcess, builtAppEntry };

@@ -1,14 +1,13 @@
-// @ts-check
 // "Port 55432 is in use" is only useful with who holds it. On Linux the listening socket's inode is in
 // /proc/net/tcp{,6} and the process that holds it has that inode among its /proc/<pid>/fd links.
-const fs = require('node:fs');
-const { portOpen } = require('./processes');
-const { commandLine } = require('./orphans');
+import fs from 'node:fs';
+import { commandLine } from './orphans';
+import { portOpen } from './processes';
 
 const LISTEN = '0A';
 
 /** The entries of a /proc file or folder, or null when it cannot be read (gone, or not ours to see). */
-function readProc(read) {
+function readProc<T>(read: () => T): T | null {
   try {
     return read();
   } catch {
@@ -16,8 +15,8 @@ function readProc(read) {
   }
 }
 
-function listeningInodes(port) {
-  const inodes = new Set();
+function listeningInodes(port: number): Set<string> {
+  const inodes = new Set<string>();
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
     const text = readProc(() => fs.readFileSync(table, 'utf8')) ?? '';
     for (const line of text.split('\n').slice(1)) {
@@ -30,7 +29,7 @@ function listeningInodes(port) {
 }
 
 /** The process listening on `port`, when this user may see it: { pid, command }, else null. */
-function portHolder(port) {
+export function portHolder(port: number): { pid: number; command: string } | null {
   const inodes = listeningInodes(port);
   if (inodes.size === 0) return null;
   const pids = (readProc(() => fs.readdirSync('/proc')) ?? []).filter((d) => /^\d+$/.test(d));
@@ -44,7 +43,7 @@ function portHolder(port) {
   return null;
 }
 
-function describeHolder(port) {
+export function describeHolder(port: number): string {
   const h = portHolder(port);
   if (!h) return 'a process this user cannot see (try `ss -ltnp` as root)';
   const cmd = h.command.length > 120 ? `${h.command.slice(0, 117)}...` : h.command;
@@ -52,9 +51,7 @@ function describeHolder(port) {
 }
 
 /** Throws, naming the port, its holder and what to do, when something already listens on 127.0.0.1:port. */
-async function ensurePortFree(port, what, remedy) {
+export async function ensurePortFree(port: number, what: string, remedy: string): Promise<void> {
   if (!(await portOpen(port))) return;
   throw new Error(`${what}: port ${port} is already in use by ${describeHolder(port)}. ${remedy}`);
 }
-
-module.exports = { portHolder, describeHolder, ensurePortFree };

@@ -1,17 +1,23 @@
-// @ts-check
 // What the launcher started is recorded in .local/run/<profile>/<name>.json (its pid, the launcher's pid and
 // command line). A launcher that was killed (SIGKILL, a closed terminal) cannot stop its broker or database;
 // the next launcher of that profile finds them here and stops them before it starts its own, instead of
 // silently reusing a server it knows nothing about or failing on a port that is "in use".
-const fs = require('node:fs');
-const path = require('node:path');
-const { LOCAL } = require('./paths');
-const { info } = require('./progress');
-const { sleep } = require('./processes');
+import fs from 'node:fs';
+import path from 'node:path';
+import { LOCAL } from './paths';
+import { sleep } from './processes';
+import { info } from './progress';
 
-const runDir = (profile) => path.join(LOCAL, 'run', profile);
+/** What the run folder says of one process it started. */
+interface OwnerRecord {
+  pid: number;
+  launcherPid: number;
+  command: string;
+}
 
-function alive(pid) {
+const runDir = (profile: string) => path.join(LOCAL, 'run', profile);
+
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -21,7 +27,7 @@ function alive(pid) {
 }
 
 /** The process's command line, or '' when it is gone or unreadable. */
-function commandLine(pid) {
+export function commandLine(pid: number): string {
   try {
     return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
   } catch {
@@ -29,14 +35,14 @@ function commandLine(pid) {
   }
 }
 
-function recordOwner(profile, name, pid) {
+export function recordOwner(profile: string, name: string, pid: number | undefined): void {
   if (!pid) return;
   fs.mkdirSync(runDir(profile), { recursive: true });
-  const record = { pid, launcherPid: process.pid, command: commandLine(pid) };
+  const record: OwnerRecord = { pid, launcherPid: process.pid, command: commandLine(pid) };
   fs.writeFileSync(path.join(runDir(profile), `${name}.json`), JSON.stringify(record));
 }
 
-function forgetOwner(profile, name) {
+export function forgetOwner(profile: string, name: string): void {
   fs.rmSync(path.join(runDir(profile), `${name}.json`), { force: true });
 }
 
@@ -44,11 +50,11 @@ function forgetOwner(profile, name) {
  * Stops what an earlier launcher of this profile started and left running because it died. A process whose
  * launcher still runs is left alone (two `npm start` at once: the port check then names it).
  */
-async function reclaimOrphans(profile) {
+export async function reclaimOrphans(profile: string): Promise<void> {
   const dir = runDir(profile);
   if (!fs.existsSync(dir)) return;
   for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.json'))) {
-    let record;
+    let record: OwnerRecord;
     try {
       record = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
     } catch {
@@ -68,8 +74,8 @@ async function reclaimOrphans(profile) {
   }
 }
 
-async function terminate(pid, graceMs = 20000) {
-  const signal = (s) => {
+async function terminate(pid: number, graceMs = 20000) {
+  const signal = (s: NodeJS.Signals) => {
     try {
       process.kill(pid, s);
     } catch {
@@ -83,5 +89,3 @@ async function terminate(pid, graceMs = 20000) {
   if (alive(pid)) signal('SIGKILL');
   while (alive(pid)) await sleep(100);
 }
-
-module.exports = { recordOwner, forgetOwner, reclaimOrphans, alive, commandLine };

@@ -1,16 +1,26 @@
-// @ts-check
 // Brings up what the environment does not already provide: Kafka unless KAFKA_BROKERS is set, PostgreSQL
 // unless DATABASE_URL is set. Nothing found on their ports is reused: what an earlier, killed run of the same
 // profile left behind is stopped first; anything else stops the launcher with the port and who holds it.
 // Everything is checked before anything starts, and a start that fails stops what it had started.
-const { startKafka, prepareKafka } = require('./kafka');
-const { startPostgres, preparePostgres } = require('./postgres');
-const { reclaimOrphans } = require('./orphans');
-const { stopEverything } = require('./supervisor');
-const { info } = require('./progress');
-const { ensurePortFree } = require('./ports');
+import { KafkaNode, prepareKafka, startKafka } from './kafka';
+import { reclaimOrphans } from './orphans';
+import { ensurePortFree } from './ports';
+import { preparePostgres, startPostgres } from './postgres';
+import { info } from './progress';
+import { stopEverything, Supervised } from './supervisor';
 
-const PROFILES = {
+export type { KafkaNode } from './kafka';
+export type { Supervised } from './supervisor';
+
+export interface Ports {
+  kafkaPort: number;
+  controllerPort: number;
+  pgPort: number;
+}
+
+export type Profile = Ports & { fresh: boolean };
+
+export const PROFILES: Record<string, Profile> = {
   // npm start: the usual ports, data kept between runs
   dev: { kafkaPort: 9092, controllerPort: 9093, pgPort: 55432, fresh: false },
   // npm test: its own ports and fresh data, so it never collides with a running `npm start`
@@ -30,8 +40,27 @@ const PROFILES = {
  * overrides the profile's ports (the launcher's own tests). `appPorts`: the ports the caller's apps will
  * listen on, checked with the rest before anything starts ({ port, what, remedy }).
  */
-async function bringUp(profileName, env = process.env, { restart = false, ports = {}, appPorts = [] } = {}) {
-  const p = { fresh: true, ...PROFILES[profileName], ...ports };
+export interface BringUpOptions {
+  restart?: boolean;
+  ports?: Partial<Ports>;
+  appPorts?: { port: number; what: string; remedy: string }[];
+}
+
+/** What bringUp started: the variables that point the apps at it, its processes, and how to stop them. */
+export interface LocalStack {
+  env: Record<string, string>;
+  services: { kafka?: KafkaNode; kafkaNodes?: KafkaNode[]; postgres?: Supervised };
+  stop(): Promise<void>;
+}
+
+export async function bringUp(
+  profileName: string,
+  env: NodeJS.ProcessEnv = process.env,
+  { restart = false, ports = {}, appPorts = [] }: BringUpOptions = {},
+): Promise<LocalStack> {
+  // A name of no profile (the launcher's tests): fresh data, on the ports given.
+  const known: Profile | undefined = PROFILES[profileName];
+  const p = { ...known, ...ports, fresh: known?.fresh ?? true } as Profile;
   const nodes = kafkaNodes(env);
   const wantKafka = !env.KAFKA_BROKERS;
   const wantPostgres = !env.DATABASE_URL;
@@ -40,9 +69,9 @@ async function bringUp(profileName, env = process.env, { restart = false, ports 
   if (wantKafka) await prepareKafka({ port: p.kafkaPort, controllerPort: p.controllerPort, nodes });
   if (wantPostgres) await preparePostgres({ name: profileName, port: p.pgPort });
 
-  const out = {};
-  const stops = [];
-  const services = {};
+  const out: Record<string, string> = {};
+  const stops: (() => Promise<void>)[] = [];
+  const services: LocalStack['services'] = {};
   try {
     if (!wantKafka) info(`Kafka: using KAFKA_BROKERS=${env.KAFKA_BROKERS}`);
     else {
@@ -81,15 +110,13 @@ async function bringUp(profileName, env = process.env, { restart = false, ports 
 }
 
 /** KAFKA_NODES: 1 (the default) or 3, the local broker's size; anything else stops the launcher at once. */
-function kafkaNodes(env) {
+function kafkaNodes(env: NodeJS.ProcessEnv): number {
   const raw = env.KAFKA_NODES ?? '1';
   if (raw !== '1' && raw !== '3')
     throw new Error(`KAFKA_NODES must be 1 or 3 (a KRaft quorum needs an odd number of voters), not "${raw}"`);
   return Number(raw);
 }
 
-async function stopAll(stops) {
+async function stopAll(stops: (() => Promise<void>)[]) {
   for (const stop of stops.reverse()) await stop().catch((err) => console.error(err));
 }
-
-module.exports = { bringUp, PROFILES };

@@ -1,11 +1,11 @@
-// @ts-check
-const net = require('node:net');
+import { ChildProcess } from 'node:child_process';
+import net from 'node:net';
 
 /** True when something accepts TCP connections on host:port. */
-function portOpen(port, host = '127.0.0.1', timeoutMs = 500) {
+export function portOpen(port: number, host = '127.0.0.1', timeoutMs = 500): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ port, host });
-    const done = (open) => {
+    const done = (open: boolean) => {
       socket.destroy();
       resolve(open);
     };
@@ -15,11 +15,15 @@ function portOpen(port, host = '127.0.0.1', timeoutMs = 500) {
   });
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-async function waitFor(what, check, { timeoutMs = 60000, intervalMs = 250 } = {}) {
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  { timeoutMs = 60000, intervalMs = 250 } = {},
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  let lastError;
+  let lastError: Error | undefined;
   while (Date.now() < deadline) {
     try {
       if (await check()) return;
@@ -34,7 +38,7 @@ async function waitFor(what, check, { timeoutMs = 60000, intervalMs = 250 } = {}
 }
 
 /** SIGTERM, then SIGKILL if the process has not exited within graceMs. */
-function stopProcess(child, graceMs = 15000) {
+export function stopProcess(child: ChildProcess | null, graceMs = 15000): Promise<void> {
   return new Promise((resolve) => {
     if (!child || child.exitCode !== null || child.signalCode !== null) return resolve();
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
@@ -45,5 +49,3 @@ function stopProcess(child, graceMs = 15000) {
     child.kill('SIGTERM');
   });
 }
-
-module.exports = { portOpen, sleep, waitFor, stopProcess };

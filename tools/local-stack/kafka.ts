@@ -1,28 +1,28 @@
-// @ts-check
 // A real Apache Kafka 3.9.2 broker (KRaft, one node as broker and controller) from Maven Central jars,
 // started with plain `java`. The jars live in .local/kafka/lib (git-ignored) and are fetched once.
-const { spawn, spawnSync } = require('node:child_process');
-const fs = require('node:fs');
-const path = require('node:path');
-const { Kafka, logLevel } = require('kafkajs');
-const { step, info } = require('./progress');
-const { portOpen } = require('./processes');
-const { ensurePortFree } = require('./ports');
-const { Supervised } = require('./supervisor');
-
-const { ROOT, LOCAL } = require('./paths');
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { LOCAL, ROOT } from './paths';
+import { ensurePortFree } from './ports';
+import { portOpen } from './processes';
+import { info, step } from './progress';
+import { Supervised } from './supervisor';
 
 const LIB = path.join(LOCAL, 'kafka/lib');
 /** The broker's Maven pom, config template and logging, beside this launcher. */
 const CONFIG = path.join(__dirname, 'kafka');
 const CLUSTER_ID = '4L6g3nShT-eMCtK--X86sw';
+const LOG4J = `-Dlog4j.configuration=file:${path.join(CONFIG, 'log4j.properties')}`;
+const CLASS_PATH = ['-cp', `${LIB}/*`];
 
 function jarsPresent() {
   return fs.existsSync(LIB) && fs.readdirSync(LIB).some((f) => /^kafka_2\.13-.*\.jar$/.test(f));
 }
 
 /** Fetches the broker jars with Maven, printing each artifact as it arrives. */
-function fetchJars() {
+export function fetchJars(): void {
   if (jarsPresent()) return;
   const s = step('Fetching Apache Kafka 3.9.2 from Maven Central (first run only, ~50 MB)');
   const mvn = spawnSync(
@@ -41,7 +41,7 @@ function fetchJars() {
   s.done(`${downloads.length} artifacts downloaded, ${fs.readdirSync(LIB).length} jars in .local/kafka/lib`);
 }
 
-async function answersMetadata(brokers) {
+async function answersMetadata(brokers: string[]): Promise<boolean> {
   const admin = new Kafka({
     brokers,
     clientId: 'plant-store-probe',
@@ -57,11 +57,35 @@ async function answersMetadata(brokers) {
   }
 }
 
+/** The ports a local cluster starts from, and its size (1 or 3). */
+export interface ClusterPorts {
+  port: number;
+  controllerPort: number;
+  nodes?: number;
+}
+
+export interface ClusterNode {
+  id: number;
+  port: number;
+  controllerPort: number;
+}
+
+/** A supervised Kafka node, with its node.id, client port and own broker log (which says when it became controller). */
+export type KafkaNode = Supervised & { nodeId: number; port: number; logFile: string };
+
+export interface LocalKafka {
+  brokers: string[];
+  /** The first node: the broker, with one node. */
+  service: KafkaNode;
+  services: KafkaNode[];
+  stop(): Promise<void>;
+}
+
 /**
  * The nodes of a local cluster of `nodes` (1 or 3): node i (from 1) listens on port + 2(i-1) for clients and
  * controllerPort + 2(i-1) for the quorum, so one node keeps the profile's two ports and three take 9092..9097.
  */
-function clusterNodes({ port, controllerPort, nodes = 1 }) {
+export function clusterNodes({ port, controllerPort, nodes = 1 }: ClusterPorts): ClusterNode[] {
   return Array.from({ length: nodes }, (_, i) => ({
     id: i + 1,
     port: port + 2 * i,
@@ -70,7 +94,7 @@ function clusterNodes({ port, controllerPort, nodes = 1 }) {
 }
 
 /** Checks what can be checked before anything starts (the ports), and fetches the jars once. */
-async function prepareKafka({ port, controllerPort, nodes = 1 }) {
+export async function prepareKafka({ port, controllerPort, nodes = 1 }: ClusterPorts): Promise<void> {
   const remedy = 'Stop it, or set KAFKA_BROKERS=host:port to use that broker on purpose.';
   for (const n of clusterNodes({ port, controllerPort, nodes })) {
     await ensurePortFree(n.port, 'Kafka', remedy);
@@ -89,7 +113,15 @@ async function prepareKafka({ port, controllerPort, nodes = 1 }) {
  * folder and log (.local/kafka/<name>/node-<i>), each supervised on its own, so that the fault suite can kill,
  * pause and restart one node while the others serve. Topics then get 3 replicas and 2 in sync, as in production.
  */
-async function startKafka({ name, port, controllerPort, fresh = false, heapMb = 512, restart = false, nodes = 1 }) {
+export async function startKafka({
+  name,
+  port,
+  controllerPort,
+  fresh = false,
+  heapMb = 512,
+  restart = false,
+  nodes = 1,
+}: ClusterPorts & { name: string; fresh?: boolean; heapMb?: number; restart?: boolean }): Promise<LocalKafka> {
   const members = clusterNodes({ port, controllerPort, nodes });
   const brokers = members.map((n) => `127.0.0.1:${n.port}`);
   await prepareKafka({ port, controllerPort, nodes });
@@ -121,7 +153,7 @@ async function startKafka({ name, port, controllerPort, fresh = false, heapMb = 
   const failed = results.find((r) => r.status === 'rejected');
   if (failed) {
     await Promise.all(services.map((svc) => svc.stop().catch(() => undefined)));
-    throw /** @type {PromiseRejectedResult} */ (failed).reason;
+    throw (failed as PromiseRejectedResult).reason;
   }
   s.done();
   return {
@@ -140,7 +172,7 @@ async function startKafka({ name, port, controllerPort, fresh = false, heapMb = 
  * because an outgoing connection had just been given it as its local port (our ports lie in Linux's ephemeral
  * range), which lasts only as long as that connection. With three nodes, six ports make that likelier.
  */
-async function startAgain(svc, attempts = 3) {
+async function startAgain(svc: Supervised, attempts = 3): Promise<Supervised> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await svc.start();
@@ -153,7 +185,25 @@ async function startAgain(svc, attempts = 3) {
 }
 
 /** One node: its server.properties, its storage formatted once, and the supervised `java` process. */
-function nodeService({ name, node, dir, voters, replicas, heapMb, restart, service }) {
+function nodeService({
+  name,
+  node,
+  dir,
+  voters,
+  replicas,
+  heapMb,
+  restart,
+  service,
+}: {
+  name: string;
+  node: ClusterNode;
+  dir: string;
+  voters: string;
+  replicas: number;
+  heapMb: number;
+  restart: boolean;
+  service: string;
+}): KafkaNode {
   fs.mkdirSync(path.join(dir, 'data'), { recursive: true });
   const props = fs
     .readFileSync(path.join(CONFIG, 'server.properties.in'), 'utf8')
@@ -166,30 +216,8 @@ function nodeService({ name, node, dir, voters, replicas, heapMb, restart, servi
     .replaceAll('__CONTROLLER_PORT__', String(node.controllerPort));
   const propsFile = path.join(dir, 'server.properties');
   fs.writeFileSync(propsFile, props);
-  const logOpt = `-Dlog4j.configuration=file:${path.join(CONFIG, 'log4j.properties')}`;
-  const cp = `${LIB}/*`;
   const logFile = path.join(dir, 'broker.log');
-
-  const format = spawnSync(
-    'java',
-    [
-      '-Xmx256m',
-      '-XX:TieredStopAtLevel=1',
-      logOpt,
-      '-cp',
-      cp,
-      'kafka.tools.StorageTool',
-      'format',
-      '-t',
-      CLUSTER_ID,
-      '-c',
-      propsFile,
-      '--ignore-formatted',
-    ],
-    { encoding: 'utf8' },
-  );
-  if (format.status !== 0) throw new Error(`kafka storage format failed:\n${format.stdout}${format.stderr}`);
-
+  formatStorage(propsFile, ['--ignore-formatted']);
   const svc = new Supervised(service, {
     owner: name,
     restart,
@@ -197,33 +225,70 @@ function nodeService({ name, node, dir, voters, replicas, heapMb, restart, servi
     stopTogether: `kafka-${name}`,
     logHint: path.relative(ROOT, logFile),
     stopGraceMs: 20000,
-    spawn: () => {
-      const log = fs.openSync(logFile, 'a');
-      const child = spawn(
-        'java',
-        // C1 only: measured on 2 cores, C2 kept compiling broker code for minutes and took more CPU than the
-        // broker's own request handling; a local broker at a few thousand records/s does not need C2's code.
-        [
-          `-Xms128m`,
-          `-Xmx${heapMb}m`,
-          '-XX:+UseG1GC',
-          '-XX:MaxGCPauseMillis=20',
-          '-XX:TieredStopAtLevel=1',
-          '-Djava.awt.headless=true',
-          logOpt,
-          '-cp',
-          cp,
-          'kafka.Kafka',
-          propsFile,
-        ],
-        { stdio: ['ignore', log, log], detached: true },
-      );
-      fs.closeSync(log);
-      return child;
-    },
+    spawn: () => spawnBroker(propsFile, { heapMb, logFile, detached: true }),
     ready: async () => (await portOpen(node.port)) && (await answersMetadata([`127.0.0.1:${node.port}`])),
   });
   return Object.assign(svc, { nodeId: node.id, port: node.port, logFile });
 }
 
-module.exports = { startKafka, prepareKafka, fetchJars, clusterNodes };
+/**
+ * Formats a node's storage for the local cluster id (KRaft), as server.properties says where it is. `extra`:
+ * more options of the storage tool (`--ignore-formatted` to keep what is there, `--add-scram` users).
+ */
+export function formatStorage(propsFile: string, extra: string[] = []): void {
+  const format = spawnSync(
+    'java',
+    [
+      '-Xmx256m',
+      '-XX:TieredStopAtLevel=1',
+      LOG4J,
+      ...CLASS_PATH,
+      'kafka.tools.StorageTool',
+      'format',
+      '-t',
+      CLUSTER_ID,
+      '-c',
+      propsFile,
+      ...extra,
+    ],
+    { encoding: 'utf8' },
+  );
+  if (format.status !== 0) throw new Error(`kafka storage format failed:\n${format.stdout}${format.stderr}`);
+}
+
+/**
+ * A broker (`java kafka.Kafka` on its server.properties) from the jars in .local/kafka/lib, its output appended
+ * to `logFile`. `jvmFlags`: system properties it needs besides (-D…). `detached`: a process group of its own.
+ */
+export function spawnBroker(
+  propsFile: string,
+  {
+    heapMb,
+    logFile,
+    jvmFlags = [],
+    detached = false,
+  }: { heapMb: number; logFile: string; jvmFlags?: string[]; detached?: boolean },
+): ChildProcess {
+  const log = fs.openSync(logFile, 'a');
+  const child = spawn(
+    'java',
+    // C1 only: measured on 2 cores, C2 kept compiling broker code for minutes and took more CPU than the
+    // broker's own request handling; a local broker at a few thousand records/s does not need C2's code.
+    [
+      `-Xms128m`,
+      `-Xmx${heapMb}m`,
+      '-XX:+UseG1GC',
+      '-XX:MaxGCPauseMillis=20',
+      '-XX:TieredStopAtLevel=1',
+      '-Djava.awt.headless=true',
+      ...jvmFlags,
+      LOG4J,
+      ...CLASS_PATH,
+      'kafka.Kafka',
+      propsFile,
+    ],
+    { stdio: ['ignore', log, log], detached },
+  );
+  fs.closeSync(log);
+  return child;
+}

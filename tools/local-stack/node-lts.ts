@@ -1,17 +1,16 @@
-// @ts-check
 // The supported Node.js LTS line the suite also runs on, and the one the Docker image ships (the Dockerfile's
 // FROM lines name the same major: tested). These machines have Node 20, past its end of life; rather than touch
 // it, the official binary is fetched as a package from the npm registry (node-<platform>-<arch>) into .local/.
-const { spawnSync } = require('node:child_process');
-const fs = require('node:fs');
-const path = require('node:path');
-const { LOCAL } = require('./paths');
-const { step } = require('./progress');
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { LOCAL } from './paths';
+import { step } from './progress';
 
-const NODE_LTS_MAJOR = 24;
+export const NODE_LTS_MAJOR = 24;
 
 /** The path of a Node `NODE_LTS_MAJOR` binary: fetched on first use, then reused from .local/node-lts/. */
-function ensureNodeLts() {
+export function ensureNodeLts(): string {
   const dir = path.join(LOCAL, 'node-lts', String(NODE_LTS_MAJOR));
   const bin = path.join(dir, 'package', 'bin', 'node');
   if (fs.existsSync(bin) && versionOf(bin).startsWith(`v${NODE_LTS_MAJOR}.`)) return bin;
@@ -33,9 +32,7 @@ function ensureNodeLts() {
   return bin;
 }
 
-function versionOf(bin) {
+function versionOf(bin: string): string {
   const r = spawnSync(bin, ['--version'], { encoding: 'utf8' });
   return r.status === 0 ? r.stdout.trim() : '';
 }
-
-module.exports = { ensureNodeLts, NODE_LTS_MAJOR };
