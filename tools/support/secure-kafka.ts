@@ -1,18 +1,16 @@
-import { ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { formatStorage, spawnBroker } from '../local-stack/kafka';
+import { stopProcess } from '../local-stack/processes';
 
-// A secured Kafka 3.9 broker from the launcher's jars (.local/kafka/lib), for the security suite: one KRaft
+// A secured Kafka 3.9 broker from the launcher's jars (.local/kafka/lib), started as the launcher starts its
+// own (tools/local-stack/kafka.ts), for the security suite: one KRaft
 // node with a SASL_SSL listener (SCRAM-SHA-512 and OAUTHBEARER validated against a JWKS the test serves), an
 // SSL listener that requires client certificates (mTLS), the StandardAuthorizer, and a CA made on the spot.
 // The recipe and its traps: /work/shared/notes/kafka-secure.md (the broker needs a truststore even alone).
-
-const ROOT = path.resolve(__dirname, '../..');
-const LIB = path.join(ROOT, '.local/kafka/lib');
-const LOG4J = path.join(ROOT, 'tools/local-stack/kafka/log4j.properties');
-const CLUSTER_ID = '4L6g3nShT-eMCtK--X86sw';
 
 export interface Pki {
   dir: string;
@@ -193,52 +191,19 @@ num.recovery.threads.per.data.dir=1
 `;
   const propsFile = path.join(dir, 'server.properties');
   fs.writeFileSync(propsFile, props);
-  const cp = `${LIB}/*`;
-  const log4j = `-Dlog4j.configuration=file:${LOG4J}`;
   const scram = Object.entries(o.users).flatMap(([name, password]) => [
     '--add-scram',
     `SCRAM-SHA-512=[name=${name},password=${password}]`,
   ]);
-  const format = spawnSync(
-    'java',
-    [
-      '-Xmx256m',
-      '-XX:TieredStopAtLevel=1',
-      log4j,
-      '-cp',
-      cp,
-      'kafka.tools.StorageTool',
-      'format',
-      '-t',
-      CLUSTER_ID,
-      '-c',
-      propsFile,
-      ...scram,
-    ],
-    { encoding: 'utf8' },
-  );
-  if (format.status !== 0) throw new Error(`kafka storage format failed:\n${format.stdout}${format.stderr}`);
+  formatStorage(propsFile, scram);
 
   const logFile = path.join(dir, 'broker.log');
-  const log = fs.openSync(logFile, 'a');
-  const child: ChildProcess = spawn(
-    'java',
-    [
-      '-Xms128m',
-      '-Xmx384m',
-      '-XX:TieredStopAtLevel=1',
-      '-Djava.awt.headless=true',
-      // Kafka 3.9.1+ only fetches a JWKS from URLs on this list (CVE-2025-27817).
-      `-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=${o.jwksUrl}`,
-      log4j,
-      '-cp',
-      cp,
-      'kafka.Kafka',
-      propsFile,
-    ],
-    { stdio: ['ignore', log, log] },
-  );
-  fs.closeSync(log);
+  const child = spawnBroker(propsFile, {
+    heapMb: 384,
+    logFile,
+    // Kafka 3.9.1+ only fetches a JWKS from URLs on this list (CVE-2025-27817).
+    jvmFlags: [`-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=${o.jwksUrl}`],
+  });
   const exited = new Promise<never>((_, reject) =>
     child.once('exit', (code) => {
       const bind = /Address already in use/.test(fs.readFileSync(logFile, 'utf8')) ? ' (Address already in use)' : '';
@@ -263,11 +228,7 @@ num.recovery.threads.per.data.dir=1
     logFile,
     async stop() {
       if (child.exitCode !== null) return;
-      const gone = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await gone;
-      clearTimeout(timer);
+      await stopProcess(child, 10_000);
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
