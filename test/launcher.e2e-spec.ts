@@ -30,7 +30,7 @@ interface Launched {
  */
 function bringUp(profile: string, ports: Record<string, number>, env: Record<string, string> = {}): Launched {
   const script = `
-    require('./tools/local-stack/deps').registerTypeScript();
+    require('./tools/local-stack/typescript').registerTypeScript();
     const { bringUp } = require('./tools/local-stack');
     const { stopEverything } = require('./tools/local-stack/supervisor');
     process.on('SIGTERM', () => stopEverything().then(() => process.exit(0)));

@@ -4,7 +4,8 @@
 // are set, builds, runs the worker and the gateway, restarts whatever exits on its own (with back-off), and
 // stops everything it started, and only that, on Ctrl-C or SIGTERM.
 const { randomBytes } = require('node:crypto');
-const { ensureDependencies, registerTypeScript } = require('./local-stack/deps');
+const { ensureDependencies } = require('./local-stack/deps');
+const { registerTypeScript } = require('./local-stack/typescript');
 
 /** Stops everything this launcher started: nothing until its TypeScript is loaded (npm ci failed, say). */
 let stopEverything = () => Promise.resolve();

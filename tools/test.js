@@ -12,7 +12,8 @@
 // Extra arguments go to jest, e.g. `npm test -- --selectProjects unit` or `npm test -- test/webhook`; they run on
 // the LTS only. `npm test -- --node=machine` runs on this machine's Node alone (no fetch).
 const { execFileSync, spawn } = require('node:child_process');
-const { ensureDependencies, registerTypeScript } = require('./local-stack/deps');
+const { ensureDependencies } = require('./local-stack/deps');
+const { registerTypeScript } = require('./local-stack/typescript');
 const { ROOT } = require('./local-stack/paths');
 
 /** What the machine's own Node runs again after the full suite on the LTS: what `npm start` exercises. */

@@ -1,6 +1,7 @@
 // @ts-check
 // `npm start` / `npm test` on a fresh clone: install dependencies when node_modules is missing or stale. This and
-// what it needs (paths.js, progress.js) are JavaScript: they run before npm ci installs TypeScript.
+// what it needs (paths.js, progress.js) are JavaScript: they run before npm ci installs TypeScript, which
+// typescript.js then loads.
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -28,13 +29,4 @@ function ensureDependencies() {
   s.done();
 }
 
-/**
- * Once ensureDependencies() has run: require() loads TypeScript, each file transpiled only (ts-node, a dev
- * dependency), so the launcher's .ts modules load as its .js ones do. Types are `npm test`'s type-check's.
- */
-function registerTypeScript() {
-  const tsNode = require(require.resolve('ts-node', { paths: [ROOT] }));
-  tsNode.register({ transpileOnly: true, project: path.join(ROOT, 'tsconfig.json') });
-}
-
-module.exports = { ensureDependencies, registerTypeScript };
+module.exports = { ensureDependencies };
