@@ -100,7 +100,7 @@ describe('local launcher', () => {
     } finally {
       squatter.close();
     }
-  });
+  }, 200_000); // a broker start (up to 90 s to be ready) and its stop, on a loaded 2-core machine
 
   it('stops what a killed earlier run left behind, then starts its own; never reuses it silently', async () => {
     const name = profile();
@@ -121,7 +121,7 @@ describe('local launcher', () => {
     second.child.kill('SIGTERM');
     expect((await exitOf(second.child)).code).toBe(0);
     expect(alive(own)).toBe(false);
-  });
+  }, 200_000); // two broker starts, each waited for up to 90 s
 
   it('under npm start, restarts a crashed app while the rest keeps running; Ctrl-C stops what it started, only that', async () => {
     const env = {
