@@ -8,6 +8,7 @@ import http from 'node:http';
 
 import { bringUp } from '../local-stack';
 import { runApp, stopProcess, waitReady } from '../local-stack/apps';
+import { stopEverythingOnInterrupt } from '../local-stack/supervisor';
 import { build } from '../local-stack/build';
 import { info, step } from '../local-stack/progress';
 
@@ -39,6 +40,7 @@ export async function startStack({
   gateways = 1,
 }: { workerEnv?: Record<string, string>; startWorker?: boolean; workers?: number; gateways?: number } = {}) {
   if (!process.argv.includes('--no-build')) build();
+  stopEverythingOnInterrupt('the benchmark');
   const local = await bringUp('bench');
   const given = Object.fromEntries(
     ['KAFKA_BROKERS', 'DATABASE_URL'].filter((k) => process.env[k]).map((k) => [k, process.env[k]!]),

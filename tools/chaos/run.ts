@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Pool } from 'pg';
 import { build } from '../local-stack/build';
+import { stopEverythingOnInterrupt } from '../local-stack/supervisor';
 import { audit, ScenarioResult, settle, topicSize } from './audit';
 import { ChaosReceiver } from './receiver';
 import { FaultContext, Profile, PROFILES, SCENARIOS } from './scenarios';
@@ -142,6 +143,7 @@ function arg(name: string): string | undefined {
 }
 
 async function main() {
+  stopEverythingOnInterrupt('the fault suite');
   const base = PROFILES[arg('profile') ?? 'full'];
   if (!base) throw new Error(`--profile must be one of: ${Object.keys(PROFILES).join(', ')}`);
   const only = arg('only');

@@ -7,6 +7,7 @@
 import path from 'node:path';
 import { build } from '../local-stack/build';
 import { info, step } from '../local-stack/progress';
+import { stopEverythingOnInterrupt } from '../local-stack/supervisor';
 import { fuzz, FuzzOptions, printReport } from './fuzzer';
 import { LOG_DIR, startFuzzStack } from './stack';
 
@@ -27,6 +28,7 @@ function arg(name: string): string | undefined {
 }
 
 async function main() {
+  stopEverythingOnInterrupt('the fuzzer');
   const seed = Number(arg('seed') ?? Math.floor(Math.random() * 2 ** 31));
   const options: FuzzOptions = {
     ...FULL,

@@ -208,3 +208,19 @@ export async function stopEverything(): Promise<void> {
     await Promise.all(batch.map((s) => s.stop().catch((err) => console.error(err))));
   }
 }
+
+/**
+ * For a script that brings up services itself (the fault suite, a benchmark, the fuzzer): Ctrl-C or SIGTERM
+ * stops what it started before it exits, instead of leaving brokers and databases for the next run to reclaim.
+ * `npm start` and `npm test` keep their own handlers (they also stop jest or the apps first).
+ */
+export function stopEverythingOnInterrupt(what: string): void {
+  let stopping = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      info(`${signal}: stopping what ${what} started`);
+      void stopEverything().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+    });
+}
