@@ -4,14 +4,20 @@
 // doing the same header and body checks with no Kafka at all (the ceiling on this machine); a plain Nest +
 // Fastify controller behind Passport's bearer guard, returning at once (the framework's floor); and the naive
 // webhook-to-Kafka endpoint, Fastify + kafkajs with one acks=all record per request. Also reports how many
-// webhooks each produce request carried (the batching), and each process's peak RSS.
-// A second gateway run sends each webhook with its own webhook-id, so the cost of the idempotency-key check shows.
-// Options: --connections 64 --duration 10 --no-build
-import autocannon from 'autocannon';
+// webhooks each produce request carried (the batching), the request -> 200 latency at a fixed rate (open loop),
+// and each process's peak RSS.
+// A second gateway run sends each webhook with its own webhook-id (at least --keys of them, 100,000 by
+// default), so the cost of the idempotency-key check and the memory of the keys show.
+// The load generator is wrk (Debian package `wrk`, found or installed by load.ts; autocannon when there is none):
+// a separate C process. The run ends by measuring the bare-Fastify ceiling again with twice the connections and
+// two wrk threads, and with autocannon, to show the generator is not what limits it.
+// Options: --connections 64 --duration 10 --rate 1000 (0: skip the fixed-rate run) --keys 100000
+// --generator wrk|autocannon --no-build
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import { metricSum } from '../support/metrics';
-import { arg, printPeakRss, runBench, startStack, step, table, TOKEN } from './harness';
+import { arg, paced, percentiles, printPeakRss, runBench, sendWebhook, startStack, step, table, TOKEN } from './harness';
+import { Generator, load, LoadOptions, LoadResult, locateWrk } from './load';
 
 /** A baseline server in a process of its own: bare-fastify, naive-kafka or nest-guarded (this folder). */
 function startBaseline(file: string, env: Record<string, string> = {}): Promise<{ url: string; stop(): void }> {
@@ -24,71 +30,66 @@ function startBaseline(file: string, env: Record<string, string> = {}): Promise<
   );
 }
 
-/** `withKeys`: each webhook with its own webhook-id, so the gateway's idempotency-key check runs on every one. */
-function run(url: string, connections: number, duration: number, withKeys = false) {
-  let n = 0;
-  return autocannon({
-    url: `${url}/plant/webhook`,
-    method: 'POST',
-    connections,
-    duration,
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-    requests: [
-      {
-        setupRequest: (req) => {
-          const id = 5e12 + n++ + (withKeys ? 1e12 : 0);
-          const headers = withKeys ? { ...req.headers, 'webhook-id': `msg_bench_${id}` } : req.headers;
-          return { ...req, headers, body: JSON.stringify({ id, name: 'Ficus', tag: 'indoor' }) };
-        },
-      },
-    ],
-  });
-}
-
-const summary = (r: autocannon.Result) => ({
-  'req/s': Math.round(r.requests.average),
-  p50ms: r.latency.p50,
-  p99ms: r.latency.p99,
-  non2xx: r.non2xx,
-  errors: r.errors,
-});
-
 async function main() {
   const connections = arg('connections', 64);
   const duration = arg('duration', 10);
+  const rate = arg('rate', 1000);
+  const keys = arg('keys', 100_000);
+  const generatorArg = process.argv[process.argv.indexOf('--generator') + 1];
+  const wanted: Generator = process.argv.includes('--generator') ? (generatorArg as Generator) : 'wrk';
+  const generator: Generator = wanted === 'wrk' && locateWrk() ? 'wrk' : 'autocannon';
+  const run = (url: string, options: Partial<LoadOptions> = {}) =>
+    load(generator, url, { connections, duration, ...options });
   const stack = await startStack({ startWorker: false });
   const bare = await startBaseline('bare-fastify');
   const nest = await startBaseline('nest-guarded');
   const naive = await startBaseline('naive-kafka', { KAFKA_BROKERS: stack.env.KAFKA_BROKERS });
   try {
-    let s = step('Warm-up (3 s)');
-    await run(stack.url, connections, 3);
+    let s = step(`Warm-up (3 s, ${generator})`);
+    await run(stack.url, { duration: 3 });
     s.done();
-    s = step(`Gateway: ${connections} connections for ${duration} s (each 200 after Kafka acks=all)`);
-    const gw = await run(stack.url, connections, duration);
+    s = step(`Gateway: ${connections} connections for ${duration} s (each 200 after Kafka acks=all), ${generator}`);
+    const gw = await run(stack.url);
     s.done();
-    s = step(`Gateway again, each webhook with its own webhook-id (the idempotency-key check on every one)`);
-    const keyed = await run(stack.url, connections, duration, true);
-    s.done();
+    let paced: Record<string, number> | null = null;
+    if (rate > 0) {
+      s = step(`Gateway at ${rate} webhooks/s for 10 s, open loop: request -> 200 latency`);
+      const sent = await fixedRate(stack.url, rate, 10 * rate);
+      s.done();
+      paced = { 'req/s': Math.round(sent.count / sent.seconds), ...sent.latency, non200: sent.non200 };
+    }
+    s = step(`Gateway again, each webhook with its own webhook-id, until ${keys} distinct ids were sent`);
+    const keyed = await run(stack.url, { keyed: true, idBase: 6e12 });
+    // Topped up (new ids each time) until the idempotency keys have seen `keys` distinct ids.
+    for (let base = 7e12, sent = keyed.requests; sent < keys; base += 1e11) {
+      const more = await run(stack.url, { keyed: true, idBase: base, duration: 5 });
+      sent += more.requests;
+      keyed.requests = sent;
+    }
+    s.done(`${keyed.requests} distinct webhook-ids`);
     s = step(`Baseline: bare Fastify, same checks, no Kafka, ${connections} connections for ${duration} s`);
-    const base = await run(bare.url, connections, duration);
+    const base = await run(bare.url);
     s.done();
     s = step(`Baseline: Nest + Fastify, a bearer-guarded controller (Passport), no validation, no Kafka`);
-    const nestFloor = await run(nest.url, connections, duration);
+    const nestFloor = await run(nest.url);
     s.done();
     s = step(`Baseline: naive Fastify + kafkajs, one acks=all record per request, ${connections} connections`);
-    const naiveRun = await run(naive.url, connections, duration);
+    const naiveRun = await run(naive.url);
     s.done();
     const sum = await metricSum(stack.gatewayMetricsUrl, 'plant_store_produce_batch_size_sum');
     const cnt = await metricSum(stack.gatewayMetricsUrl, 'plant_store_produce_batch_size_count');
     table({
-      'gateway (durable publish)': summary(gw),
-      'gateway, each with a webhook-id': summary(keyed),
-      'baseline: bare Fastify (the ceiling)': summary(base),
-      'baseline: Nest + Fastify + Passport guard (the framework)': summary(nestFloor),
-      'baseline: naive Fastify + kafkajs, acks=all per request': summary(naiveRun),
+      'gateway (durable publish)': gw,
+      'gateway, each with a webhook-id': keyed,
+      'baseline: bare Fastify (the ceiling)': base,
+      'baseline: Nest + Fastify + Passport guard (the framework)': nestFloor,
+      'baseline: naive Fastify + kafkajs, acks=all per request': naiveRun,
     });
-    const ratio = (r: autocannon.Result) => gw.requests.average / Math.max(1, r.requests.average);
+    if (paced) {
+      console.log(`\nGateway at a fixed ${rate}/s (open loop, node:http from this process; target p99 <= 10 ms):`);
+      table({ 'request -> 200 (ms)': paced });
+    }
+    const ratio = (r: LoadResult) => gw['req/s'] / Math.max(1, r['req/s']);
     console.log(
       `Gateway at ${Math.round(100 * ratio(base))} % of the bare-Fastify ceiling (target >= 50 %), ` +
         `${Math.round(100 * ratio(nestFloor))} % of the Nest floor, ` +
@@ -98,10 +99,42 @@ async function main() {
       `Produce requests: ${cnt} for ${sum} webhooks (${(sum / Math.max(1, cnt)).toFixed(1)} webhooks per Kafka request).`,
     );
     printPeakRss(stack);
+    if (generator === 'wrk') await checkGenerator(bare.url, base, connections, duration);
   } finally {
     for (const b of [bare, nest, naive]) b.stop();
     await stack.stop();
   }
+}
+
+/**
+ * The bare-Fastify ceiling again, with twice the connections and two wrk threads, and with autocannon: if more of
+ * the generator does not raise it, the generator was not the limit.
+ */
+async function checkGenerator(url: string, first: LoadResult, connections: number, duration: number) {
+  const s = step('Is the load generator the limit? The bare-Fastify ceiling with more of it, and with autocannon');
+  const more = await load('wrk', url, { connections: 2 * connections, duration, threads: 2 });
+  const inProcess = await load('autocannon', url, { connections, duration });
+  s.done();
+  const rows = [first, more, inProcess];
+  table(Object.fromEntries(rows.map((r) => [r.generator, { 'req/s': r['req/s'], p99ms: r.p99ms }])));
+  const rise = more['req/s'] / Math.max(1, first['req/s']) - 1;
+  console.log(
+    `Twice the connections and threads: ${rise >= 0 ? '+' : ''}${Math.round(100 * rise)} % ` +
+      `(${Math.abs(rise) <= 0.1 ? 'within 10 %: the generator is not the limit' : 'more than 10 %: read the ratios with care'}); ` +
+      `autocannon reached ${Math.round((100 * inProcess['req/s']) / Math.max(1, first['req/s']))} % of wrk.`,
+  );
+}
+
+/** `count` webhooks at `rate`/s, open loop, each with a plant id of its own; the latency of each 200. */
+async function fixedRate(url: string, rate: number, count: number) {
+  let non200 = 0;
+  const { results, seconds } = await paced(rate, count, async (i) => {
+    const started = performance.now();
+    const res = await sendWebhook(url, { id: 8e12 + i, name: 'Ficus', tag: 'indoor' });
+    if (res.status !== 200) non200++;
+    return performance.now() - started;
+  });
+  return { count, seconds, non200, latency: percentiles(results, [50, 99, 99.9]) };
 }
 
 runBench(main);
