@@ -23,7 +23,8 @@ import { Generator, load, LoadOptions, LoadResult, locateWrk } from './load';
 function startBaseline(file: string, env: Record<string, string> = {}): Promise<{ url: string; stop(): void }> {
   const child = fork(path.join(__dirname, `${file}.ts`), {
     env: { ...process.env, ...env, TOKEN },
-    execArgv: ['-r', 'ts-node/register/transpile-only'],
+    // tsconfig-paths: naive-kafka imports @app/kafka (without it the fork died and the run waited forever).
+    execArgv: ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'],
   });
   return new Promise((resolve) =>
     child.once('message', (port) => resolve({ url: `http://127.0.0.1:${port}`, stop: () => child.kill() })),
