@@ -18,6 +18,7 @@ import { addSecurityHeaders } from './http/security-headers';
 import { awaitInfrastructure } from './lifecycle/infrastructure-check';
 import { ShutdownState } from './lifecycle/shutdown-state';
 import { GatewayMetrics } from './metrics/gateway-metrics';
+import { PLANT_WEBHOOK, servePlantWebhook } from './plant-webhook/plant-webhook.route';
 import { serveConsole } from './console/console';
 import { setupDocs } from './openapi/docs';
 
@@ -50,7 +51,9 @@ export async function createGatewayApp(env: NodeJS.ProcessEnv = process.env): Pr
   instrumentHttp(app, metrics, logger, app.get(ShutdownState));
   decodeRequestBodies(fastify, config.WEBHOOK_MAX_BYTES, config.HTTP_MAX_CONCURRENT_DECODES);
   refuseMisplacedCredentials(fastify);
-  authenticateBeforeBody(app); // after the misplaced-token check: a token in the query is a 400, not a 401
+  // After the misplaced-token check: a token in the query is a 400, not a 401.
+  authenticateBeforeBody(app, [PLANT_WEBHOOK]);
+  servePlantWebhook(app, logger); // after authenticateBeforeBody, which checks that the route exists
   addSecurityHeaders(fastify);
   setupDocs(app);
   await serveConsole(fastify);

@@ -16,9 +16,17 @@ export interface HeadOnlyGuard extends CanActivate {
 const isHeadOnly = (guard: unknown): guard is HeadOnlyGuard => (guard as HeadOnlyGuard)?.decidesFromHead === true;
 
 interface GuardedRoute {
-  controller: Type;
-  handler: (...args: unknown[]) => unknown;
+  /** The controller and handler, for a Nest route; none for a route registered on Fastify directly. */
+  controller?: Type;
+  handler?: (...args: unknown[]) => unknown;
   guards: HeadOnlyGuard[];
+}
+
+/** A route registered on the Fastify instance directly (not a Nest controller's), with its head-only guards. */
+export interface FastifyGuardedRoute {
+  method: string;
+  url: string;
+  guards: Type<HeadOnlyGuard>[];
 }
 
 const checked = new WeakSet<FastifyRequest>();
@@ -35,12 +43,16 @@ export const announcesBody = (req: FastifyRequest): boolean =>
  * check) in a Fastify onRequest hook, before the body is read, parsed or decoded: an unauthenticated request
  * costs a 401 and nothing more. Nest runs the same guards again before the handler (cheap: a hash compare);
  * this only moves the refusal earlier. A request that reaches no route is answered 404 here when it carries a
- * body, since Fastify would otherwise read (and decode) that body before its not-found handler.
+ * body, since Fastify would otherwise read (and decode) that body before its not-found handler. `direct`: routes
+ * registered on Fastify itself (the webhook's hot path), whose guards run here only: their handler checks
+ * passedBeforeBody, so one missing from this list fails closed.
  * A refusal of a request with a body closes the connection, so the unread body is never read either.
  */
-export function authenticateBeforeBody(app: NestFastifyApplication): void {
+export function authenticateBeforeBody(app: NestFastifyApplication, direct: FastifyGuardedRoute[] = []): void {
   const fastify = app.getHttpAdapter().getInstance();
   const routes = guardedRoutes(app);
+  for (const { method, url, guards } of direct)
+    routes.set(`${method} ${url}`, { guards: guards.map((g) => app.get(g, { strict: false })) });
   const registered = new Set<string>();
   fastify.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) registered.add(`${method} ${route.url}`);
@@ -60,7 +72,7 @@ export function authenticateBeforeBody(app: NestFastifyApplication): void {
     }
     const route = routes.get(`${req.method} ${url}`);
     if (!route) return;
-    const context = new ExecutionContextHost([req, reply, undefined], route.controller, route.handler);
+    const context = new ExecutionContextHost([req, reply, undefined], route.controller ?? null, route.handler ?? null);
     context.setType('http');
     try {
       for (const guard of route.guards) {
