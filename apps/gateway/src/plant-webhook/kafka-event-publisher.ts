@@ -29,15 +29,22 @@ export class KafkaEventPublisher implements EventPublisher, OnModuleInit, OnAppl
   /** A refusal only an operator can end (a revoked ACL, a rotated password), until a publish succeeds again. */
   private refused: string | null = null;
   private readonly bounds: ReturnType<typeof boundedProducerConfig>;
+  /** Partitions of each topic the gateway publishes to. */
+  private readonly partitions: Map<string, number>;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: GatewayConfig,
     private readonly metrics: GatewayMetrics,
   ) {
     this.bounds = boundedProducerConfig(config.PUBLISH_TIMEOUT_MS);
+    this.partitions = new Map(topicSpecs(topicSettingsFrom(config)).map((t) => [t.topic, t.numPartitions ?? 1]));
     this.client = new ClientKafka({
       client: { ...kafkaClientConfig(config, 'plant-store-gateway'), ...this.bounds.client },
-      producer: this.bounds.producer,
+      // kafkajs bounds the requests in flight per broker connection: at 1, the lanes (one per partition) that a
+      // broker leads waited for each other's acks=all, one produce request at a time for the whole broker. The
+      // lanes already keep one request in flight per partition, which is what per-partition order needs, so
+      // every lane may have its request out at once (bench:gateway: p99 and throughput in docs/benchmarks.md).
+      producer: { ...this.bounds.producer, maxInFlightRequests: [...this.partitions.values()].reduce((a, b) => a + b) },
       producerOnlyMode: true,
       postfixId: '',
     });
@@ -51,7 +58,7 @@ export class KafkaEventPublisher implements EventPublisher, OnModuleInit, OnAppl
     producer.on(producer.events.DISCONNECT, () => (this.connected = false));
     this.connected = true;
     // One lane per partition: a frozen broker holds up only the partitions it leads.
-    const partitions = new Map(topicSpecs(topicSettingsFrom(this.config)).map((t) => [t.topic, t.numPartitions]));
+    const partitions = this.partitions;
     this.batcher = new BatchingPublisher(
       producer,
       1000,
