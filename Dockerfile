@@ -42,4 +42,6 @@ ENV PORT=3000
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "--enable-source-maps", "dist/apps/gateway/apps/gateway/src/main.js"]
+# 2 MB semi-spaces, as the launcher runs it (tools/local-stack/apps.js, appNodeFlags): the young generation's default
+# 16 MB each was ~28 MB of an idle gateway's RSS (docs/benchmarks.md).
+CMD ["node", "--enable-source-maps", "--max-semi-space-size=2", "dist/apps/gateway/apps/gateway/src/main.js"]

@@ -1,14 +1,17 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 // The launcher knows where the build puts each app: asked, not repeated.
-import { builtAppEntry } from '../local-stack/apps';
+import { appNodeFlags, builtAppEntry } from '../local-stack/apps';
 
 /** The built app (tools/test.js builds before jest), run as its own process so a test can signal it. */
 export function spawnBuiltApp(
   app: 'gateway' | 'worker',
   env: NodeJS.ProcessEnv,
 ): { child: ChildProcess; output: string[] } {
-  const child = spawn(process.execPath, [builtAppEntry(app)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...appNodeFlags(app), builtAppEntry(app)], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const output: string[] = [];
   child.stdout!.on('data', (d) => output.push(String(d)));
   child.stderr!.on('data', (d) => output.push(String(d)));
