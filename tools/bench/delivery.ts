@@ -6,8 +6,11 @@
 // Also: CPU per successful delivery (worker, PostgreSQL) against the floor of the HTTP client alone, measured in
 // the same run; each process's peak RSS; with --step, the highest rate to 10 subscribers whose p95 stays within
 // 100 ms, then that rate again after the overload; with --workers 2 --gateways 2, the scale-out.
+// With --slow-subscriber: only the slow-subscriber scenario (docs/delivery.md, flow control): 10 fast receivers,
+// then 9 fast and 1 that takes 2 s per request, at the same load; the fast ones' p95 both ways, and whether every
+// delivery to the slow one arrived.
 // Options: --rate 1000 --seconds 10 --subscribers 1,10 --step [--step-from 200 --step-to 1200 --step-by 100]
-//          --workers 1 --gateways 1 --no-build
+//          --workers 1 --gateways 1 --no-build --slow-subscriber [--slow-ms 2000]
 import { fork } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -176,6 +179,62 @@ function costPerDelivery(m: Measured) {
   };
 }
 
+/**
+ * 9 fast receivers and one taking `slowMs` per request, against 10 fast ones, at the same webhook rate: the fast
+ * ones' latency (gateway 200 -> receiver) both ways, and how long the slow one took to get all of its deliveries.
+ */
+async function slowSubscriberScenario(stack: Stack, rx: Receiver, rate: number, seconds: number, nextId: () => number) {
+  const slowMs = arg('slow-ms', 2000);
+  const count = rate * seconds;
+  const admin = adminClient(stack.url, ADMIN);
+  const rows: Record<string, object> = {};
+  let slowSummary = '';
+  for (const withSlow of [false, true]) {
+    const tag = withSlow ? 'm' : 'n';
+    const paths = Array.from({ length: 10 }, (_, i) => `/${tag}${i}`);
+    const slowPath = withSlow ? paths[9] : null;
+    if (slowPath) rx.behave(slowPath, () => ({ status: 204, delayMs: slowMs }));
+    const subs: { id: string }[] = [];
+    for (const p of paths) subs.push(await admin.subscribe({ url: `${rx.url}${p}` }));
+    const s = step(`${withSlow ? '9 fast + 1 slow' : '10 fast'} receivers: ${count} webhooks at ${rate}/s`);
+    const from = rx.received.length;
+    const accepted = new Map<number, number>();
+    const t0 = Date.now();
+    await paced(rate, count, async () => {
+      const id = nextId();
+      await sendWebhook(stack.gateways[id % stack.gateways.length].url, { id, name: 'Delivered', tag: 'bench' });
+      accepted.set(id, Date.now());
+    });
+    const fastPaths = new Set(paths.filter((p) => p !== slowPath));
+    // Only this run's plants: the stack may be shared, and other plants reach these subscribers too.
+    const got = (pred: (p: string) => boolean) =>
+      rx.received.slice(from).filter((r) => pred(r.path) && accepted.has(JSON.parse(r.body).id));
+    await waitFor('the fast deliveries', () => got((p) => fastPaths.has(p)).length >= count * fastPaths.size, 120000, 250)
+      .catch(() => undefined);
+    const latencies = got((p) => fastPaths.has(p)).map((r) => Math.max(0, r.at - accepted.get(JSON.parse(r.body).id)!));
+    if (slowPath) {
+      await waitFor('the slow deliveries', () => got((p) => p === slowPath).length >= count, 600000, 500)
+        .catch(() => undefined);
+      const slow = got((p) => p === slowPath);
+      const ids = new Set(slow.map((r) => JSON.parse(r.body).id));
+      slowSummary =
+        `slow receiver: ${ids.size}/${count} deliveries arrived (${slow.length} requests) ` +
+        `${((Math.max(...slow.map((r) => r.at)) - t0) / 1000).toFixed(1)} s after the first webhook`;
+    }
+    s.done(`${latencies.length}/${count * fastPaths.size} fast deliveries`);
+    rows[withSlow ? '9 fast + 1 slow: the 9 fast' : '10 fast'] = {
+      deliveries: latencies.length,
+      ...percentiles(latencies, [50, 95, 99]),
+    };
+    for (const sub of subs) await admin.call('DELETE', `/subscriptions/${sub.id}`);
+  }
+  console.log(`\nFast receivers' latency in ms at ${rate} webhooks/s, with and without one taking ${slowMs} ms:`);
+  table(rows);
+  const p95 = Object.values(rows).map((r) => (r as { p95: number }).p95);
+  console.log(`p95 with the slow one / without: ${(p95[1] / Math.max(1, p95[0])).toFixed(2)} (target <= 1.20)`);
+  console.log(slowSummary);
+}
+
 async function main() {
   const rate = arg('rate', 1000);
   const seconds = arg('seconds', 10);
@@ -200,6 +259,12 @@ async function main() {
   let lastId = 6e12;
   const nextId = () => lastId++;
   try {
+    if (process.argv.includes('--slow-subscriber')) {
+      const s = step(`Warm-up: ${rate * 3} webhooks at ${rate}/s to one subscriber, not measured`);
+      await deliveryRun(stack, rx, { subscribers: 1, rate, count: rate * 3, nextId, path: 'warm-up', waitMs: 60000 });
+      s.done();
+      return await slowSubscriberScenario(stack, rx, rate, seconds, nextId);
+    }
     const baselineCount = Math.min(2000, rate * 2);
     let s = step(`Baseline: ${baselineCount} direct POSTs to the receiver at the same rate`);
     const direct: number[] = [];

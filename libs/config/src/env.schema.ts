@@ -181,6 +181,12 @@ export const workerEnvSchema = z
     DELIVERY_CONCURRENCY: positiveInt.default(128),
     DELIVERY_CONCURRENCY_PER_SUBSCRIPTION: positiveInt.default(64),
     DELIVERY_POLL_MS: positiveInt.default(1000),
+    // Flow control and the circuit breaker per subscriber (docs/delivery.md).
+    DELIVERY_PAUSE_MAX: duration('1h').prefault('1h'),
+    DELIVERY_CIRCUIT_FAILURES: positiveInt.default(5),
+    DELIVERY_CIRCUIT_PROBE_MIN: duration('10s').prefault('10s'),
+    DELIVERY_CIRCUIT_PROBE_MAX: duration('10m').prefault('10m'),
+    DELIVERY_DISABLE_AFTER: duration('5d').prefault('5d'),
     MAX_WEBHOOK_HOPS: positiveInt.default(10),
     SHUTDOWN_TIMEOUT_MS: positiveInt.default(25000),
     // Retention (apps/worker/src/retention): rows older than these windows are pruned in small batches.

@@ -8,3 +8,4 @@ export * from './redaction';
 export * from './retry-schedule';
 export * from './signing';
 export * from './ssrf';
+export * from './flow-control';

@@ -112,15 +112,15 @@ WITH r AS (
                                traceparent, status, attempts, next_attempt_at, attempt_log)
   SELECT r.id, r.subscription_id, r.event_id, r.plant_id,
          CASE WHEN r.next_status <> 'succeeded' THEN (SELECT e.body FROM outbox_events e WHERE e.event_id = r.event_id) END,
-         r.event_time, r.hops, r.origin_event_id, r.traceparent, r.next_status, 1,
-         now() + r.delay_ms * interval '1 millisecond', jsonb_build_array(jsonb_build_object(
+         r.event_time, r.hops, r.origin_event_id, r.traceparent, r.next_status, CASE WHEN r.attempted_at IS NULL THEN 0 ELSE 1 END,
+         now() + r.delay_ms * interval '1 millisecond', CASE WHEN r.attempted_at IS NULL THEN '[]'::jsonb ELSE jsonb_build_array(jsonb_build_object(
   'attemptedAt', r.attempted_at, 'status', r.status, 'latencyMs', r.latency_ms,
-  'error', r.error, 'responseBody', r.response_body, 'signature', r.signature))
+  'error', r.error, 'responseBody', r.response_body, 'signature', r.signature)) END
   FROM mine r
   -- A subscription removed for good meanwhile (retention) takes its deliveries with it.
   WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = r.subscription_id)
   ON CONFLICT (subscription_id, event_id) DO UPDATE
-    SET attempts = d.attempts + 1, attempt_log = d.attempt_log || EXCLUDED.attempt_log, updated_at = now()
+    SET attempts = d.attempts + EXCLUDED.attempts, attempt_log = d.attempt_log || EXCLUDED.attempt_log, updated_at = now()
   -- Failed for good by this attempt: written now (not joined to a row the lease's new holder wrote).
   RETURNING d.id AS delivery_id, d.subscription_id, d.event_id, d.plant_id, d.attempts, d.xmax = 0 AND d.status = 'failed'
             AS exhausted
@@ -131,7 +131,7 @@ WITH r AS (
   'error', r.error, 'responseBody', r.response_body, 'signature', r.signature))
   FROM r
   WHERE r.event_id NOT IN (SELECT event_id FROM owned) AND d.subscription_id = r.subscription_id
-    AND d.event_id = r.event_id
+    AND d.event_id = r.event_id AND r.attempted_at IS NOT NULL
   RETURNING 1
 ), expected AS (
   SELECT * FROM unnest($18::text[], $19::uuid[]) AS x(event_id, subscription_id)

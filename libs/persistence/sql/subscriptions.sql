@@ -13,8 +13,11 @@
 -- $8: its filter (jsonb)
 -- $9: plants or operational
 -- $10: operational: the event types it receives, or null for all
-INSERT INTO subscriptions (id, url, token, secret, signature, public_key, description, filter, kind, event_types)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *;
+-- $11: maxDeliveriesPerSecond, or null
+-- $12: maxConcurrency, or null
+INSERT INTO subscriptions (id, url, token, secret, signature, public_key, description, filter, kind, event_types,
+                                max_deliveries_per_second, max_concurrency)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *;
 
 -- list-subscriptions
 -- Sent by SubscriptionRepository.list.
@@ -37,8 +40,21 @@ SELECT * FROM subscriptions WHERE id = $1 AND deleted_at IS NULL;
 -- $8: the new filter (jsonb), or null to keep it
 -- $9: whether the event types change
 -- $10: the new event types, or null for all
+-- $11: whether maxDeliveriesPerSecond changes
+-- $12: the new maxDeliveriesPerSecond, or null to remove it
+-- $13: whether maxConcurrency changes
+-- $14: the new maxConcurrency, or null to remove it
 UPDATE subscriptions SET
          url = COALESCE($2, url),
+         max_deliveries_per_second = CASE WHEN $11::boolean THEN $12::float8 ELSE max_deliveries_per_second END,
+         max_concurrency = CASE WHEN $13::boolean THEN $14::int ELSE max_concurrency END,
+         circuit_state = CASE WHEN $5 AND NOT enabled THEN 'closed' ELSE circuit_state END,
+         circuit_since = CASE WHEN $5 AND NOT enabled THEN NULL ELSE circuit_since END,
+         circuit_probe_at = CASE WHEN $5 AND NOT enabled THEN NULL ELSE circuit_probe_at END,
+         circuit_probes = CASE WHEN $5 AND NOT enabled THEN 0 ELSE circuit_probes END,
+         consecutive_failures = CASE WHEN $5 AND NOT enabled THEN 0 ELSE consecutive_failures END,
+         failing_since = CASE WHEN $5 AND NOT enabled THEN NULL ELSE failing_since END,
+         paused_until = CASE WHEN $5 AND NOT enabled THEN NULL ELSE paused_until END,
          token = CASE WHEN $3::boolean THEN $4 ELSE token END,
          enabled = COALESCE($5, enabled),
          disabled_reason = CASE WHEN COALESCE($5, enabled) THEN NULL ELSE COALESCE(disabled_reason, $7) END,

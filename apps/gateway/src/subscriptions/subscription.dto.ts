@@ -13,6 +13,8 @@ export type SubscriptionDto = Schema<'Subscription'>;
 /** Only when it is created or rotated: a symmetric subscription's signing secret, shown once. */
 export type SubscriptionWithSecretDto = Schema<'SubscriptionWithSecret'>;
 
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
 /**
  * `wholeUrl` for a caller that may change the subscription (a write token); a read token sees the URL without
  * its user-info and query values (urlForReader), which may be credentials.
@@ -34,6 +36,17 @@ export const mapSubscription = (r: SubscriptionRow, wholeUrl = true): Subscripti
     r.previous_public_key && r.previous_secret_expires_at && r.previous_secret_expires_at > new Date()
       ? r.previous_public_key
       : null,
+  maxDeliveriesPerSecond: r.max_deliveries_per_second,
+  maxConcurrency: r.max_concurrency,
+  pausedUntil: r.paused_until && r.paused_until > new Date() ? r.paused_until.toISOString() : null,
+  circuit: {
+    state: r.circuit_state,
+    since: iso(r.circuit_since),
+    lastError: r.circuit_last_error,
+    consecutiveFailures: r.consecutive_failures,
+    failingSince: iso(r.failing_since),
+    nextProbeAt: r.circuit_state === 'open' ? iso(r.circuit_probe_at) : null,
+  },
   createdAt: r.created_at.toISOString(),
   updatedAt: r.updated_at.toISOString(),
 });
@@ -58,6 +71,8 @@ export function updateAudit(body: SubscriptionUpdateBody): Pick<NewAuditEvent, '
   if (body.description !== undefined) details.description = body.description;
   if (body.filter !== undefined) details.filter = body.filter;
   if (body.eventTypes !== undefined) details.eventTypes = body.eventTypes ?? 'all';
+  if (body.maxDeliveriesPerSecond !== undefined) details.maxDeliveriesPerSecond = body.maxDeliveriesPerSecond;
+  if (body.maxConcurrency !== undefined) details.maxConcurrency = body.maxConcurrency;
   if ('token' in body) details.token = body.token === null ? 'removed' : 'replaced';
   return { action, details };
 }

@@ -76,6 +76,8 @@ export class SubscriptionsService {
       filter: body.filter ?? {},
       kind,
       eventTypes: body.eventTypes ?? null,
+      maxDeliveriesPerSecond: body.maxDeliveriesPerSecond ?? null,
+      maxConcurrency: body.maxConcurrency ?? null,
     });
     await this.audit.record({
       actor,
@@ -87,6 +89,8 @@ export class SubscriptionsService {
         token: body.token !== undefined ? 'set' : 'none',
         ...(body.filter ? { filter: body.filter } : {}),
         ...(kind === 'operational' ? { kind, eventTypes: body.eventTypes ?? 'all' } : {}),
+        ...(body.maxDeliveriesPerSecond != null ? { maxDeliveriesPerSecond: body.maxDeliveriesPerSecond } : {}),
+        ...(body.maxConcurrency != null ? { maxConcurrency: body.maxConcurrency } : {}),
       },
     });
     return mapIssued(issued);

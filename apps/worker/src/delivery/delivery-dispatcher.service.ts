@@ -17,6 +17,7 @@ import { WorkerMetrics } from '../metrics/worker-metrics';
 import { DeliveryInbox } from './delivery-inbox';
 import { DeliverySender } from './delivery-sender';
 import { DeliverySignal } from './delivery-signal';
+import { HEARTBEAT_MS, SubscriberGates } from './subscriber-gates';
 
 const CLAIM_COALESCE_MS = 5;
 /**
@@ -60,7 +61,9 @@ interface FanOutState {
  * - delivery rows (claimDue): retries, deliveries waiting behind an earlier one of their plant, those of a
  *   subscriber that was saturated here, and any a crashed worker left.
  * Concurrency is bounded overall and per subscription: deliveries wait in a per-subscription queue for a free
- * slot.
+ * slot. When a subscriber's may go is SubscriberGates' call (its limits, a pause it asked for, its circuit): a
+ * subscriber whose gate shuts has what is queued here set aside (handed back, or written as rows to wait), and is
+ * left out of claims and fan-outs until it opens again.
  */
 @Injectable()
 export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestroy, DeliveryInbox {
@@ -92,6 +95,10 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   private stopped = false;
   private loop: Promise<void> | null = null;
   private renewTimer: NodeJS.Timeout | null = null;
+  private gatesTimer: NodeJS.Timeout | null = null;
+  /** Wakes the pump when a rate-limited subscriber's next token is due. */
+  private pumpTimer: NodeJS.Timeout | null = null;
+  private pumpAt = Infinity;
   private renewingQueued = false;
   /** Due delivery rows were left unclaimed: claim again as slots free up rather than at the next poll. */
   private backlog = true;
@@ -105,6 +112,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     private readonly sender: DeliverySender,
     private readonly signal: DeliverySignal,
     private readonly metrics: WorkerMetrics,
+    private readonly gates: SubscriberGates,
   ) {
     this.schedule = parseSchedule(config.DELIVERY_RETRY_SCHEDULE);
     // Long enough for a short wait in the queue, the attempt and its bookkeeping; a lease outliving its
@@ -113,6 +121,16 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     this.window = 2 * config.DELIVERY_CONCURRENCY;
     this.recorder = new WriteCoalescer((records) => deliveries.record(records), 500, undefined, RECORD_LINGER_MS);
     this.renewer = new WriteCoalescer((held) => deliveries.renewLeases(held, this.leaseMs), 500);
+    gates.listen({
+      shut: (subscriptionId) => this.setAside(subscriptionId),
+      opened: () => {
+        // Its rows are claimable here again; its new events go from memory again.
+        this.backlog = true;
+        this.events = true;
+        this.signal.notify();
+        if (!this.stopped) this.pump();
+      },
+    });
     metrics.watchDispatcher(this.window, () => ({
       sending: this.sending,
       queued: this.queuedCount,
@@ -140,8 +158,10 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   }
 
   onApplicationBootstrap() {
-    this.loop = this.run();
+    // The limits and health first, so that the first claims already respect them.
+    this.loop = this.gates.refresh().then(() => this.run());
     this.renewTimer = setInterval(() => void this.renewQueued(), RENEW_EVERY_MS);
+    this.gatesTimer = setInterval(() => void this.gates.refresh(), HEARTBEAT_MS);
   }
 
   /**
@@ -151,6 +171,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   async onModuleDestroy() {
     this.stopped = true;
     if (this.renewTimer) clearInterval(this.renewTimer);
+    if (this.gatesTimer) clearInterval(this.gatesTimer);
+    if (this.pumpTimer) clearTimeout(this.pumpTimer);
     this.signal.notify();
     await this.loop;
     const unsent = [...this.queued.values()]
@@ -163,6 +185,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     await Promise.allSettled([...this.running]);
     const events = [...this.fanOuts].map(([id, state]) => ({ id, token: state.token }));
     await this.deliveries.releaseLeases([], events).catch(() => undefined);
+    await this.gates.stop();
   }
 
   private async run() {
@@ -232,15 +255,19 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     return Math.max(0, this.window - this.sending - this.queuedCount - this.recording);
   }
 
-  /** Subscriptions with a full queue are left out of the next claim, so one busy subscriber cannot hog it. */
+  /**
+   * Subscriptions with a full queue are left out of the next claim, so one busy subscriber cannot hog it, and those
+   * whose gate is shut here (paused, circuit open, no share of their maxConcurrency): their deliveries wait as rows.
+   */
   private saturated(): string[] {
-    const cap = 2 * this.config.DELIVERY_CONCURRENCY_PER_SUBSCRIPTION;
-    return [...new Set([...this.inFlight.keys(), ...this.queued.keys()])].filter(
-      (id) => (this.inFlight.get(id) ?? 0) + (this.queued.get(id)?.length ?? 0) >= cap,
+    const full = [...new Set([...this.inFlight.keys(), ...this.queued.keys()])].filter(
+      (id) => (this.inFlight.get(id) ?? 0) + (this.queued.get(id)?.length ?? 0) >= this.gates.admissionCap(id),
     );
+    return [...new Set([...full, ...this.gates.excluded()])];
   }
 
   private enqueue(d: ClaimedDelivery) {
+    if (this.gates.shut(d.subscriptionId)) return this.setAsideAll([d]); // claimed before this replica knew
     const q = this.queued.get(d.subscriptionId) ?? [];
     q.push(d);
     this.queued.set(d.subscriptionId, q);
@@ -255,11 +282,57 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   private pump() {
     for (const [subscriptionId, q] of this.queued) {
       if (this.sending >= this.config.DELIVERY_CONCURRENCY) return;
-      if ((this.inFlight.get(subscriptionId) ?? 0) >= this.config.DELIVERY_CONCURRENCY_PER_SUBSCRIPTION) continue;
+      const go = this.gates.tryStart(subscriptionId, this.inFlight.get(subscriptionId) ?? 0);
+      if (!go.start) {
+        if (go.retryInMs !== undefined) this.wakePump(go.retryInMs);
+        continue;
+      }
       this.queued.delete(subscriptionId);
       this.queuedCount--;
       this.start(q.shift()!);
       if (q.length > 0) this.queued.set(subscriptionId, q);
+    }
+  }
+
+  /** Pumps again in `ms` (a rate-limited subscriber's next token), unless an earlier wake is set. */
+  private wakePump(ms: number) {
+    const at = Date.now() + ms;
+    if (this.pumpTimer && this.pumpAt <= at) return;
+    if (this.pumpTimer) clearTimeout(this.pumpTimer);
+    this.pumpAt = at;
+    this.pumpTimer = setTimeout(() => {
+      this.pumpTimer = null;
+      this.pumpAt = Infinity;
+      if (!this.stopped) this.pump();
+    }, ms);
+  }
+
+  /** A subscriber's gate shut: what is queued for it here is set aside, none of it attempted. */
+  private setAside(subscriptionId: string) {
+    const q = this.queued.get(subscriptionId);
+    if (!q) return;
+    this.queued.delete(subscriptionId);
+    this.queuedCount -= q.length;
+    this.setAsideAll(q);
+  }
+
+  /**
+   * Deliveries not to send now: a claimed row is handed back (its subscriber is left out of this replica's claims
+   * while its gate is shut); one fanned out from memory is written as a pending row, not attempted, which counts
+   * as its answer for its event (so the event's other deliveries, and its plant's next event, are not held up).
+   */
+  private setAsideAll(ds: ClaimedDelivery[]) {
+    const rows = ds.filter((d) => d.stored).map((d) => ({ id: d.id, token: d.lease.token }));
+    if (rows.length > 0) this.deliveries.releaseLeases(rows).catch(() => undefined); // else their leases lapse
+    for (const d of ds.filter((x) => !x.stored)) {
+      const completes = this.answered(d);
+      this.recording++;
+      this.recordRetrying({ delivery: d, attempt: null, outcome: { kind: 'retry', delayMs: 0 }, completes })
+        .catch((err: Error) => this.logger.error(`setting delivery ${d.id} aside failed: ${err.message}`))
+        .finally(() => {
+          this.recording--;
+          this.signal.notify();
+        });
     }
   }
 
@@ -402,7 +475,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     try {
       await this.recordRetrying(record);
     } catch (err) {
-      if (!isDataError(err)) throw err;
+      if (!isDataError(err) || record.attempt === null) throw err;
       const attempt: DeliveryAttempt = {
         ...record.attempt,
         responseBody: null,
@@ -424,6 +497,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     let result: Awaited<ReturnType<DeliverySender['send']>>;
     try {
       result = await this.sender.send(d);
+      // Before its slot frees: a subscriber that asked to wait gets nothing more from here meanwhile.
+      if (this.gates.answered(d.subscriptionId, result)) this.setAside(d.subscriptionId);
     } finally {
       release();
     }

@@ -5,6 +5,7 @@ import { DeliveryDispatcher } from './delivery-dispatcher.service';
 import { DELIVERY_INBOX } from './delivery-inbox';
 import { DeliverySender } from './delivery-sender';
 import { DeliverySignal } from './delivery-signal';
+import { SubscriberGates } from './subscriber-gates';
 
 /** Sends the outbox: claims, hand-overs from the ingest stage (DELIVERY_INBOX), attempts and their outcomes. */
 @Module({
@@ -13,6 +14,7 @@ import { DeliverySignal } from './delivery-signal';
     DeliveryDispatcher,
     DeliverySender,
     DeliverySignal,
+    SubscriberGates,
     { provide: DELIVERY_INBOX, useExisting: DeliveryDispatcher },
   ],
   exports: [DELIVERY_INBOX],

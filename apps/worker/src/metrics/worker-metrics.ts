@@ -70,6 +70,34 @@ export class WorkerMetrics {
     ['table'],
   );
 
+  /** Each subscriber's circuit as this replica last read it (see SubscriberGates.circuits). */
+  private circuits: () => Map<string, 'closed' | 'open' | 'half_open'> = () => new Map();
+
+  readonly circuitState = this.m.gauge(
+    'plant_store_subscription_circuit_state',
+    "Each subscriber's circuit breaker: 1 for its state (closed, open, half_open), 0 for the others; read from the " +
+      'database every second (every replica reports the same). A subscriber never failing is absent',
+    ['subscription', 'state'],
+    (g) => {
+      g.reset();
+      for (const [subscription, current] of this.circuits())
+        for (const state of ['closed', 'open', 'half_open']) g.set({ subscription, state }, state === current ? 1 : 0);
+    },
+  );
+
+  readonly pausedSubscribers = this.m.gauge(
+    'plant_store_subscriptions_paused',
+    'Subscribers paused now by their own 429 or 503 with Retry-After, as this replica knows them',
+    [],
+    (g) => g.set(this.paused()),
+  );
+  private paused: () => number = () => 0;
+
+  watchSubscribers(circuits: () => Map<string, 'closed' | 'open' | 'half_open'>, paused: () => number) {
+    this.circuits = circuits;
+    this.paused = paused;
+  }
+
   /** What the delivery dispatcher holds in memory, read when scraped (see DeliveryDispatcher.holding). */
   private dispatcherHolding: () => Record<'sending' | 'queued' | 'recording', number> = () => ({
     sending: 0,

@@ -926,6 +926,7 @@ export interface components {
             updatedAt: string;
         };
         Subscription: {
+            circuit: components["schemas"]["SubscriptionCircuit"];
             /** Format: date-time */
             createdAt: string;
             description: string | null;
@@ -942,6 +943,15 @@ export interface components {
              * @enum {string}
              */
             kind: "plants" | "operational";
+            /** @description At most this many requests to this subscriber at once, across every worker replica (split between them). null: only the worker's own bound, DELIVERY_CONCURRENCY_PER_SUBSCRIPTION per replica */
+            maxConcurrency: number | null;
+            /** @description At most this many delivery attempts a second to this subscriber, across every worker replica (each sends its share: the limit divided by the live replicas). A fraction is allowed: 0.5 is one every two seconds. null: no limit */
+            maxDeliveriesPerSecond: number | null;
+            /**
+             * Format: date-time
+             * @description The subscriber answered 429 or 503 with Retry-After: none of its deliveries is sent before this time (at most DELIVERY_PAUSE_MAX ahead), and none of their attempts is spent meanwhile. null: not paused
+             */
+            pausedUntil: string | null;
             /** @description asymmetric, after a rotation: the key that verifies the old signature still sent beside the new */
             previousPublicKey: string | null;
             /** @description asymmetric: the `whpk_` key that verifies `v1a,` */
@@ -952,6 +962,31 @@ export interface components {
             updatedAt: string;
             /** @description Whole for a write token; a read token sees it without user-info or fragment, each query value replaced by `[redacted]` (query values are often credentials) */
             url: string;
+        };
+        SubscriptionCircuit: {
+            consecutiveFailures: number;
+            /**
+             * Format: date-time
+             * @description Failing without a success since then; after DELIVERY_DISABLE_AFTER the subscription is disabled
+             */
+            failingSince: string | null;
+            /** @description The last failure: `HTTP 500`, a timeout, a refused connection */
+            lastError: string | null;
+            /**
+             * Format: date-time
+             * @description open: when the next probe may go
+             */
+            nextProbeAt: string | null;
+            /**
+             * Format: date-time
+             * @description When it entered this state (null: never opened)
+             */
+            since: string | null;
+            /**
+             * @description closed: deliveries go. open: after DELIVERY_CIRCUIT_FAILURES consecutive failures its deliveries wait (no attempt spent) but for one probe at nextProbeAt. half_open: that probe is being sent; its success closes the circuit and releases the backlog in order, its failure opens it again for twice as long
+             * @enum {string}
+             */
+            state: "closed" | "open" | "half_open";
         };
         /**
          * @description A subscription's circuit closed: a probe succeeded and its waiting deliveries go out in order
@@ -1023,6 +1058,10 @@ export interface components {
              * @enum {string}
              */
             kind?: "plants" | "operational";
+            /** @description At most this many requests to this subscriber at once, across every worker replica (split between them). null: only the worker's own bound, DELIVERY_CONCURRENCY_PER_SUBSCRIPTION per replica */
+            maxConcurrency?: number | null;
+            /** @description At most this many delivery attempts a second to this subscriber, across every worker replica (each sends its share: the limit divided by the live replicas). A fraction is allowed: 0.5 is one every two seconds. null: no limit */
+            maxDeliveriesPerSecond?: number | null;
             /** @description Standard Webhooks secret (symmetric only); one is generated when absent */
             secret?: string;
             /**
@@ -1103,6 +1142,10 @@ export interface components {
             /** @description operational only: the event types it receives; absent (or null) for all of them */
             eventTypes?: ("subscription.disabled" | "subscription.circuit_opened" | "subscription.circuit_closed" | "delivery.exhausted" | "dead_letter.created")[] | null;
             filter?: components["schemas"]["SubscriptionFilter"];
+            /** @description At most this many requests to this subscriber at once, across every worker replica (split between them). null: only the worker's own bound, DELIVERY_CONCURRENCY_PER_SUBSCRIPTION per replica */
+            maxConcurrency?: number | null;
+            /** @description At most this many delivery attempts a second to this subscriber, across every worker replica (each sends its share: the limit divided by the live replicas). A fraction is allowed: 0.5 is one every two seconds. null: no limit */
+            maxDeliveriesPerSecond?: number | null;
             token?: string | null;
             /** Format: uri */
             url?: string;

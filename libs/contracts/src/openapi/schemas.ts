@@ -8,6 +8,23 @@ const dateTime = { type: 'string', format: 'date-time' };
 // Kept, and forwarded on every delivery: bounded. A token goes out as a header, so only what a header carries.
 const subscriberUrl = { type: 'string', format: 'uri', pattern: '^https?://', maxLength: 2048 };
 const subscriberToken = { type: 'string', minLength: 1, maxLength: 1024, pattern: '^[\\x21-\\x7e]+$' };
+// Flow control per subscriber (docs/delivery.md): null or absent means no limit of its own.
+const maxDeliveriesPerSecond = {
+  type: ['number', 'null'],
+  exclusiveMinimum: 0,
+  maximum: 100000,
+  description:
+    'At most this many delivery attempts a second to this subscriber, across every worker replica (each sends its ' +
+    'share: the limit divided by the live replicas). A fraction is allowed: 0.5 is one every two seconds. null: no limit',
+};
+const maxConcurrency = {
+  type: ['integer', 'null'],
+  minimum: 1,
+  maximum: 10000,
+  description:
+    'At most this many requests to this subscriber at once, across every worker replica (split between them). ' +
+    'null: only the worker\'s own bound, DELIVERY_CONCURRENCY_PER_SUBSCRIPTION per replica',
+};
 /**
  * A response object whose every property is always present (null where it has no value). Saying so makes the
  * generated client's types exact: the console and the CLI need not guard against fields that are never missing.
@@ -224,6 +241,8 @@ export const addedSchemas: Record<string, unknown> = {
       filter: ref('SubscriptionFilter'),
       kind: { ...kind, default: 'plants' },
       eventTypes,
+      maxDeliveriesPerSecond,
+      maxConcurrency,
     },
   },
   SubscriptionUpdate: {
@@ -237,6 +256,8 @@ export const addedSchemas: Record<string, unknown> = {
       description: { type: 'string', maxLength: 500 },
       filter: ref('SubscriptionFilter'),
       eventTypes: { ...eventTypes, type: ['array', 'null'] },
+      maxDeliveriesPerSecond,
+      maxConcurrency,
     },
   },
   SubscriptionFilter: {
@@ -287,8 +308,37 @@ export const addedSchemas: Record<string, unknown> = {
       type: ['string', 'null'],
       description: 'asymmetric, after a rotation: the key that verifies the old signature still sent beside the new',
     },
+    maxDeliveriesPerSecond,
+    maxConcurrency,
+    pausedUntil: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description:
+        'The subscriber answered 429 or 503 with Retry-After: none of its deliveries is sent before this time ' +
+        '(at most DELIVERY_PAUSE_MAX ahead), and none of their attempts is spent meanwhile. null: not paused',
+    },
+    circuit: ref('SubscriptionCircuit'),
     createdAt: dateTime,
     updatedAt: dateTime,
+  }),
+  SubscriptionCircuit: always({
+    state: {
+      type: 'string',
+      enum: ['closed', 'open', 'half_open'],
+      description:
+        'closed: deliveries go. open: after DELIVERY_CIRCUIT_FAILURES consecutive failures its deliveries wait ' +
+        '(no attempt spent) but for one probe at nextProbeAt. half_open: that probe is being sent; its success ' +
+        'closes the circuit and releases the backlog in order, its failure opens it again for twice as long',
+    },
+    since: { ...dateTime, type: ['string', 'null'], description: 'When it entered this state (null: never opened)' },
+    lastError: { type: ['string', 'null'], description: 'The last failure: `HTTP 500`, a timeout, a refused connection' },
+    consecutiveFailures: { type: 'integer', minimum: 0 },
+    failingSince: {
+      ...dateTime,
+      type: ['string', 'null'],
+      description: 'Failing without a success since then; after DELIVERY_DISABLE_AFTER the subscription is disabled',
+    },
+    nextProbeAt: { ...dateTime, type: ['string', 'null'], description: 'open: when the next probe may go' },
   }),
   SubscriptionWithSecret: {
     allOf: [

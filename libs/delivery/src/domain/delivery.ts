@@ -75,7 +75,12 @@ export interface FanOutResult extends ClaimResult {
 
 export interface AttemptRecord {
   delivery: ClaimedDelivery;
-  attempt: DeliveryAttempt;
+  /**
+   * Null: not attempted. A delivery fanned out from memory whose subscriber's gate shut before it was sent (paused,
+   * circuit open) is written as a pending row this way, its attempts untouched, to wait for the claims. Only for
+   * deliveries without a row (a claimed row is handed back instead).
+   */
+  attempt: DeliveryAttempt | null;
   outcome: AttemptOutcome;
   /**
    * On the last of an event's deliveries from memory to be answered: the subscribers of all of them. The event

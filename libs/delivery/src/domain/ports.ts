@@ -5,10 +5,12 @@
 import { AttemptRecord, ClaimedDelivery, ClaimResult, FanOutResult, LeasedRef } from './delivery';
 import type { OperationalEventData, OperationalEventType } from '@app/contracts';
 import { ApplyResult, IngestEvent, OutboxLease } from './ingest';
+import { BreakerPolicy, HealthTransition, OutcomeSummary, SubscriberGate } from '../flow-control';
 
 /** Injection tokens for the ports below (an interface is gone at run time): `@Inject(OUTBOX) outbox: Outbox`. */
 export const PLANT_EVENT_STORE = Symbol('PlantEventStore');
 export const OUTBOX = Symbol('Outbox');
+export const SUBSCRIBER_HEALTH = Symbol('SubscriberHealth');
 
 /** Stores a batch of events, each changed plant's with an outbox row that owes its deliveries, in one transaction. */
 export interface PlantEventStore {
@@ -72,4 +74,32 @@ export interface OperationalEvents {
     about?: string | null,
     db?: SqlClient,
   ): Promise<number>;
+}
+
+/**
+ * What every worker replica shares about its subscribers' health and limits. Each state change (a transition) is
+ * made by one method here, written to the subscription's row with an audit event in the same statement, and
+ * returned, so whatever reacts to it (the dispatcher now, operational webhooks later) has one place to look.
+ */
+export interface SubscriberHealth {
+  /**
+   * This replica is alive (seen within `liveMs`): the live replicas' ids, sorted, and every subscriber that is
+   * limited, paused, failing or not closed.
+   */
+  heartbeat(replicaId: string, liveMs: number): Promise<{ replicas: string[]; gates: SubscriberGate[] }>;
+  /** This replica stops: the others take its share at their next heartbeat. */
+  leave(replicaId: string): Promise<void>;
+  /**
+   * Counts consecutive failures, and makes the transitions they call for: a closed circuit opens after
+   * `failuresToOpen`, a failed probe reopens it with a longer wait, a success closes it, and a subscriber failing
+   * for `disableAfterMs` is disabled.
+   */
+  recordOutcomes(outcomes: OutcomeSummary[], policy: BreakerPolicy): Promise<HealthTransition[]>;
+  /** The subscriber asked for a pause (Retry-After): none of its deliveries go for `forMs`. Null if unknown. */
+  pause(subscriptionId: string, forMs: number, reason: string): Promise<HealthTransition | null>;
+  /**
+   * Takes the probe of an open circuit whose wait is over (or whose probe's holder has not answered within
+   * `holdMs`): true for the one replica that got it; the circuit is half-open meanwhile.
+   */
+  startProbe(subscriptionId: string, holdMs: number): Promise<boolean>;
 }

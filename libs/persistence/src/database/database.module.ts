@@ -1,13 +1,14 @@
 import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { Pool } from 'pg';
 import { APP_CONFIG, APP_NAME } from '@app/config';
-import { OPERATIONAL_EVENTS, OUTBOX, PLANT_EVENT_STORE } from '@app/delivery';
+import { OPERATIONAL_EVENTS, OUTBOX, PLANT_EVENT_STORE, SUBSCRIBER_HEALTH } from '@app/delivery';
 import { DeliveryRepository } from '../deliveries/delivery.repository';
 import { OutboxRepository } from '../deliveries/outbox.repository';
 import { IngestRepository } from '../ingest/ingest.repository';
 import { PlantRepository } from '../plants/plant.repository';
 import { RetentionRepository } from '../retention/retention.repository';
 import { SubscriptionRepository } from '../subscriptions/subscription.repository';
+import { SubscriberHealthRepository } from '../subscriber-health/subscriber-health.repository';
 import { SecretBox, secretBoxFrom } from '../secrets/secret-box';
 import { AuditRepository } from '../audit/audit.repository';
 import { DeadLetterRepository } from '../dead-letters/dead-letter.repository';
@@ -47,6 +48,7 @@ const repositories = [
   DeadLetterRepository,
   PortalLinkRepository,
   OperationalEventRepository,
+  SubscriberHealthRepository,
 ];
 
 /**
@@ -96,8 +98,18 @@ const repositories = [
     { provide: PLANT_EVENT_STORE, useExisting: IngestRepository },
     { provide: OUTBOX, useExisting: OutboxRepository },
     { provide: OPERATIONAL_EVENTS, useExisting: OperationalEventRepository },
+    { provide: SUBSCRIBER_HEALTH, useExisting: SubscriberHealthRepository },
   ],
-  exports: [PG_POOL, SECRET_BOX, RetentionRepository, ...repositories, PLANT_EVENT_STORE, OUTBOX, OPERATIONAL_EVENTS],
+  exports: [
+    PG_POOL,
+    SECRET_BOX,
+    RetentionRepository,
+    ...repositories,
+    PLANT_EVENT_STORE,
+    OUTBOX,
+    OPERATIONAL_EVENTS,
+    SUBSCRIBER_HEALTH,
+  ],
 })
 export class DatabaseModule implements OnApplicationShutdown {
   constructor(

@@ -1,5 +1,7 @@
 import {
+  attemptCount,
   attemptEntry,
+  attemptLog,
   disableGone,
   FANNED_OUT_SEND_COLUMNS,
   matchesFilter,
@@ -87,7 +89,8 @@ SELECT n.*, x.* FROM (
  * last of its deliveries is written and every other one has its row: written by an earlier statement (which
  * committed before this one began: the dispatcher's writes go one at a time) or by this one. If one of them
  * could not be written, the event stays leased until its lease runs out and a fan-out sends that one again. A
- * retry, or a failure an operator may replay, keeps its own body; a success reads its event's.
+ * retry, or a failure an operator may replay, keeps its own body; a success reads its event's. A delivery set
+ * aside unsent (its subscriber paused, or its circuit open: no attempt time) is written pending with no attempt.
  *
  * All of it only under the event's lease as it was fanned out (its token): the event is locked first, so a
  * fan-out taking it after its lease lapsed either waits for this statement or has changed the token. A delivery
@@ -140,13 +143,13 @@ WITH r AS (
                                traceparent, status, attempts, next_attempt_at, attempt_log)
   SELECT r.id, r.subscription_id, r.event_id, r.plant_id,
          CASE WHEN r.next_status <> 'succeeded' THEN (SELECT e.body FROM outbox_events e WHERE e.event_id = r.event_id) END,
-         r.event_time, r.hops, r.origin_event_id, r.traceparent, r.next_status, 1,
-         now() + r.delay_ms * interval '1 millisecond', jsonb_build_array(${attemptEntry('r')})
+         r.event_time, r.hops, r.origin_event_id, r.traceparent, r.next_status, ${attemptCount('r')},
+         now() + r.delay_ms * interval '1 millisecond', ${attemptLog('r')}
   FROM mine r
   -- A subscription removed for good meanwhile (retention) takes its deliveries with it.
   WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = r.subscription_id)
   ON CONFLICT (subscription_id, event_id) DO UPDATE
-    SET attempts = d.attempts + 1, attempt_log = d.attempt_log || EXCLUDED.attempt_log, updated_at = now()
+    SET attempts = d.attempts + EXCLUDED.attempts, attempt_log = d.attempt_log || EXCLUDED.attempt_log, updated_at = now()
   -- Failed for good by this attempt: written now (not joined to a row the lease's new holder wrote).
   RETURNING d.id AS delivery_id, d.subscription_id, d.event_id, d.plant_id, d.attempts, d.xmax = 0 AND d.status = 'failed'
             AS exhausted
@@ -155,7 +158,7 @@ WITH r AS (
          attempt_log = d.attempt_log || jsonb_build_array(${attemptEntry('r')})
   FROM r
   WHERE r.event_id NOT IN (SELECT event_id FROM owned) AND d.subscription_id = r.subscription_id
-    AND d.event_id = r.event_id
+    AND d.event_id = r.event_id AND r.attempted_at IS NOT NULL
   RETURNING 1
 ), expected AS (
   SELECT * FROM unnest($18::text[], $19::uuid[]) AS x(event_id, subscription_id)

@@ -77,6 +77,7 @@ export class OutboxRepository implements Outbox {
 
   private async updateStored(db: Queryable, records: AttemptRecord[]) {
     if (records.length === 0) return;
+    if (records.some((r) => r.attempt === null)) throw new Error('a claimed delivery not attempted is handed back, not recorded');
     // Named: parsed and planned once per connection, not once per batch.
     await db.query({
       name: RECORD_ATTEMPTS.name,
@@ -165,14 +166,14 @@ function attemptColumns(records: AttemptRecord[]): unknown[][] {
   const storableText = (s: string | null | undefined) => (s == null ? null : toStorableText(s));
   const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
   return [
-    col((r) => r.attempt.attemptedAt),
-    col((r) => r.attempt.status),
-    col((r) => r.attempt.latencyMs),
-    col((r) => storableText(r.attempt.error)),
-    col((r) => storableText(r.attempt.responseBody)),
+    col((r) => r.attempt?.attemptedAt ?? null),
+    col((r) => r.attempt?.status ?? null),
+    col((r) => r.attempt?.latencyMs ?? 0),
+    col((r) => storableText(r.attempt?.error)),
+    col((r) => storableText(r.attempt?.responseBody)),
     col((r) => (r.outcome.kind === 'retry' ? 'pending' : r.outcome.kind)),
     col((r) => (r.outcome.kind === 'retry' ? r.outcome.delayMs : 0)),
     col((r) => (r.outcome.kind === 'failed' ? storableText(r.outcome.disableSubscription ?? null) : null)),
-    col((r) => r.attempt.signature ?? null),
+    col((r) => r.attempt?.signature ?? null),
   ];
 }

@@ -4,6 +4,7 @@ import { AuditRepository } from '../audit/audit.repository';
 import { ArchivedDeadLetter, DeadLetterRepository } from '../dead-letters/dead-letter.repository';
 import { DeliveryRepository } from '../deliveries/delivery.repository';
 import { OutboxRepository } from '../deliveries/outbox.repository';
+import { SubscriberHealthRepository } from '../subscriber-health/subscriber-health.repository';
 import { IngestRepository } from '../ingest/ingest.repository';
 import { OperationalEventRepository } from '../operational/operational-event.repository';
 import { PlantRepository } from '../plants/plant.repository';
@@ -52,6 +53,7 @@ describe('the statements', () => {
     const audit = new AuditRepository(pool);
     const deadLetters = new DeadLetterRepository(pool);
     const portalLinks = new PortalLinkRepository(pool);
+    const health = new SubscriberHealthRepository(pool);
     const calls: (() => Promise<unknown>)[] = [
       () => outbox.fanOut(1, [], 1),
       () => outbox.claimDue(1, [], 1),
@@ -83,6 +85,17 @@ describe('the statements', () => {
       () => portalLinks.list('s'),
       () => portalLinks.revoke('s', 'l', 'a'),
       () => portalLinks.findByToken('psp_x'),
+      () => health.heartbeat('r', 1),
+      () => health.leave('r'),
+      () => health.pause('s', 1, 'r'),
+      () => health.startProbe('s', 1),
+      () =>
+        health.recordOutcomes([{ subscriptionId: 's', succeeded: false, failures: 1, lastError: null }], {
+          failuresToOpen: 1,
+          probeMinMs: 1,
+          probeMaxMs: 1,
+          disableAfterMs: 1,
+        }),
       () => plants.findById(1),
       () => plants.listNewest(1, null),
       () => plants.countStoredSince(1),

@@ -11,6 +11,7 @@ import * as plants from '../plants/plant.sql';
 import * as portalLinks from '../portal-links/portal-link.sql';
 import * as retention from '../retention/retention.sql';
 import * as subscriptions from '../subscriptions/subscription.sql';
+import * as health from '../subscriber-health/subscriber-health.sql';
 import { Statement } from './statement';
 
 export const STATEMENTS: Record<string, readonly Statement[]> = {
@@ -43,6 +44,7 @@ export const STATEMENTS: Record<string, readonly Statement[]> = {
     subscriptions.ROTATE_SECRET,
     subscriptions.FIND_SENDABLE,
   ],
+  'subscriber-health': [health.HEARTBEAT, health.LEAVE, health.PAUSE, health.START_PROBE, health.RECORD_HEALTH],
   plants: [plants.FIND_PLANT, plants.LIST_PLANTS, plants.COUNT_STORED_SINCE],
   'portal-links': [
     portalLinks.CREATE_PORTAL_LINK,

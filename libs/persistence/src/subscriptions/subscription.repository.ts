@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { OperationalEventType, SubscriptionFilter } from '@app/contracts';
+import { CircuitState } from '@app/delivery';
 import { SecretBox, subscriptionContext } from '../secrets/secret-box';
 import { openSendCredentials, SubscriptionSendRow } from '../sql/send-row';
 import {
@@ -37,6 +38,17 @@ export interface SubscriptionRow {
   event_types: OperationalEventType[] | null;
   created_at: Date;
   updated_at: Date;
+  max_deliveries_per_second: number | null;
+  max_concurrency: number | null;
+  /** The subscriber asked (Retry-After) not to be sent anything before this. */
+  paused_until: Date | null;
+  circuit_state: CircuitState;
+  circuit_since: Date | null;
+  circuit_last_error: string | null;
+  /** Open: when the next probe may go; half-open: when the probe's holder loses it. */
+  circuit_probe_at: Date | null;
+  consecutive_failures: number;
+  failing_since: Date | null;
 }
 
 export interface NewSubscription {
@@ -50,6 +62,8 @@ export interface NewSubscription {
   filter: SubscriptionFilter;
   kind: SubscriptionKind;
   eventTypes: OperationalEventType[] | null;
+  maxDeliveriesPerSecond: number | null;
+  maxConcurrency: number | null;
 }
 
 export type SubscriptionKind = 'plants' | 'operational';
@@ -69,6 +83,9 @@ export interface SubscriptionChange {
   filter?: SubscriptionFilter;
   /** null: every type. */
   eventTypes?: OperationalEventType[] | null;
+  /** null removes the limit. */
+  maxDeliveriesPerSecond?: number | null;
+  maxConcurrency?: number | null;
 }
 
 /** What a test send needs, credentials opened: they go to the subscriber's URL and nowhere else. */
@@ -108,6 +125,8 @@ export class SubscriptionRepository {
       JSON.stringify(s.filter),
       s.kind,
       s.eventTypes,
+      s.maxDeliveriesPerSecond,
+      s.maxConcurrency,
     ]);
     return { row: rows[0], secret: s.secret };
   }
@@ -134,6 +153,10 @@ export class SubscriptionRepository {
       change.filter === undefined ? null : JSON.stringify(change.filter),
       'eventTypes' in change,
       change.eventTypes ?? null,
+      change.maxDeliveriesPerSecond !== undefined,
+      change.maxDeliveriesPerSecond ?? null,
+      change.maxConcurrency !== undefined,
+      change.maxConcurrency ?? null,
     ]);
     return rows[0] ?? null;
   }

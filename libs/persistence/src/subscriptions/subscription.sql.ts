@@ -15,9 +15,12 @@ export const CREATE_SUBSCRIPTION = statement({
     'its filter (jsonb)',
     'plants or operational',
     'operational: the event types it receives, or null for all',
+    'maxDeliveriesPerSecond, or null',
+    'maxConcurrency, or null',
   ],
-  text: `INSERT INTO subscriptions (id, url, token, secret, signature, public_key, description, filter, kind, event_types)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+  text: `INSERT INTO subscriptions (id, url, token, secret, signature, public_key, description, filter, kind, event_types,
+                                max_deliveries_per_second, max_concurrency)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
 });
 
 export const LIST_SUBSCRIPTIONS = statement({
@@ -34,7 +37,10 @@ export const FIND_SUBSCRIPTION = statement({
   text: 'SELECT * FROM subscriptions WHERE id = $1 AND deleted_at IS NULL',
 });
 
-/** A partial change: a null leaves its column as it is. Disabling keeps (or sets) a reason; enabling clears it. */
+/**
+ * A partial change: a null leaves its column as it is. Disabling keeps (or sets) a reason; enabling a disabled one
+ * clears it and starts its health afresh (circuit closed, no failures, no pause): the admin says it is fixed.
+ */
 export const UPDATE_SUBSCRIPTION = statement({
   name: 'update-subscription',
   runBy: 'SubscriptionRepository.update',
@@ -49,9 +55,22 @@ export const UPDATE_SUBSCRIPTION = statement({
     'the new filter (jsonb), or null to keep it',
     'whether the event types change',
     'the new event types, or null for all',
+    'whether maxDeliveriesPerSecond changes',
+    'the new maxDeliveriesPerSecond, or null to remove it',
+    'whether maxConcurrency changes',
+    'the new maxConcurrency, or null to remove it',
   ],
   text: `UPDATE subscriptions SET
          url = COALESCE($2, url),
+         max_deliveries_per_second = CASE WHEN $11::boolean THEN $12::float8 ELSE max_deliveries_per_second END,
+         max_concurrency = CASE WHEN $13::boolean THEN $14::int ELSE max_concurrency END,
+         circuit_state = CASE WHEN $5 AND NOT enabled THEN 'closed' ELSE circuit_state END,
+         circuit_since = CASE WHEN $5 AND NOT enabled THEN NULL ELSE circuit_since END,
+         circuit_probe_at = CASE WHEN $5 AND NOT enabled THEN NULL ELSE circuit_probe_at END,
+         circuit_probes = CASE WHEN $5 AND NOT enabled THEN 0 ELSE circuit_probes END,
+         consecutive_failures = CASE WHEN $5 AND NOT enabled THEN 0 ELSE consecutive_failures END,
+         failing_since = CASE WHEN $5 AND NOT enabled THEN NULL ELSE failing_since END,
+         paused_until = CASE WHEN $5 AND NOT enabled THEN NULL ELSE paused_until END,
          token = CASE WHEN $3::boolean THEN $4 ELSE token END,
          enabled = COALESCE($5, enabled),
          disabled_reason = CASE WHEN COALESCE($5, enabled) THEN NULL ELSE COALESCE(disabled_reason, $7) END,

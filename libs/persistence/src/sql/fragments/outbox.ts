@@ -57,6 +57,13 @@ export const attemptEntry = (r: string) => `jsonb_build_object(
   'attemptedAt', ${r}.attempted_at, 'status', ${r}.status, 'latencyMs', ${r}.latency_ms,
   'error', ${r}.error, 'responseBody', ${r}.response_body, 'signature', ${r}.signature)`;
 
+/** A delivery written from memory made one attempt, or none when it was set aside unsent (no attempt time). */
+export const attemptCount = (r: string) => `CASE WHEN ${r}.attempted_at IS NULL THEN 0 ELSE 1 END`;
+
+/** Its log as first written: its attempt, or nothing when it was set aside unsent. */
+export const attemptLog = (r: string) =>
+  `CASE WHEN ${r}.attempted_at IS NULL THEN '[]'::jsonb ELSE jsonb_build_array(${attemptEntry(r)}) END`;
+
 /**
  * A subscriber that said 410 Gone is disabled by the worker, and the audit trail shows it beside the admins'
  * changes. `source` yields (subscription_id, disable_reason) rows. Two CTEs: `disabled` (id, disabled_reason of
