@@ -267,6 +267,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   }
 
   private enqueue(d: ClaimedDelivery) {
+    this.gates.learn(d);
     if (this.gates.shut(d.subscriptionId)) return this.setAsideAll([d]); // claimed before this replica knew
     const q = this.queued.get(d.subscriptionId) ?? [];
     q.push(d);

@@ -5,6 +5,7 @@ import {
   AnsweredAttempt,
   BreakerPolicy,
   CircuitState,
+  ClaimedDelivery,
   concurrencyShare,
   failureText,
   HealthTransition,
@@ -167,10 +168,7 @@ export class SubscriberGates {
     this.failing.clear();
     for (const [id, g] of this.gates) {
       if (g.circuit !== 'closed') this.seen.add(id);
-      const rate = g.maxDeliveriesPerSecond === null ? null : rateShare(g.maxDeliveriesPerSecond, this.replicas);
-      if (rate === null) this.buckets.delete(id);
-      else if (this.buckets.has(id)) this.buckets.get(id)!.setRate(rate, now);
-      else this.buckets.set(id, new TokenBucket(rate, now));
+      this.rebucket(id, g, now);
     }
     for (const id of this.buckets.keys()) if (!this.gates.has(id)) this.buckets.delete(id);
     for (const [id, p] of this.probing) {
@@ -200,6 +198,29 @@ export class SubscriberGates {
     if (g) g.circuit = 'half_open';
     this.logger.log(`subscription ${id}: circuit half-open, sending one probe`);
     this.listener.opened();
+  }
+
+  /**
+   * A delivery brings its subscriber's limits as its claim read them: a limit set a moment ago applies from the
+   * first delivery, not from the next heartbeat.
+   */
+  learn(d: ClaimedDelivery, now = Date.now()) {
+    if (!d.limits) return;
+    const { maxDeliveriesPerSecond, maxConcurrency } = d.limits;
+    const g = this.gates.get(d.subscriptionId);
+    if (g?.maxDeliveriesPerSecond === maxDeliveriesPerSecond && g.maxConcurrency === maxConcurrency) return;
+    if (!g && maxDeliveriesPerSecond === null && maxConcurrency === null) return;
+    const gate = g ?? closedGate();
+    Object.assign(gate, { maxDeliveriesPerSecond, maxConcurrency });
+    this.gates.set(d.subscriptionId, gate);
+    this.rebucket(d.subscriptionId, gate, now);
+  }
+
+  private rebucket(id: string, g: Gate, now: number) {
+    const rate = g.maxDeliveriesPerSecond === null ? null : rateShare(g.maxDeliveriesPerSecond, this.replicas);
+    if (rate === null) this.buckets.delete(id);
+    else if (this.buckets.has(id)) this.buckets.get(id)!.setRate(rate, now);
+    else this.buckets.set(id, new TokenBucket(rate, now));
   }
 
   /** Stops timers and says this replica is gone, so that the others take its shares at once. */

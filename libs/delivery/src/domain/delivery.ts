@@ -29,6 +29,8 @@ export interface ClaimedDelivery {
   eventTime: Date;
   attempts: number;
   url: string;
+  /** Its subscriber's own limits as the claim read them (see SubscriberGates). */
+  limits?: { maxDeliveriesPerSecond: number | null; maxConcurrency: number | null };
   token: string | null;
   /** The current signing secret first, then a rotated-out one still inside its overlap. */
   secrets: string[];

@@ -17,6 +17,8 @@ export interface SendRow {
   token: string | null;
   secret: string;
   previous_secret: string | null;
+  max_deliveries_per_second: number | null;
+  max_concurrency: number | null;
   hops: number | null;
   origin_event_id: string | null;
   traceparent: string | null;
@@ -48,6 +50,7 @@ export const toClaimedDelivery = (r: SendRow, box: SecretBox, lease: DeliveryLea
   eventTime: new Date(r.event_time),
   attempts: r.attempts,
   url: r.url,
+  limits: { maxDeliveriesPerSecond: r.max_deliveries_per_second, maxConcurrency: r.max_concurrency },
   ...openSendCredentials(r, r.subscription_id, box),
   hops: r.hops ?? 0,
   originEventId: r.origin_event_id ?? r.event_id,

@@ -103,7 +103,8 @@ export const DELIVERY_SEND_COLUMNS = (o: string) =>
 
 /**
  * The subscription's side (alias `s`), as both the claim and the outbox write that leases return it: a
- * rotated-out secret still signs until its overlap ends.
+ * rotated-out secret still signs until its overlap ends; its limits come along, so the dispatcher applies a limit
+ * set a moment ago to the first delivery it sends (not only from its next heartbeat).
  */
-export const SUBSCRIPTION_SEND_COLUMNS = `s.url, s.token, s.secret,
+export const SUBSCRIPTION_SEND_COLUMNS = `s.url, s.token, s.secret, s.max_deliveries_per_second, s.max_concurrency,
   CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret`;
