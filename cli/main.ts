@@ -56,6 +56,12 @@ const integer = (v: string) => {
   if (!/^-?\d+$/.test(v)) throw new InvalidArgumentError('a whole number');
   return Number(v);
 };
+/** A limit: a positive number, or `none` to remove it (the API checks the bounds and says what is wrong). */
+const limit = (v: string): number | null => {
+  if (v === 'none') return null;
+  if (!/^\d+(\.\d+)?$/.test(v) || Number(v) <= 0) throw new InvalidArgumentError('a positive number, or none');
+  return Number(v);
+};
 const time = (v: string) => {
   const d = /^\d+[smhd]$/.test(v) ? new Date(Date.now() - ms(v)) : new Date(v);
   if (Number.isNaN(d.getTime())) throw new InvalidArgumentError('an RFC 3339 time, or an age like 30m, 2h, 1d');
@@ -88,6 +94,7 @@ const SUBSCRIPTION_COLUMNS: Column<Schema<'Subscription'>>[] = [
   ['kind', 'KIND'],
   ['enabled', 'ENABLED'],
   ['disabledReason', 'DISABLED BECAUSE', 30],
+  ['pausedUntil', 'PAUSED UNTIL', 24],
   ['filter', 'FILTER', 40],
   ['eventTypes', 'EVENT TYPES', 40],
   ['description', 'DESCRIPTION', 30],
@@ -128,7 +135,7 @@ const DEAD_LETTER_STATUSES = [
 ] satisfies Query<'listDeadLetters'>['status'][];
 
 // subscriptions
-const subscriptions = program.command('subscriptions').alias('subs').description('list, create, rotate, test, disable');
+const subscriptions = program.command('subscriptions').alias('subs').description('list, show, create, limit, rotate, test, disable');
 subscriptions
   .command('list')
   .description('every subscription')
@@ -149,6 +156,8 @@ subscriptions
   .option('--max-id <id>', 'only plant ids up to this one', integer)
   .option('--operational', `operational events instead of plants: ${OPERATIONAL_EVENT_TYPES.join(', ')}`)
   .option('--event-types <types>', 'with --operational: only these event types (comma-separated; default all)', list)
+  .option('--max-per-second <n>', 'at most n deliveries a second to it, across worker replicas (0.5: one every 2 s)', limit)
+  .option('--max-concurrency <n>', 'at most n requests to it at once, across worker replicas', limit)
   .action(
     async (
       url: string,
@@ -162,6 +171,8 @@ subscriptions
         tags?: string[];
         minId?: number;
         maxId?: number;
+        maxPerSecond?: number | null;
+        maxConcurrency?: number | null;
       },
     ) => {
       const range = o.minId !== undefined || o.maxId !== undefined ? { min: o.minId, max: o.maxId } : undefined;
@@ -177,6 +188,8 @@ subscriptions
         // Checked by the API (422 naming the field), as every other value here.
         kind: o.operational ? 'operational' : undefined,
         eventTypes: o.eventTypes as Schema<'SubscriptionCreate'>['eventTypes'],
+        maxDeliveriesPerSecond: o.maxPerSecond ?? undefined,
+        maxConcurrency: o.maxConcurrency ?? undefined,
       };
       const created = await api((c) => c.POST('/subscriptions', { body }));
       print(
@@ -238,6 +251,28 @@ subscriptions
     ),
   );
 
+subscriptions
+  .command('show')
+  .description('one subscription: its settings, limits, pause and circuit breaker')
+  .argument('<id>')
+  .action(async (id: string) =>
+    print(await admin()((c) => c.GET('/subscriptions/{id}', { params: { path: { id } } })), (d) => details(d)),
+  );
+subscriptions
+  .command('limit')
+  .description("set or remove its flow control: the rate and the requests at once it gets (see its circuit with 'show')")
+  .argument('<id>')
+  .option('--max-per-second <n|none>', 'at most n deliveries a second, across worker replicas; none: no limit', limit)
+  .option('--max-concurrency <n|none>', 'at most n requests at once, across worker replicas; none: no limit', limit)
+  .action(async (id: string, o: { maxPerSecond?: number | null; maxConcurrency?: number | null }) => {
+    if (o.maxPerSecond === undefined && o.maxConcurrency === undefined)
+      throw new InvalidArgumentError('give --max-per-second, --max-concurrency or both');
+    const body: Schema<'SubscriptionUpdate'> = {
+      ...(o.maxPerSecond !== undefined ? { maxDeliveriesPerSecond: o.maxPerSecond } : {}),
+      ...(o.maxConcurrency !== undefined ? { maxConcurrency: o.maxConcurrency } : {}),
+    };
+    print(await admin()((c) => c.PATCH('/subscriptions/{id}', { params: { path: { id } }, body })), (d) => details(d));
+  });
 const PORTAL_LINK_COLUMNS: Column<Schema<'PortalLink'>>[] = [
   ['id', 'ID', 36],
   ['state', 'STATE'],

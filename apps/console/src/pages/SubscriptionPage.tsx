@@ -75,6 +75,7 @@ export function SubscriptionPage({ id }: { id: string }) {
           Rotate the signing secret
         </button>
       </p>
+      <Health s={s} />
       <Notice note={note} />
       {secret && <SecretOnce id={s.id} secret={secret} onDone={() => setSecret(null)} />}
       <EditForm
@@ -91,6 +92,49 @@ export function SubscriptionPage({ id }: { id: string }) {
     </>
   );
 }
+
+const when = (t: string | null) => (t ? new Date(t).toLocaleString() : '');
+
+/** Its flow control and circuit breaker as the API reports them: paused until when, the circuit and why. */
+function Health({ s }: { s: Subscription }) {
+  const c = s.circuit;
+  const circuit =
+    c.state === 'closed'
+      ? 'closed: deliveries go'
+      : c.state === 'open'
+        ? `open since ${when(c.since)}: its deliveries wait (no attempt spent); next probe ${when(c.nextProbeAt)}`
+        : `half-open since ${when(c.since)}: one probe is being sent`;
+  return (
+    <>
+      <h2>Health and flow control</h2>
+      <dl aria-label="Health and flow control">
+        <dt>Paused</dt>
+        <dd>
+          {s.pausedUntil ? `until ${when(s.pausedUntil)}: the receiver asked to wait (Retry-After)` : 'no'}
+        </dd>
+        <dt>Circuit</dt>
+        <dd>{circuit}</dd>
+        {(c.consecutiveFailures > 0 || c.lastError) && (
+          <>
+            <dt>Failures</dt>
+            <dd>
+              {c.consecutiveFailures} in a row{c.failingSince ? `, failing since ${when(c.failingSince)}` : ''}
+              {c.lastError ? `; last: ${c.lastError}` : ''}
+            </dd>
+          </>
+        )}
+        <dt>Limits</dt>
+        <dd>
+          {s.maxDeliveriesPerSecond === null ? 'no rate limit' : `at most ${s.maxDeliveriesPerSecond} a second`},{' '}
+          {s.maxConcurrency === null ? 'no concurrency limit' : `at most ${s.maxConcurrency} at once`}
+        </dd>
+      </dl>
+    </>
+  );
+}
+
+/** A limit field's value for the API: empty is no limit. */
+const limitOf = (v: string) => (v.trim() === '' ? null : Number(v));
 
 function EditForm({
   s,
@@ -110,6 +154,8 @@ function EditForm({
   // The token is never shown: keep it, replace it, or remove it.
   const [tokenChoice, setTokenChoice] = useState<'keep' | 'replace' | 'remove'>('keep');
   const [newToken, setNewToken] = useState('');
+  const [perSecond, setPerSecond] = useState(s.maxDeliveriesPerSecond?.toString() ?? '');
+  const [concurrency, setConcurrency] = useState(s.maxConcurrency?.toString() ?? '');
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     const list = splitTags(tags);
@@ -126,6 +172,8 @@ function EditForm({
       description,
       // Which plants it is sent is the operator's to say, not the subscriber's (a portal link cannot change it).
       ...(PORTAL ? {} : receives),
+      maxDeliveriesPerSecond: limitOf(perSecond),
+      maxConcurrency: limitOf(concurrency),
       ...(tokenChoice === 'replace' ? { token: newToken } : tokenChoice === 'remove' ? { token: null } : {}),
     };
     try {
@@ -164,6 +212,14 @@ function EditForm({
             </label>
           </>
         )}
+        <label>
+          At most this many deliveries a second (empty: no limit)
+          <input value={perSecond} onChange={(e) => setPerSecond(e.target.value)} inputMode="decimal" size={8} />
+        </label>
+        <label>
+          At most this many requests at once (empty: no limit)
+          <input value={concurrency} onChange={(e) => setConcurrency(e.target.value)} inputMode="numeric" size={8} />
+        </label>
         <label>
           Bearer token sent to the receiver {s.hasToken ? '(one is set)' : '(none)'}
           <select value={tokenChoice} onChange={(e) => setTokenChoice(e.target.value as typeof tokenChoice)}>

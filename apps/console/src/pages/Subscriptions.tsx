@@ -55,7 +55,11 @@ export function Subscriptions() {
                   (deliveries)
                 </Link>
               </td>
-              <td>{s.enabled ? 'enabled' : `disabled (${s.disabledReason ?? 'by an admin'})`}</td>
+              <td>
+                {s.enabled ? 'enabled' : `disabled (${s.disabledReason ?? 'by an admin'})`}
+                {s.pausedUntil ? `, paused until ${new Date(s.pausedUntil).toLocaleTimeString()}` : ''}
+                {s.circuit.state !== 'closed' ? `, circuit ${s.circuit.state.replace('_', '-')}` : ''}
+              </td>
               <td>{describeReceives(s)}</td>
               <td>{s.description ?? ''}</td>
               <td>
