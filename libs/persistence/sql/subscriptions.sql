@@ -91,6 +91,6 @@ UPDATE subscriptions SET previous_secret = secret, secret = $2,
 -- find-sendable
 -- Sent by SubscriptionRepository.findSendable.
 -- $1: its id
-SELECT s.url, s.token, s.secret,
+SELECT s.url, s.token, s.secret, s.max_deliveries_per_second, s.max_concurrency,
   CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret, s.kind, s.event_types FROM subscriptions s
        WHERE s.id = $1 AND s.deleted_at IS NULL;
