@@ -19,6 +19,8 @@ describe('delivery: subscribers get the New Plant webhook', () => {
       DELIVERY_RETRY_SCHEDULE: '0s,300ms,300ms',
       DELIVERY_TIMEOUT_MS: '3000',
       DELIVERY_POLL_MS: '200',
+      // Its receivers fail on purpose, several times in a row: the circuit breaker has a suite of its own.
+      DELIVERY_CIRCUIT_FAILURES: '1000',
     });
     gw = await e2e.startGateway(env);
     worker = await e2e.startWorker(env);
