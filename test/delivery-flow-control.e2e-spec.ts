@@ -125,6 +125,11 @@ describe('flow control and the circuit breaker per subscriber', () => {
     const ids = plants(3);
     let down = true;
     receiver.behave('/flaky', () => ({ status: down ? 500 : 204 }));
+    const ops = await admin.subscribe({
+      url: `${receiver.url}/ops`,
+      kind: 'operational',
+      eventTypes: ['subscription.circuit_opened', 'subscription.circuit_closed'],
+    });
     const sub = await subscribe('/flaky', ids);
     for (const id of ids) await accept(id, 'v1');
     const opened = await waitFor('the circuit open', async () => {
@@ -162,6 +167,17 @@ describe('flow control and the circuit breaker per subscriber', () => {
       (e: { action: string; actor: string }) => `${e.actor} ${e.action}`,
     );
     expect(trail).toEqual(expect.arrayContaining(['worker subscription.circuit_opened', 'worker subscription.circuit_closed']));
+    // Operators subscribed to Plant Store's own events are told, by the statements that made the transitions.
+    const told = () =>
+      receiver
+        .on('/ops')
+        .map((r) => JSON.parse(r.body))
+        .filter((e) => e.data.subscriptionId === sub.id);
+    await waitFor('both operational events', () => told().length >= 2);
+    expect(told().map((e) => e.type)).toEqual(['subscription.circuit_opened', 'subscription.circuit_closed']);
+    expect(told()[0].data).toMatchObject({ lastError: 'HTTP 500', consecutiveFailures: expect.any(Number) });
+    expect(Date.parse(told()[1].data.openedAt)).toBe(Date.parse(told()[0].data.openedAt));
+    await admin.call('DELETE', `/subscriptions/${ops.id}`);
   });
 
   it('disables a subscriber that keeps failing for DELIVERY_DISABLE_AFTER, with its reason', async () => {

@@ -54,7 +54,7 @@ SELECT (extract(epoch FROM paused_until - now()) * 1000)::float8 AS for_ms FROM 
 -- Sent by SubscriberHealthRepository.startProbe.
 -- $1: its id
 -- $2: how long the probe is held, ms
-UPDATE subscriptions SET circuit_state = 'half_open', circuit_since = now(),
+UPDATE subscriptions SET circuit_state = 'half_open',
        circuit_probe_at = now() + $2 * interval '1 millisecond'
 WHERE id = $1 AND enabled AND circuit_state IN ('open', 'half_open') AND circuit_probe_at <= now()
 RETURNING id;
@@ -73,7 +73,7 @@ WITH r AS (
   SELECT * FROM unnest($1::uuid[], $2::boolean[], $3::int[], $4::text[])
     AS t(subscription_id, succeeded, failures, last_error)
 ), old AS MATERIALIZED (
-  SELECT s.id, s.enabled, s.circuit_state, s.consecutive_failures, s.failing_since, s.circuit_probes,
+  SELECT s.id, s.enabled, s.circuit_state, s.circuit_since, s.consecutive_failures, s.failing_since, s.circuit_probes,
          r.succeeded, r.failures, r.last_error
   FROM subscriptions s JOIN r ON r.subscription_id = s.id
   WHERE s.deleted_at IS NULL
@@ -108,7 +108,9 @@ WITH r AS (
     consecutive_failures = n.n_failures,
     failing_since = n.n_failing_since,
     circuit_state = n.n_state,
-    circuit_since = CASE WHEN n.n_state <> n.circuit_state OR n.opened THEN now() ELSE s.circuit_since END,
+    -- Since when it is open (half-open included), or since when it is closed again.
+    circuit_since = CASE WHEN n.opened OR (n.n_state = 'closed' AND n.circuit_state <> 'closed') THEN now()
+                    ELSE s.circuit_since END,
     circuit_last_error = coalesce(n.last_error, s.circuit_last_error),
     circuit_probes = n.n_probes,
     circuit_probe_at = CASE WHEN n.n_state = 'closed' THEN NULL
@@ -130,6 +132,33 @@ WITH r AS (
     (n.disable, 'subscription.disabled', jsonb_build_object('reason', n.disabled_reason))
   ) AS a(happened, action, details)
   WHERE a.happened
+), disabled_now AS (
+  SELECT id, disabled_reason FROM planned WHERE disable
+), op_events AS MATERIALIZED (
+  SELECT gen_random_uuid()::text AS event_id, x.type, x.subscription_id, x.data FROM (
+  SELECT 'subscription.circuit_opened'::text AS type, n.id AS subscription_id,
+         jsonb_build_object('subscriptionId', n.id, 'openedAt', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                            'consecutiveFailures', n.n_failures, 'lastError', n.last_error) AS data
+  FROM planned n WHERE n.opened
+  UNION ALL
+  SELECT 'subscription.circuit_closed', n.id,
+         jsonb_build_object('subscriptionId', n.id, 'closedAt', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                            'openedAt', CASE WHEN n.circuit_since IS NOT NULL THEN to_char((n.circuit_since) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END)
+  FROM planned n WHERE n.closed AND n.n_state = 'closed'
+  UNION ALL
+  
+  SELECT 'subscription.disabled'::text AS type, x.id AS subscription_id,
+         jsonb_build_object('subscriptionId', x.id, 'reason', x.disabled_reason, 'disabledAt', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS data
+  FROM disabled_now x) x
+), op_deliveries AS (
+  INSERT INTO deliveries (subscription_id, event_id, plant_id, event_type, body, event_time)
+  SELECT s.id, ev.event_id, NULL, ev.type,
+         jsonb_build_object('type', ev.type, 'timestamp', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', ev.data)::text, now()
+  FROM op_events ev
+  JOIN subscriptions s ON s.kind = 'operational' AND s.enabled AND s.deleted_at IS NULL
+       AND (s.event_types IS NULL OR ev.type = ANY (s.event_types))
+       AND s.id IS DISTINCT FROM ev.subscription_id
+  RETURNING 1
 )
 SELECT n.id AS subscription_id, n.closed AND n.n_state = 'closed' AS closed, n.opened, n.probe_failed, n.disable,
        n.disabled_reason, n.last_error, (extract(epoch FROM u.circuit_probe_at - now()) * 1000)::float8 AS probe_in_ms

@@ -979,7 +979,7 @@ export interface components {
             nextProbeAt: string | null;
             /**
              * Format: date-time
-             * @description When it entered this state (null: never opened)
+             * @description open or half-open: when it opened; closed: when it closed again (null: never opened)
              */
             since: string | null;
             /**

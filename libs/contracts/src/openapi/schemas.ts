@@ -330,7 +330,7 @@ export const addedSchemas: Record<string, unknown> = {
         '(no attempt spent) but for one probe at nextProbeAt. half_open: that probe is being sent; its success ' +
         'closes the circuit and releases the backlog in order, its failure opens it again for twice as long',
     },
-    since: { ...dateTime, type: ['string', 'null'], description: 'When it entered this state (null: never opened)' },
+    since: { ...dateTime, type: ['string', 'null'], description: 'open or half-open: when it opened; closed: when it closed again (null: never opened)' },
     lastError: { type: ['string', 'null'], description: 'The last failure: `HTTP 500`, a timeout, a refused connection' },
     consecutiveFailures: { type: 'integer', minimum: 0 },
     failingSince: {

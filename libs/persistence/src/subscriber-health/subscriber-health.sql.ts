@@ -1,3 +1,4 @@
+import { isoTime, operationalEvents, subscriptionDisabledEvents } from '../sql/fragments/operational';
 import { statement } from '../sql/statement';
 
 /** Milliseconds from now to a timestamp, by the database's clock (null stays null). */
@@ -75,7 +76,7 @@ export const START_PROBE = statement({
   runBy: 'SubscriberHealthRepository.startProbe',
   params: ['its id', 'how long the probe is held, ms'],
   text: `
-UPDATE subscriptions SET circuit_state = 'half_open', circuit_since = now(),
+UPDATE subscriptions SET circuit_state = 'half_open',
        circuit_probe_at = now() + $2 * interval '1 millisecond'
 WHERE id = $1 AND enabled AND circuit_state IN ('open', 'half_open') AND circuit_probe_at <= now()
 RETURNING id`,
@@ -106,7 +107,7 @@ WITH r AS (
   SELECT * FROM unnest($1::uuid[], $2::boolean[], $3::int[], $4::text[])
     AS t(subscription_id, succeeded, failures, last_error)
 ), old AS MATERIALIZED (
-  SELECT s.id, s.enabled, s.circuit_state, s.consecutive_failures, s.failing_since, s.circuit_probes,
+  SELECT s.id, s.enabled, s.circuit_state, s.circuit_since, s.consecutive_failures, s.failing_since, s.circuit_probes,
          r.succeeded, r.failures, r.last_error
   FROM subscriptions s JOIN r ON r.subscription_id = s.id
   WHERE s.deleted_at IS NULL
@@ -141,7 +142,9 @@ WITH r AS (
     consecutive_failures = n.n_failures,
     failing_since = n.n_failing_since,
     circuit_state = n.n_state,
-    circuit_since = CASE WHEN n.n_state <> n.circuit_state OR n.opened THEN now() ELSE s.circuit_since END,
+    -- Since when it is open (half-open included), or since when it is closed again.
+    circuit_since = CASE WHEN n.opened OR (n.n_state = 'closed' AND n.circuit_state <> 'closed') THEN now()
+                    ELSE s.circuit_since END,
     circuit_last_error = coalesce(n.last_error, s.circuit_last_error),
     circuit_probes = n.n_probes,
     circuit_probe_at = CASE WHEN n.n_state = 'closed' THEN NULL
@@ -163,7 +166,20 @@ WITH r AS (
     (n.disable, 'subscription.disabled', jsonb_build_object('reason', n.disabled_reason))
   ) AS a(happened, action, details)
   WHERE a.happened
-)
+), disabled_now AS (
+  SELECT id, disabled_reason FROM planned WHERE disable
+), ${operationalEvents(`
+  SELECT 'subscription.circuit_opened'::text AS type, n.id AS subscription_id,
+         jsonb_build_object('subscriptionId', n.id, 'openedAt', ${isoTime('now()')},
+                            'consecutiveFailures', n.n_failures, 'lastError', n.last_error) AS data
+  FROM planned n WHERE n.opened
+  UNION ALL
+  SELECT 'subscription.circuit_closed', n.id,
+         jsonb_build_object('subscriptionId', n.id, 'closedAt', ${isoTime('now()')},
+                            'openedAt', CASE WHEN n.circuit_since IS NOT NULL THEN ${isoTime('n.circuit_since')} END)
+  FROM planned n WHERE n.closed AND n.n_state = 'closed'
+  UNION ALL
+  ${subscriptionDisabledEvents('disabled_now')}`)}
 SELECT n.id AS subscription_id, n.closed AND n.n_state = 'closed' AS closed, n.opened, n.probe_failed, n.disable,
        n.disabled_reason, n.last_error, ${msFromNow('u.circuit_probe_at')} AS probe_in_ms
 FROM planned n JOIN updated u ON u.id = n.id`,
