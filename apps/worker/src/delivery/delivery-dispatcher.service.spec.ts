@@ -284,6 +284,35 @@ describe(DeliveryDispatcher.name, () => {
     await sut.onModuleDestroy();
   });
 
+  it('lets a subscriber that is slow to answer hold only an equal share of the sending slots while others have work', async () => {
+    const { sut, inbox, sent, hold } = setup({ DELIVERY_CONCURRENCY: '8', DELIVERY_CONCURRENCY_PER_SUBSCRIPTION: '8' });
+    const answers: (() => void)[] = [];
+    hold(() => new Promise<SendResult>((r) => answers.push(() => r(ok))));
+    // Alone, the slow one may fill every slot its own cap allows...
+    inbox.accept(
+      Array.from({ length: 6 }, (_, i) => delivery(`slow-${i}`, 'slow')),
+      { events: 0, rows: 0 },
+    );
+    expect(sent).toHaveLength(6);
+    // ...but once a second subscriber has work, each may hold half (4): slow's freed slots go to the fast one.
+    inbox.accept(
+      Array.from({ length: 4 }, (_, i) => delivery(`fast-${i}`, 'fast')).concat(delivery('slow-6', 'slow')),
+      { events: 0, rows: 0 },
+    );
+    expect(sent.filter((id) => id.startsWith('fast'))).toEqual(['fast-0', 'fast-1']); // 8 slots: 6 slow + 2
+    for (let i = 0; i < 2; i++) {
+      answers.shift()!(); // a slow one answers: its slot goes to the fast one
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(sent.filter((id) => id.startsWith('fast'))).toEqual(['fast-0', 'fast-1', 'fast-2', 'fast-3']);
+    expect(sent).not.toContain('slow-6'); // slow holds its share: 4 on the wire
+    answers.shift()!(); // below its share again
+    await new Promise((r) => setImmediate(r));
+    expect(sent).toContain('slow-6');
+    while (answers.length > 0) answers.shift()!();
+    await sut.onModuleDestroy();
+  });
+
   it('says once per 10 s, not every poll, that the database cannot be reached', async () => {
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     try {
@@ -437,16 +466,16 @@ describe(DeliveryDispatcher.name, () => {
   });
 
   describe('subscriber gates', () => {
-    it("a 429 with Retry-After pauses that subscriber: its queued deliveries are written to wait unattempted, others go on", async () => {
+    it('a 429 with Retry-After pauses that subscriber: its queued deliveries are written to wait unattempted, others go on', async () => {
       const { inbox, sent, hold, recorded, shared, sut } = setup({
         DELIVERY_CONCURRENCY: '4',
         DELIVERY_CONCURRENCY_PER_SUBSCRIPTION: '1',
       });
       hold(async (d) => (d.id === 'a1' ? { ...ok, status: 429, retryAfterMs: 2000 } : ok));
-      inbox.accept(
-        [delivery('a1', 's1'), delivery('a2', 's1'), delivery('a3', 's1'), delivery('b1', 's2')],
-        { events: 0, rows: 0 },
-      );
+      inbox.accept([delivery('a1', 's1'), delivery('a2', 's1'), delivery('a3', 's1'), delivery('b1', 's2')], {
+        events: 0,
+        rows: 0,
+      });
       await until('four records', () => recorded().length === 4);
       expect(sent.sort()).toEqual(['a1', 'b1']);
       const byId = Object.fromEntries(recorded().map((r) => [r.delivery.id, r]));
@@ -463,7 +492,7 @@ describe(DeliveryDispatcher.name, () => {
       expect(sent).not.toContain('a4');
     });
 
-    it('hands a paused subscriber\'s claimed rows back instead of sending them', async () => {
+    it("hands a paused subscriber's claimed rows back instead of sending them", async () => {
       const { inbox, sent, hold, released } = setup({ DELIVERY_CONCURRENCY_PER_SUBSCRIPTION: '1' });
       hold(async (d) => (d.id === 'r1' ? { ...ok, status: 503, retryAfterMs: 5000 } : ok));
       inbox.accept([delivery('r1', 's1', 'e1', true), delivery('r2', 's1', 'e2', true)], { events: 0, rows: 0 });
@@ -527,7 +556,9 @@ describe(DeliveryDispatcher.name, () => {
       await until('two records', () => recorded().length === 2);
       expect(sent).toEqual(['a1']);
       expect(recorded().find((r) => r.delivery.id === 'a2')?.attempt).toBeNull();
-      expect(shared.state.outcomes).toEqual([{ subscriptionId: 's1', succeeded: false, failures: 1, lastError: 'HTTP 500' }]);
+      expect(shared.state.outcomes).toEqual([
+        { subscriptionId: 's1', succeeded: false, failures: 1, lastError: 'HTTP 500' },
+      ]);
       expect(gates.shut('s1')).toBe(true);
       expect(gates.circuits().get('s1')).toBe('open');
     });

@@ -39,6 +39,13 @@ const RECORD_MARGIN_MS = 2000;
  * and the two pass it back and forth). The lease leaves DELIVERY_TIMEOUT_MS + 5 s: three looks before it is short.
  */
 const RENEW_EVERY_MS = 1000;
+/**
+ * Subscribers that had work here this recently share the sending slots equally: a slow one (2 s a request) may
+ * not fill half the window with requests that wait on it while the others' deliveries queue behind its share.
+ */
+const FAIR_SHARE_WINDOW_MS = 2000;
+/** The least share: a subscriber among very many still gets a few requests on the wire at once. */
+const MIN_FAIR_SHARE = 4;
 
 /**
  * What the dispatcher keeps of an event it fans out: the lease it holds the event under, the subscribers of its
@@ -78,6 +85,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   /** Deliveries this worker takes on ahead: on the wire plus queued for a slot. */
   private readonly window: number;
   private readonly inFlight = new Map<string, number>(); // requests on the wire, per subscription
+  private readonly lastWork = new Map<string, number>(); // when each subscriber last had a delivery here
   private readonly queued = new Map<string, ClaimedDelivery[]>(); // claimed, waiting for a slot
   private queuedCount = 0;
   /** Requests on the wire; a delivery whose response is being recorded no longer takes a slot. */
@@ -261,12 +269,24 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
    */
   private saturated(): string[] {
     const full = [...new Set([...this.inFlight.keys(), ...this.queued.keys()])].filter(
-      (id) => (this.inFlight.get(id) ?? 0) + (this.queued.get(id)?.length ?? 0) >= this.gates.admissionCap(id),
+      (id) =>
+        (this.inFlight.get(id) ?? 0) + (this.queued.get(id)?.length ?? 0) >=
+        Math.min(this.gates.admissionCap(id), 2 * this.fairShare()),
     );
     return [...new Set([...full, ...this.gates.excluded()])];
   }
 
+  /**
+   * The sending slots each subscriber with work here in the last FAIR_SHARE_WINDOW_MS may hold: all of
+   * DELIVERY_CONCURRENCY for one alone (DELIVERY_CONCURRENCY_PER_SUBSCRIPTION still caps it), an equal part for many.
+   */
+  private fairShare(now = Date.now()): number {
+    for (const [id, at] of this.lastWork) if (now - at > FAIR_SHARE_WINDOW_MS) this.lastWork.delete(id);
+    return Math.max(MIN_FAIR_SHARE, Math.floor(this.config.DELIVERY_CONCURRENCY / Math.max(1, this.lastWork.size)));
+  }
+
   private enqueue(d: ClaimedDelivery) {
+    this.lastWork.set(d.subscriptionId, Date.now());
     this.gates.learn(d);
     if (this.gates.shut(d.subscriptionId)) return this.setAsideAll([d]); // claimed before this replica knew
     const q = this.queued.get(d.subscriptionId) ?? [];
@@ -281,8 +301,10 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
    * it iterates), so the first subscribers in the map cannot take every slot that frees while the others queue.
    */
   private pump() {
+    const share = this.fairShare();
     for (const [subscriptionId, q] of this.queued) {
       if (this.sending >= this.config.DELIVERY_CONCURRENCY) return;
+      if ((this.inFlight.get(subscriptionId) ?? 0) >= share) continue;
       const go = this.gates.tryStart(subscriptionId, this.inFlight.get(subscriptionId) ?? 0);
       if (!go.start) {
         if (go.retryInMs !== undefined) this.wakePump(go.retryInMs);
