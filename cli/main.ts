@@ -74,6 +74,25 @@ const list = (v: string) =>
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+/** A repeatable `Name: value` option, collected into an object. */
+const header = (v: string, into: Record<string, string> = {}) => {
+  const colon = v.indexOf(':');
+  if (colon <= 0) throw new InvalidArgumentError("'Name: value', like 'X-Team: plants'");
+  return { ...into, [v.slice(0, colon).trim()]: v.slice(colon + 1).trim() };
+};
+const collect = (v: string, into: string[] = []) => [...into, v];
+/** Secret headers from --secret-header (warned: the process list shows it) and --secret-header-file (one each). */
+const secretHeaders = (o: { secretHeader?: Record<string, string>; secretHeaderFile?: string[] }) => {
+  let out = o.secretHeader;
+  if (out) readToken({ flag: 'secret-header', value: 'given' }); // only for its warning
+  for (const file of o.secretHeaderFile ?? []) out = header(readToken({ flag: 'secret-header', file })!, out);
+  return out;
+};
+const headerOptions = (c: Command) =>
+  c
+    .option('--header <name:value>', 'a header to send with each delivery (repeatable)', header)
+    .option('--secret-header <name:value>', 'a secret one (never shown again): prefer the file', header)
+    .option('--secret-header-file <path>', "a secret header, 'Name: value', read from this file (repeatable)", collect);
 /** A page and where the next one starts. */
 const pageOf = <Row extends object>(page: { items: Row[]; nextCursor: string | null }, cols: Column<Row>[]) =>
   `${table(page.items, cols)}${page.nextCursor ? `\n(more: --cursor ${page.nextCursor})` : ''}`;
@@ -135,70 +154,102 @@ const DEAD_LETTER_STATUSES = [
 ] satisfies Query<'listDeadLetters'>['status'][];
 
 // subscriptions
-const subscriptions = program.command('subscriptions').alias('subs').description('list, show, create, limit, rotate, test, disable');
+const subscriptions = program
+  .command('subscriptions')
+  .alias('subs')
+  .description('list, show, create, limit, rotate, test, disable, headers, backfill');
 subscriptions
   .command('list')
   .description('every subscription')
   .action(async () => print(await admin()((c) => c.GET('/subscriptions')), (d) => table(d, SUBSCRIPTION_COLUMNS)));
-subscriptions
-  .command('create')
-  .description(
-    "subscribe a URL to New Plant webhooks, or with --operational to Plant Store's own events (the signing " +
-      'secret is shown once)',
-  )
-  .argument('<url>', 'where to send them')
-  .option('--subscriber-token-file <path>', 'a token to send it as Authorization: Bearer, read from this file')
-  .option('--subscriber-token <token>', 'the token itself: shown in the process list, prefer the file')
-  .option('--description <text>')
-  .option('--asymmetric', 'sign with Ed25519 (v1a) instead of a shared secret')
-  .option('--tags <tags>', 'only plants with one of these tags (comma-separated)', list)
-  .option('--min-id <id>', 'only plant ids from this one', integer)
-  .option('--max-id <id>', 'only plant ids up to this one', integer)
-  .option('--operational', `operational events instead of plants: ${OPERATIONAL_EVENT_TYPES.join(', ')}`)
-  .option('--event-types <types>', 'with --operational: only these event types (comma-separated; default all)', list)
-  .option('--max-per-second <n>', 'at most n deliveries a second to it, across worker replicas (0.5: one every 2 s)', limit)
-  .option('--max-concurrency <n>', 'at most n requests to it at once, across worker replicas', limit)
-  .action(
-    async (
-      url: string,
-      o: {
-        operational?: boolean;
-        eventTypes?: string[];
-        subscriberTokenFile?: string;
-        subscriberToken?: string;
-        description?: string;
-        asymmetric?: boolean;
-        tags?: string[];
-        minId?: number;
-        maxId?: number;
-        maxPerSecond?: number | null;
-        maxConcurrency?: number | null;
-      },
-    ) => {
-      const range = o.minId !== undefined || o.maxId !== undefined ? { min: o.minId, max: o.maxId } : undefined;
-      const filter =
-        o.tags || range ? { ...(o.tags ? { tags: o.tags } : {}), ...(range ? { plantIds: range } : {}) } : undefined;
-      const api = admin();
-      const body: Schema<'SubscriptionCreate'> = {
-        url,
-        token: readToken({ flag: 'subscriber-token', value: o.subscriberToken, file: o.subscriberTokenFile }),
-        description: o.description,
-        signature: o.asymmetric ? 'asymmetric' : undefined,
-        filter,
-        // Checked by the API (422 naming the field), as every other value here.
-        kind: o.operational ? 'operational' : undefined,
-        eventTypes: o.eventTypes as Schema<'SubscriptionCreate'>['eventTypes'],
-        maxDeliveriesPerSecond: o.maxPerSecond ?? undefined,
-        maxConcurrency: o.maxConcurrency ?? undefined,
-      };
-      const created = await api((c) => c.POST('/subscriptions', { body }));
-      print(
-        created,
-        (d) =>
-          `${details(d)}\n\n${d.secret ? 'Keep the secret now: it is not shown again.' : 'Receivers verify v1a signatures with the publicKey above.'}`,
-      );
+headerOptions(
+  subscriptions
+    .command('create')
+    .description(
+      "subscribe a URL to New Plant webhooks, or with --operational to Plant Store's own events (the signing " +
+        'secret is shown once)',
+    )
+    .argument('<url>', 'where to send them')
+    .option('--subscriber-token-file <path>', 'a token to send it as Authorization: Bearer, read from this file')
+    .option('--subscriber-token <token>', 'the token itself: shown in the process list, prefer the file')
+    .option('--description <text>')
+    .option('--asymmetric', 'sign with Ed25519 (v1a) instead of a shared secret')
+    .option('--tags <tags>', 'only plants with one of these tags (comma-separated)', list)
+    .option('--min-id <id>', 'only plant ids from this one', integer)
+    .option('--max-id <id>', 'only plant ids up to this one', integer)
+    .option('--operational', `operational events instead of plants: ${OPERATIONAL_EVENT_TYPES.join(', ')}`)
+    .option('--event-types <types>', 'with --operational: only these event types (comma-separated; default all)', list)
+    .option('--max-per-second <n>', 'at most n deliveries a second to it, across worker replicas (0.5: one every 2 s)', limit)
+    .option('--max-concurrency <n>', 'at most n requests to it at once, across worker replicas', limit),
+).action(
+  async (
+    url: string,
+    o: {
+      operational?: boolean;
+      eventTypes?: string[];
+      subscriberTokenFile?: string;
+      subscriberToken?: string;
+      description?: string;
+      asymmetric?: boolean;
+      tags?: string[];
+      minId?: number;
+      maxId?: number;
+      maxPerSecond?: number | null;
+      maxConcurrency?: number | null;
+      header?: Record<string, string>;
+      secretHeader?: Record<string, string>;
+      secretHeaderFile?: string[];
     },
-  );
+  ) => {
+    const range = o.minId !== undefined || o.maxId !== undefined ? { min: o.minId, max: o.maxId } : undefined;
+    const filter =
+      o.tags || range ? { ...(o.tags ? { tags: o.tags } : {}), ...(range ? { plantIds: range } : {}) } : undefined;
+    const api = admin();
+    const body: Schema<'SubscriptionCreate'> = {
+      url,
+      token: readToken({ flag: 'subscriber-token', value: o.subscriberToken, file: o.subscriberTokenFile }),
+      description: o.description,
+      signature: o.asymmetric ? 'asymmetric' : undefined,
+      filter,
+      // Checked by the API (422 naming the field), as every other value here.
+      kind: o.operational ? 'operational' : undefined,
+      eventTypes: o.eventTypes as Schema<'SubscriptionCreate'>['eventTypes'],
+      maxDeliveriesPerSecond: o.maxPerSecond ?? undefined,
+      maxConcurrency: o.maxConcurrency ?? undefined,
+      headers: o.header,
+      secretHeaders: secretHeaders(o),
+    };
+    const created = await api((c) => c.POST('/subscriptions', { body }));
+    print(
+      created,
+      (d) =>
+        `${details(d)}\n\n${d.secret ? 'Keep the secret now: it is not shown again.' : 'Receivers verify v1a signatures with the publicKey above.'}`,
+    );
+  },
+);
+headerOptions(
+  subscriptions
+    .command('headers')
+    .description('set or remove the headers sent with each delivery (the others stay)')
+    .argument('<id>')
+    .option('--remove <name>', 'remove this header, plain or secret (repeatable)', collect),
+).action(
+  async (
+    id: string,
+    o: {
+      header?: Record<string, string>;
+      secretHeader?: Record<string, string>;
+      secretHeaderFile?: string[];
+      remove?: string[];
+    },
+  ) => {
+    const removed = Object.fromEntries((o.remove ?? []).map((n) => [n, null]));
+    const body: Schema<'SubscriptionUpdate'> = { headers: { ...removed, ...o.header } };
+    const secret = secretHeaders(o);
+    if (secret) body.secretHeaders = secret;
+    print(await admin()((c) => c.PATCH('/subscriptions/{id}', { params: { path: { id } }, body })), (d) => details(d));
+  },
+);
 subscriptions
   .command('rotate')
   .description('a new signing secret (the old one keeps signing beside it for 24 h)')

@@ -11,10 +11,18 @@ const MIN_QUERY_SECRET = 8;
 /** A cut-off excerpt may end with the start of a credential: hidden from this many characters on. */
 const MIN_PARTIAL = 4;
 
-/** The credentials a request to `url` with `token` carries, as a receiver might echo them back. */
-export function credentialsOf(r: { url: string; token: string | null }): string[] {
+/**
+ * The credentials a request to `url` with `token` and secret headers carries, as a receiver might echo them
+ * back.
+ */
+export function credentialsOf(r: {
+  url: string;
+  token: string | null;
+  secretHeaders?: Record<string, string>;
+}): string[] {
   const found: string[] = [];
   if (r.token) found.push(r.token, `Bearer ${r.token}`);
+  for (const value of Object.values(r.secretHeaders ?? {})) if (value.length >= MIN_PARTIAL) found.push(value);
   const url = parseUrl(r.url);
   if (url) {
     const user = decode(url.username);

@@ -119,7 +119,8 @@ SELECT (SELECT coalesce(array_agg(event_id), '{}') FROM fresh) AS fresh,
        (SELECT coalesce(json_agg(h), '[]') FROM (
           SELECT NULL::uuid AS id, f.subscription_id, t.event_id, t.plant_id, t.body, t.event_time, 0 AS attempts,
    t.hops, t.origin_event_id, t.traceparent, s.url, s.token, s.secret, s.max_deliveries_per_second, s.max_concurrency,
-  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret
+  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret,
+  s.headers, s.secret_headers
           FROM fanout f JOIN taken USING (event_id) JOIN to_outbox t USING (event_id)
           JOIN subscriptions s ON s.id = f.subscription_id
           WHERE f.sendable) h) AS fanned;

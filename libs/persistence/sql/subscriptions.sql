@@ -15,9 +15,11 @@
 -- $10: operational: the event types it receives, or null for all
 -- $11: maxDeliveriesPerSecond, or null
 -- $12: maxConcurrency, or null
+-- $13: its custom headers (jsonb, name -> value)
+-- $14: its secret headers (jsonb, name -> sealed value)
 INSERT INTO subscriptions (id, url, token, secret, signature, public_key, description, filter, kind, event_types,
-                                max_deliveries_per_second, max_concurrency)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *;
+                                max_deliveries_per_second, max_concurrency, headers, secret_headers)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *;
 
 -- list-subscriptions
 -- Sent by SubscriptionRepository.list.
@@ -44,6 +46,8 @@ SELECT * FROM subscriptions WHERE id = $1 AND deleted_at IS NULL;
 -- $12: the new maxDeliveriesPerSecond, or null to remove it
 -- $13: whether maxConcurrency changes
 -- $14: the new maxConcurrency, or null to remove it
+-- $15: all its custom headers now (jsonb), or null to keep them
+-- $16: all its secret headers now (jsonb, sealed values), or null to keep them
 UPDATE subscriptions SET
          url = COALESCE($2, url),
          max_deliveries_per_second = CASE WHEN $11::boolean THEN $12::float8 ELSE max_deliveries_per_second END,
@@ -61,6 +65,8 @@ UPDATE subscriptions SET
          description = COALESCE($6, description),
          filter = COALESCE($8::jsonb, filter),
          event_types = CASE WHEN $9::boolean THEN $10::text[] ELSE event_types END,
+         headers = COALESCE($15::jsonb, headers),
+         secret_headers = COALESCE($16::jsonb, secret_headers),
          updated_at = now()
        WHERE id = $1 AND deleted_at IS NULL RETURNING *;
 
@@ -92,5 +98,6 @@ UPDATE subscriptions SET previous_secret = secret, secret = $2,
 -- Sent by SubscriptionRepository.findSendable.
 -- $1: its id
 SELECT s.url, s.token, s.secret, s.max_deliveries_per_second, s.max_concurrency,
-  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret, s.kind, s.event_types FROM subscriptions s
+  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret,
+  s.headers, s.secret_headers, s.kind, s.event_types FROM subscriptions s
        WHERE s.id = $1 AND s.deleted_at IS NULL;

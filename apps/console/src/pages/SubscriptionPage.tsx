@@ -156,8 +156,19 @@ function EditForm({
   const [newToken, setNewToken] = useState('');
   const [perSecond, setPerSecond] = useState(s.maxDeliveriesPerSecond?.toString() ?? '');
   const [concurrency, setConcurrency] = useState(s.maxConcurrency?.toString() ?? '');
+  // Plain headers are edited as text; secret ones are never shown: remove one, or set one (name and value).
+  const [plainHeaders, setPlainHeaders] = useState(
+    Object.entries(s.headers)
+      .map(([n, v]) => `${n}: ${v}`)
+      .join('\n'),
+  );
+  const [removeSecret, setRemoveSecret] = useState<string[]>([]);
+  const [secretName, setSecretName] = useState('');
+  const [secretValue, setSecretValue] = useState('');
   const submit = async (e: FormEvent) => {
     e.preventDefault();
+    const plain = parseHeaders(plainHeaders);
+    if (plain === null) return onError("Write each header on a line of its own as 'Name: value'.");
     const list = splitTags(tags);
     const plantIds = {
       ...(min.trim() ? { min: Number(min) } : {}),
@@ -175,6 +186,12 @@ function EditForm({
       maxDeliveriesPerSecond: limitOf(perSecond),
       maxConcurrency: limitOf(concurrency),
       ...(tokenChoice === 'replace' ? { token: newToken } : tokenChoice === 'remove' ? { token: null } : {}),
+      // Merge patches: null removes a header, names not given stay.
+      headers: { ...Object.fromEntries(Object.keys(s.headers).map((n) => [n, null])), ...plain },
+      secretHeaders: {
+        ...Object.fromEntries(removeSecret.map((n) => [n, null])),
+        ...(secretName.trim() ? { [secretName.trim()]: secretValue } : {}),
+      },
     };
     try {
       onSaved(await ok(client.PATCH('/subscriptions/{id}', { params: { path: { id: s.id } }, body })));
@@ -234,6 +251,37 @@ function EditForm({
             <input type="password" value={newToken} onChange={(e) => setNewToken(e.target.value)} required />
           </label>
         )}
+        <label>
+          Headers sent with each delivery (one per line, Name: value)
+          <textarea value={plainHeaders} onChange={(e) => setPlainHeaders(e.target.value)} rows={3} cols={40} />
+        </label>
+        {s.secretHeaderNames.length > 0 && (
+          <fieldset>
+            <legend>Secret headers (values never shown)</legend>
+            {s.secretHeaderNames.map((n) => (
+              <label key={n}>
+                <input
+                  type="checkbox"
+                  checked={removeSecret.includes(n)}
+                  onChange={(e) =>
+                    setRemoveSecret(e.target.checked ? [...removeSecret, n] : removeSecret.filter((x) => x !== n))
+                  }
+                />
+                remove {n}
+              </label>
+            ))}
+          </fieldset>
+        )}
+        <label>
+          Set a secret header: name
+          <input value={secretName} onChange={(e) => setSecretName(e.target.value)} size={20} />
+        </label>
+        {secretName.trim() && (
+          <label>
+            Its value (not shown again)
+            <input type="password" value={secretValue} onChange={(e) => setSecretValue(e.target.value)} required />
+          </label>
+        )}
         <button className="primary" type="submit">
           Save
         </button>
@@ -275,4 +323,15 @@ function TestSend({ id, operational }: { id: string; operational: boolean }) {
       {result && <Exchange request={result.request} response={result.response} />}
     </>
   );
+}
+
+/** `Name: value` lines as a header object; null when a line has no colon. */
+function parseHeaders(text: string): Record<string, string> | null {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n').filter((l) => l.trim())) {
+    const colon = line.indexOf(':');
+    if (colon <= 0) return null;
+    out[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
+  }
+  return out;
 }

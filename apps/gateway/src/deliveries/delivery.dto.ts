@@ -24,7 +24,11 @@ export const mapDelivery = (r: DeliveryRow): DeliveryDto => ({
 function lastSentHeaders(r: DeliveryDetailRow): Record<string, string> | null {
   const last = [...r.attempt_log].reverse().find((a) => a.signature);
   if (!last) return null;
-  return sentHeaders(r.event_id, last, { hops: r.hops, originEventId: r.origin_event_id ?? r.event_id }, r.has_token);
+  const loop = { hops: r.hops, originEventId: r.origin_event_id ?? r.event_id };
+  return sentHeaders(r.event_id, last, loop, r.has_token, {
+    headers: r.custom_headers,
+    secretHeaderNames: r.secret_header_names,
+  });
 }
 
 export const mapDeliveryWithAttempts = (r: DeliveryDetailRow): DeliveryWithAttemptsDto => ({

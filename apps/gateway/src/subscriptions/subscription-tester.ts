@@ -40,12 +40,19 @@ export class SubscriptionTester implements OnApplicationShutdown {
     const messageId = `msg_test_${randomUUID()}`;
     const body = JSON.stringify(plant);
     const loop = { hops: 0, originEventId: messageId };
+    const custom = { headers: s.headers, secretHeaders: s.secretHeaders };
     this.inFlight++;
     const attempt = await this.client
-      .send({ url: s.url, messageId, body, secrets: s.secrets, token: s.token, ...loop })
+      .send({ url: s.url, messageId, body, secrets: s.secrets, token: s.token, ...custom, ...loop })
       .finally(() => this.inFlight--);
     return {
-      request: { body, headers: sentHeaders(messageId, attempt, loop, s.token !== null) },
+      request: {
+        body,
+        headers: sentHeaders(messageId, attempt, loop, s.token !== null, {
+          headers: s.headers,
+          secretHeaderNames: Object.keys(s.secretHeaders),
+        }),
+      },
       response: {
         status: attempt.status,
         latencyMs: attempt.latencyMs,

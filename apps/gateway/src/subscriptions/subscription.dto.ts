@@ -29,6 +29,8 @@ export const mapSubscription = (r: SubscriptionRow, wholeUrl = true): Subscripti
   filter: r.filter,
   kind: r.kind,
   eventTypes: r.event_types,
+  headers: r.headers,
+  secretHeaderNames: Object.keys(r.secret_headers).sort(),
   signature: r.signature,
   publicKey: r.public_key,
   // Only while the rotated-out key still signs beside the new one.
@@ -74,5 +76,8 @@ export function updateAudit(body: SubscriptionUpdateBody): Pick<NewAuditEvent, '
   if (body.maxDeliveriesPerSecond !== undefined) details.maxDeliveriesPerSecond = body.maxDeliveriesPerSecond;
   if (body.maxConcurrency !== undefined) details.maxConcurrency = body.maxConcurrency;
   if ('token' in body) details.token = body.token === null ? 'removed' : 'replaced';
+  // Names only: a header's value may be a credential.
+  if (body.headers !== undefined) details.headers = Object.keys(body.headers).sort();
+  if (body.secretHeaders !== undefined) details.secretHeaders = Object.keys(body.secretHeaders).sort();
   return { action, details };
 }

@@ -10,15 +10,18 @@ import {
 } from '@app/contracts';
 import {
   checkSubscriberUrl,
+  customHeaderProblems,
   generateKeyPair,
   generateSecret,
   isValidSecret,
+  mergeCustomHeaders,
   SignatureScheme,
   urlOriginAndPath,
 } from '@app/delivery';
-import { invalidField, ProblemException } from '@app/observability';
+import { invalidField, invalidFields, ProblemException } from '@app/observability';
 import {
   AuditRepository,
+  CustomHeaders,
   SendableSubscription,
   SubscriptionKind,
   SubscriptionRepository,
@@ -65,6 +68,8 @@ export class SubscriptionsService {
     const kind = body.kind ?? 'plants';
     checkKind(kind, body);
     if (body.filter) checkFilter(body.filter);
+    const headers = { plain: body.headers ?? {}, secret: body.secretHeaders ?? {} };
+    checkHeaders(headers, body.token !== undefined);
     const credential = newCredential(signature, body.secret);
     const issued = await this.subscriptions.create({
       url: body.url,
@@ -78,6 +83,7 @@ export class SubscriptionsService {
       eventTypes: body.eventTypes ?? null,
       maxDeliveriesPerSecond: body.maxDeliveriesPerSecond ?? null,
       maxConcurrency: body.maxConcurrency ?? null,
+      headers,
     });
     await this.audit.record({
       actor,
@@ -91,6 +97,9 @@ export class SubscriptionsService {
         ...(kind === 'operational' ? { kind, eventTypes: body.eventTypes ?? 'all' } : {}),
         ...(body.maxDeliveriesPerSecond != null ? { maxDeliveriesPerSecond: body.maxDeliveriesPerSecond } : {}),
         ...(body.maxConcurrency != null ? { maxConcurrency: body.maxConcurrency } : {}),
+        // Names only: a header's value may be a credential.
+        ...(body.headers ? { headers: Object.keys(body.headers).sort() } : {}),
+        ...(body.secretHeaders ? { secretHeaders: Object.keys(body.secretHeaders).sort() } : {}),
       },
     });
     return mapIssued(issued);
@@ -117,7 +126,16 @@ export class SubscriptionsService {
     if (body.filter || body.eventTypes !== undefined)
       checkKind(found(await this.subscriptions.findById(id), id).kind, body);
     if (body.filter) checkFilter(body.filter);
-    const updated = found(await this.subscriptions.update(id, body), id);
+    const { headers: plain, secretHeaders: secret, ...rest } = body;
+    let headers: CustomHeaders | undefined;
+    // The headers are written whole, as the change leaves them, checked together (and with the token).
+    if (plain !== undefined || secret !== undefined || body.token !== undefined) {
+      const current = found(await this.subscriptions.findById(id), id);
+      headers = mergeCustomHeaders(this.subscriptions.headersOf(current), { plain, secret });
+      checkHeaders(headers, body.token !== undefined ? body.token !== null : current.token !== null);
+      if (plain === undefined && secret === undefined) headers = undefined; // checked only: a token set
+    }
+    const updated = found(await this.subscriptions.update(id, { ...rest, headers }), id);
     await this.audit.record({ actor, subscription_id: id, ...updateAudit(body) });
     return mapSubscription(updated);
   }
@@ -202,6 +220,12 @@ function checkFilter(filter: SubscriptionFilter) {
   const { min, max } = filter.plantIds ?? {};
   if (min !== undefined && max !== undefined && min > max)
     throw invalidField('filter.plantIds', `min (${min}) is above max (${max}): no plant would ever match`);
+}
+
+/** What the schema cannot say of custom headers: reserved names, a CR or LF, the bounds (see custom-headers). */
+function checkHeaders(headers: CustomHeaders, hasToken: boolean) {
+  const problems = customHeaderProblems(headers, hasToken);
+  if (problems.length > 0) throw invalidFields(problems);
 }
 
 export const subscriptionNotFound = (id: string) => ProblemException.of('notFound', `No subscription ${id}`);

@@ -26,6 +26,8 @@ export class DeliverySender implements OnApplicationShutdown {
       body: d.body,
       secrets: d.secrets,
       token: d.token,
+      headers: d.headers,
+      secretHeaders: d.secretHeaders,
       hops: d.hops,
       originEventId: d.originEventId,
       traceparent: this.tracing.traceparent(span),

@@ -911,7 +911,7 @@ export interface components {
         SentRequest: {
             /** @description The exact bytes sent (and signed) */
             body: string;
-            /** @description The headers of the last attempt, signature included; the subscriber's own token is replaced by a placeholder. Null before the first attempt */
+            /** @description The headers of the last attempt, signature included; the subscriber's own token and the values of its secret headers are replaced by placeholders (custom headers as the subscription has them now). Null before the first attempt */
             headers: {
                 [key: string]: string;
             } | null;
@@ -936,6 +936,10 @@ export interface components {
             eventTypes: ("subscription.disabled" | "subscription.circuit_opened" | "subscription.circuit_closed" | "delivery.exhausted" | "dead_letter.created")[] | null;
             filter: components["schemas"]["SubscriptionFilter"];
             hasToken: boolean;
+            /** @description Custom headers sent with each delivery, name → value */
+            headers: {
+                [key: string]: string;
+            };
             /** Format: uuid */
             id: string;
             /**
@@ -956,6 +960,8 @@ export interface components {
             previousPublicKey: string | null;
             /** @description asymmetric: the `whpk_` key that verifies `v1a,` */
             publicKey: string | null;
+            /** @description The names of its secret headers, also sent with each delivery; their values are never shown */
+            secretHeaderNames: string[];
             /** @enum {string} */
             signature: "symmetric" | "asymmetric";
             /** Format: date-time */
@@ -1052,6 +1058,10 @@ export interface components {
             /** @description operational only: the event types it receives; absent (or null) for all of them */
             eventTypes?: ("subscription.disabled" | "subscription.circuit_opened" | "subscription.circuit_closed" | "delivery.exhausted" | "dead_letter.created")[];
             filter?: components["schemas"]["SubscriptionFilter"];
+            /** @description Headers sent with each delivery, name → value; shown in responses. Names are RFC 9110 tokens (at most 64 characters, compared case-insensitively); values visible ASCII, space and tab (no CR or LF), at most 1,024 characters; at most 20 headers and 8,192 bytes of names and values, plain and secret together. Refused with 422 naming the header: hop-by-hop headers (`connection`, `keep-alive`, `proxy-*`, `te`, `trailer`, `transfer-encoding`, `upgrade`), `host`, `content-length`, `content-type`, `content-encoding`, `expect`, and every header Plant Store sets: `user-agent`, `traceparent`, `tracestate`, `webhook-*` (the signature), `plant-store-*`, and `authorization` while the subscription has a token. */
+            headers?: {
+                [key: string]: string;
+            };
             /**
              * @description plants: New Plant webhooks. operational: Plant Store's own events (subscription.disabled, delivery.exhausted, dead_letter.created, subscription.circuit_opened / circuit_closed), never a plant. Set when created, for good
              * @default plants
@@ -1064,6 +1074,10 @@ export interface components {
             maxDeliveriesPerSecond?: number | null;
             /** @description Standard Webhooks secret (symmetric only); one is generated when absent */
             secret?: string;
+            /** @description Headers sent with each delivery whose values are secret (an API key): sealed at rest and never shown again (responses list their names in `secretHeaderNames`; the headers an attempt sent show a placeholder; a receiver echoing one has it redacted). Names are RFC 9110 tokens (at most 64 characters, compared case-insensitively); values visible ASCII, space and tab (no CR or LF), at most 1,024 characters; at most 20 headers and 8,192 bytes of names and values, plain and secret together. Refused with 422 naming the header: hop-by-hop headers (`connection`, `keep-alive`, `proxy-*`, `te`, `trailer`, `transfer-encoding`, `upgrade`), `host`, `content-length`, `content-type`, `content-encoding`, `expect`, and every header Plant Store sets: `user-agent`, `traceparent`, `tracestate`, `webhook-*` (the signature), `plant-store-*`, and `authorization` while the subscription has a token. */
+            secretHeaders?: {
+                [key: string]: string;
+            };
             /**
              * @description symmetric: HMAC-SHA256 (`v1,`) with a `whsec_` secret shared with the subscriber. asymmetric: Ed25519 (`v1a,`); the subscriber verifies with the `whpk_` public key and no secret is shared.
              * @default symmetric
@@ -1142,10 +1156,18 @@ export interface components {
             /** @description operational only: the event types it receives; absent (or null) for all of them */
             eventTypes?: ("subscription.disabled" | "subscription.circuit_opened" | "subscription.circuit_closed" | "delivery.exhausted" | "dead_letter.created")[] | null;
             filter?: components["schemas"]["SubscriptionFilter"];
+            /** @description A merge patch of the plain headers: a value sets a header, null removes it, names not given stay. A name set here stops being a secret header. Names are RFC 9110 tokens (at most 64 characters, compared case-insensitively); values visible ASCII, space and tab (no CR or LF), at most 1,024 characters; at most 20 headers and 8,192 bytes of names and values, plain and secret together. Refused with 422 naming the header: hop-by-hop headers (`connection`, `keep-alive`, `proxy-*`, `te`, `trailer`, `transfer-encoding`, `upgrade`), `host`, `content-length`, `content-type`, `content-encoding`, `expect`, and every header Plant Store sets: `user-agent`, `traceparent`, `tracestate`, `webhook-*` (the signature), `plant-store-*`, and `authorization` while the subscription has a token. */
+            headers?: {
+                [key: string]: string | null;
+            };
             /** @description At most this many requests to this subscriber at once, across every worker replica (split between them). null: only the worker's own bound, DELIVERY_CONCURRENCY_PER_SUBSCRIPTION per replica */
             maxConcurrency?: number | null;
             /** @description At most this many delivery attempts a second to this subscriber, across every worker replica (each sends its share: the limit divided by the live replicas). A fraction is allowed: 0.5 is one every two seconds. null: no limit */
             maxDeliveriesPerSecond?: number | null;
+            /** @description A merge patch of the secret headers: a value sets one, null removes it, names not given stay. A name set here stops being a plain header. Names are RFC 9110 tokens (at most 64 characters, compared case-insensitively); values visible ASCII, space and tab (no CR or LF), at most 1,024 characters; at most 20 headers and 8,192 bytes of names and values, plain and secret together. Refused with 422 naming the header: hop-by-hop headers (`connection`, `keep-alive`, `proxy-*`, `te`, `trailer`, `transfer-encoding`, `upgrade`), `host`, `content-length`, `content-type`, `content-encoding`, `expect`, and every header Plant Store sets: `user-agent`, `traceparent`, `tracestate`, `webhook-*` (the signature), `plant-store-*`, and `authorization` while the subscription has a token. */
+            secretHeaders?: {
+                [key: string]: string | null;
+            };
             token?: string | null;
             /** Format: uri */
             url?: string;

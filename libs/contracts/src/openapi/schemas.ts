@@ -25,6 +25,22 @@ const maxConcurrency = {
     'At most this many requests to this subscriber at once, across every worker replica (split between them). ' +
     'null: only the worker\'s own bound, DELIVERY_CONCURRENCY_PER_SUBSCRIPTION per replica',
 };
+// A subscription's custom headers (libs/delivery/src/custom-headers.ts checks names, reserved headers and the
+// total; 422 names the header).
+const HEADER_RULES =
+  'Names are RFC 9110 tokens (at most 64 characters, compared case-insensitively); values visible ASCII, space and ' +
+  'tab (no CR or LF), at most 1,024 characters; at most 20 headers and 8,192 bytes of names and values, plain and ' +
+  'secret together. Refused with 422 naming the header: hop-by-hop headers (`connection`, `keep-alive`, `proxy-*`, ' +
+  '`te`, `trailer`, `transfer-encoding`, `upgrade`), `host`, `content-length`, `content-type`, `content-encoding`, ' +
+  '`expect`, and every header Plant Store sets: `user-agent`, `traceparent`, `tracestate`, `webhook-*` (the ' +
+  'signature), `plant-store-*`, and `authorization` while the subscription has a token.';
+const headerValue = { type: 'string', maxLength: 1024 };
+const headerMap = (description: string, nullable = false) => ({
+  type: 'object',
+  maxProperties: 20,
+  additionalProperties: nullable ? { ...headerValue, type: ['string', 'null'] } : headerValue,
+  description: `${description} ${HEADER_RULES}`,
+});
 /**
  * A response object whose every property is always present (null where it has no value). Saying so makes the
  * generated client's types exact: the console and the CLI need not guard against fields that are never missing.
@@ -243,6 +259,12 @@ export const addedSchemas: Record<string, unknown> = {
       eventTypes,
       maxDeliveriesPerSecond,
       maxConcurrency,
+      headers: headerMap('Headers sent with each delivery, name → value; shown in responses.'),
+      secretHeaders: headerMap(
+        'Headers sent with each delivery whose values are secret (an API key): sealed at rest and never shown ' +
+          'again (responses list their names in `secretHeaderNames`; the headers an attempt sent show a ' +
+          'placeholder; a receiver echoing one has it redacted).',
+      ),
     },
   },
   SubscriptionUpdate: {
@@ -258,6 +280,16 @@ export const addedSchemas: Record<string, unknown> = {
       eventTypes: { ...eventTypes, type: ['array', 'null'] },
       maxDeliveriesPerSecond,
       maxConcurrency,
+      headers: headerMap(
+        'A merge patch of the plain headers: a value sets a header, null removes it, names not given stay. A name ' +
+          'set here stops being a secret header.',
+        true,
+      ),
+      secretHeaders: headerMap(
+        'A merge patch of the secret headers: a value sets one, null removes it, names not given stay. A name set ' +
+          'here stops being a plain header.',
+        true,
+      ),
     },
   },
   SubscriptionFilter: {
@@ -302,6 +334,16 @@ export const addedSchemas: Record<string, unknown> = {
     filter: ref('SubscriptionFilter'),
     kind,
     eventTypes: { ...eventTypes, type: ['array', 'null'] },
+    headers: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description: 'Custom headers sent with each delivery, name → value',
+    },
+    secretHeaderNames: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'The names of its secret headers, also sent with each delivery; their values are never shown',
+    },
     signature: { type: 'string', enum: ['symmetric', 'asymmetric'] },
     publicKey: { type: ['string', 'null'], description: 'asymmetric: the `whpk_` key that verifies `v1a,`' },
     previousPublicKey: {
@@ -392,8 +434,9 @@ export const addedSchemas: Record<string, unknown> = {
         type: ['object', 'null'],
         additionalProperties: { type: 'string' },
         description:
-          "The headers of the last attempt, signature included; the subscriber's own token is replaced by a " +
-          'placeholder. Null before the first attempt',
+          "The headers of the last attempt, signature included; the subscriber's own token and the values of its " +
+          'secret headers are replaced by placeholders (custom headers as the subscription has them now). Null ' +
+          'before the first attempt',
       },
     },
   },

@@ -34,6 +34,9 @@ export interface ClaimedDelivery {
   token: string | null;
   /** The current signing secret first, then a rotated-out one still inside its overlap. */
   secrets: string[];
+  /** The subscription's custom headers, sent with it; secret ones opened (never logged nor shown). */
+  headers?: Record<string, string>;
+  secretHeaders?: Record<string, string>;
   /** Sent as LoopHeaders: this delivery is hop `hops + 1` of the chain started by `originEventId`. */
   hops: number;
   originEventId: string;

@@ -1,5 +1,6 @@
 import { LoopHeaders } from '@app/contracts';
 import { DeliveryAttempt } from '../domain';
+import { HIDDEN_HEADER } from '../custom-headers';
 import { credentialsOf, redactCredentials } from '../redaction';
 import { parseRetryAfter } from '../retry-schedule';
 import { signDelivery } from '../signing';
@@ -17,6 +18,9 @@ export interface WebhookRequest {
   secrets: string[];
   /** The subscriber's own bearer token, sent as Authorization. */
   token: string | null;
+  /** The subscription's custom headers (see custom-headers.ts): shown to operators, and secret ones, never shown. */
+  headers?: Record<string, string>;
+  secretHeaders?: Record<string, string>;
   /** This is hop `hops + 1` of the chain started by `originEventId` (see LoopHeaders). */
   hops: number;
   originEventId: string;
@@ -32,13 +36,18 @@ const MAX_RESPONSE_BYTES = 1024;
 /** What an operator is shown in place of a subscriber's token: it is a credential, never displayed or logged. */
 export const HIDDEN_TOKEN = 'Bearer [the subscription token, not shown]';
 
-/** The headers a webhook goes out with, around its Standard Webhooks signature headers. */
+/**
+ * The headers a webhook goes out with, around its Standard Webhooks signature headers. The subscription's custom
+ * headers come first: none can replace one of ours (they are refused when saved, and ours are written after).
+ */
 export function webhookHeaders(
   signed: { 'webhook-id': string; 'webhook-timestamp': string; 'webhook-signature': string },
-  r: Pick<WebhookRequest, 'hops' | 'originEventId' | 'traceparent'>,
+  r: Pick<WebhookRequest, 'hops' | 'originEventId' | 'traceparent' | 'headers' | 'secretHeaders'>,
   authorization: string | null,
 ): Record<string, string> {
   const headers: Record<string, string> = {
+    ...r.headers,
+    ...r.secretHeaders,
     'content-type': 'application/json',
     'user-agent': USER_AGENT,
     ...signed,
@@ -54,14 +63,16 @@ export function webhookHeaders(
 
 /**
  * The headers an attempt went out with, rebuilt for an operator from what was recorded (its time and
- * signature): the subscriber's token hidden, no trace context (each attempt had its own; it is in the trace).
- * Null for an attempt refused before it was signed.
+ * signature): the subscriber's token and secret headers hidden, no trace context (each attempt had its own; it
+ * is in the trace). The custom headers are the subscription's as they are now. Null for an attempt refused
+ * before it was signed.
  */
 export function sentHeaders(
   messageId: string,
   attempt: Pick<DeliveryAttempt, 'attemptedAt' | 'signature'>,
   r: Pick<WebhookRequest, 'hops' | 'originEventId'>,
   hadToken: boolean,
+  custom: { headers: Record<string, string>; secretHeaderNames: string[] } = { headers: {}, secretHeaderNames: [] },
 ): Record<string, string> | null {
   if (!attempt.signature) return null;
   const signed = {
@@ -69,7 +80,9 @@ export function sentHeaders(
     'webhook-timestamp': String(Math.floor(new Date(attempt.attemptedAt).getTime() / 1000)),
     'webhook-signature': attempt.signature,
   };
-  return webhookHeaders(signed, { hops: r.hops, originEventId: r.originEventId }, hadToken ? HIDDEN_TOKEN : null);
+  const secretHeaders = Object.fromEntries(custom.secretHeaderNames.map((n) => [n, HIDDEN_HEADER]));
+  const shown = { hops: r.hops, originEventId: r.originEventId };
+  return webhookHeaders(signed, { ...shown, headers: custom.headers, secretHeaders }, hadToken ? HIDDEN_TOKEN : null);
 }
 
 /**

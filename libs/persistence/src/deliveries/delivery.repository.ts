@@ -35,6 +35,9 @@ export interface DeliveryDetailRow extends DeliveryRow {
   origin_event_id: string | null;
   /** Whether the subscription sends a token of its own (the token itself is never read here). */
   has_token: boolean;
+  /** The subscription's custom headers, and the names of its secret ones (their values are never read here). */
+  custom_headers: Record<string, string>;
+  secret_header_names: string[];
 }
 
 export interface DeliveryFilter {

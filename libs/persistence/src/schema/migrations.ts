@@ -276,6 +276,18 @@ export const migrations: { id: number; name: string; sql: string }[] = [
     `,
   },
   {
+    id: 16,
+    name: 'custom headers sent with each delivery',
+    // A subscription's own headers (name -> value), sent with every delivery: `headers` in the clear, shown to
+    // operators; `secret_headers` sealed like the token (secrets/, bound to the subscription and the header's
+    // name), never shown again. Constant defaults: no rewrite.
+    sql: `
+      ALTER TABLE subscriptions
+        ADD COLUMN headers jsonb NOT NULL DEFAULT '{}',
+        ADD COLUMN secret_headers jsonb NOT NULL DEFAULT '{}';
+    `,
+  },
+  {
     id: 17,
     name: 'portal links',
     // A subscriber's own credential, scoped to one subscription: only the token's SHA-256 is kept (a token is 32

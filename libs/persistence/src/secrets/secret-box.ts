@@ -103,3 +103,7 @@ export const secretBoxFrom = (c: { SECRETS_KEY: string; SECRETS_PREVIOUS_KEYS: s
 
 /** The associated data binding a sealed value to its subscription. */
 export const subscriptionContext = (id: string) => `subscription:${id}`;
+
+/** The associated data binding a sealed header value to its subscription and its header's name. */
+export const secretHeaderContext = (id: string, name: string) =>
+  `${subscriptionContext(id)}:header:${name.toLowerCase()}`;

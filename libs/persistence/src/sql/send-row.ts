@@ -2,7 +2,7 @@
 // dispatcher and a test send take them: credentials opened.
 import { randomUUID } from 'node:crypto';
 import { ClaimedDelivery, DeliveryLease } from '@app/delivery';
-import { SecretBox, subscriptionContext } from '../secrets/secret-box';
+import { SecretBox, secretHeaderContext, subscriptionContext } from '../secrets/secret-box';
 
 /** A row of DELIVERY_SEND_COLUMNS and SUBSCRIPTION_SEND_COLUMNS. */
 export interface SendRow {
@@ -19,25 +19,39 @@ export interface SendRow {
   previous_secret: string | null;
   max_deliveries_per_second: number | null;
   max_concurrency: number | null;
+  headers: Record<string, string>;
+  /** name -> sealed value */
+  secret_headers: Record<string, string>;
   hops: number | null;
   origin_event_id: string | null;
   traceparent: string | null;
 }
 
 /** The subscription's side of SUBSCRIPTION_SEND_COLUMNS. */
-export type SubscriptionSendRow = Pick<SendRow, 'url' | 'token' | 'secret' | 'previous_secret'>;
+export type SubscriptionSendRow = Pick<
+  SendRow,
+  'url' | 'token' | 'secret' | 'previous_secret' | 'headers' | 'secret_headers'
+>;
 
 /**
- * A subscription's credentials opened to send with (they are stored sealed, see secrets/): its token, and the
- * secrets that sign, current first.
+ * A subscription's credentials opened to send with (they are stored sealed, see secrets/): its token, the
+ * secrets that sign, current first, and its custom headers, secret ones opened.
  */
 export function openSendCredentials(r: SubscriptionSendRow, subscriptionId: string, box: SecretBox) {
   const context = subscriptionContext(subscriptionId);
   return {
     token: box.openOptional(r.token, context),
     secrets: [r.secret, r.previous_secret].filter((x): x is string => Boolean(x)).map((x) => box.open(x, context)),
+    headers: r.headers ?? {},
+    secretHeaders: openSecretHeaders(r.secret_headers ?? {}, subscriptionId, box),
   };
 }
+
+/** A subscription's secret headers, opened (each is sealed bound to its subscription and its name). */
+export const openSecretHeaders = (sealed: Record<string, string>, subscriptionId: string, box: SecretBox) =>
+  Object.fromEntries(
+    Object.entries(sealed).map(([name, value]) => [name, box.open(value, secretHeaderContext(subscriptionId, name))]),
+  );
 
 /** The row as the dispatcher sends it, under `lease`: credentials opened. `id` null: fanned out, no row written yet. */
 export const toClaimedDelivery = (r: SendRow, box: SecretBox, lease: DeliveryLease): ClaimedDelivery => ({

@@ -74,7 +74,12 @@ describe('the statements', () => {
           { leaseMs: 1, limit: 1, skipSubscriptions: [] } as unknown as OutboxLease,
           1,
         ),
-      () => subscriptions.create({ token: 't', secret: 's' } as NewSubscription),
+      () =>
+        subscriptions.create({
+          token: 't',
+          secret: 's',
+          headers: { plain: {}, secret: {} },
+        } as unknown as NewSubscription),
       () => subscriptions.list(),
       () => subscriptions.findById('s'),
       () => subscriptions.update('s', {}),

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { OperationalEventType, SubscriptionFilter } from '@app/contracts';
 import { CircuitState } from '@app/delivery';
-import { SecretBox, subscriptionContext } from '../secrets/secret-box';
-import { openSendCredentials, SubscriptionSendRow } from '../sql/send-row';
+import { SecretBox, secretHeaderContext, subscriptionContext } from '../secrets/secret-box';
+import { openSecretHeaders, openSendCredentials, SubscriptionSendRow } from '../sql/send-row';
 import {
   CREATE_SUBSCRIPTION,
   DELETE_SUBSCRIPTION,
@@ -15,7 +15,7 @@ import {
 } from './subscription.sql';
 
 /**
- * A row of `subscriptions`. `token`, `secret` and `previous_secret` are sealed (secrets/): this repository seals
+ * A row of `subscriptions`. `token`, `secret`, `previous_secret` and `secret_headers`' values are sealed (secrets/): this repository seals
  * what it writes; only the credential just made is handed back in the clear (`Issued`), and findSendable opens
  * a subscription's credentials for a test send to its own URL.
  */
@@ -36,6 +36,10 @@ export interface SubscriptionRow {
   /** plants: New Plant webhooks; operational: Plant Store's own events (those of event_types, null for all). */
   kind: SubscriptionKind;
   event_types: OperationalEventType[] | null;
+  /** Custom headers sent with each delivery, name -> value. */
+  headers: Record<string, string>;
+  /** Secret ones, name -> sealed value (secretHeaderContext): never shown again. */
+  secret_headers: Record<string, string>;
   created_at: Date;
   updated_at: Date;
   max_deliveries_per_second: number | null;
@@ -64,6 +68,14 @@ export interface NewSubscription {
   eventTypes: OperationalEventType[] | null;
   maxDeliveriesPerSecond: number | null;
   maxConcurrency: number | null;
+  /** Custom headers: `secret` ones are sealed here. */
+  headers: CustomHeaders;
+}
+
+/** A subscription's custom headers, values in the clear (see libs/delivery's custom-headers). */
+export interface CustomHeaders {
+  plain: Record<string, string>;
+  secret: Record<string, string>;
 }
 
 export type SubscriptionKind = 'plants' | 'operational';
@@ -86,6 +98,8 @@ export interface SubscriptionChange {
   /** null removes the limit. */
   maxDeliveriesPerSecond?: number | null;
   maxConcurrency?: number | null;
+  /** All of them as they are to be: the ones not given are removed. */
+  headers?: CustomHeaders;
 }
 
 /** What a test send needs, credentials opened: they go to the subscriber's URL and nowhere else. */
@@ -97,6 +111,8 @@ export interface SendableSubscription {
   secrets: string[];
   kind: SubscriptionKind;
   eventTypes: OperationalEventType[] | null;
+  headers: Record<string, string>;
+  secretHeaders: Record<string, string>;
 }
 
 /** Disabling keeps (or sets) a reason; enabling clears it. */
@@ -110,6 +126,17 @@ export class SubscriptionRepository {
 
   private seal(value: string, id: string): string {
     return this.box.seal(value, subscriptionContext(id));
+  }
+
+  private sealHeaders(secret: Record<string, string>, id: string): Record<string, string> {
+    return Object.fromEntries(
+      Object.entries(secret).map(([n, v]) => [n, this.box.seal(v, secretHeaderContext(id, n))]),
+    );
+  }
+
+  /** A row's custom headers, secret ones opened: for a change to be checked and written whole (never shown). */
+  headersOf(row: SubscriptionRow): CustomHeaders {
+    return { plain: row.headers, secret: openSecretHeaders(row.secret_headers, row.id, this.box) };
   }
 
   async create(s: NewSubscription): Promise<Issued> {
@@ -127,6 +154,8 @@ export class SubscriptionRepository {
       s.eventTypes,
       s.maxDeliveriesPerSecond,
       s.maxConcurrency,
+      JSON.stringify(s.headers.plain),
+      JSON.stringify(this.sealHeaders(s.headers.secret, id)),
     ]);
     return { row: rows[0], secret: s.secret };
   }
@@ -157,6 +186,8 @@ export class SubscriptionRepository {
       change.maxDeliveriesPerSecond ?? null,
       change.maxConcurrency !== undefined,
       change.maxConcurrency ?? null,
+      change.headers === undefined ? null : JSON.stringify(change.headers.plain),
+      change.headers === undefined ? null : JSON.stringify(this.sealHeaders(change.headers.secret, id)),
     ]);
     return rows[0] ?? null;
   }

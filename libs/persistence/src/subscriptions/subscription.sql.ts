@@ -17,10 +17,12 @@ export const CREATE_SUBSCRIPTION = statement({
     'operational: the event types it receives, or null for all',
     'maxDeliveriesPerSecond, or null',
     'maxConcurrency, or null',
+    'its custom headers (jsonb, name -> value)',
+    'its secret headers (jsonb, name -> sealed value)',
   ],
   text: `INSERT INTO subscriptions (id, url, token, secret, signature, public_key, description, filter, kind, event_types,
-                                max_deliveries_per_second, max_concurrency)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
+                                max_deliveries_per_second, max_concurrency, headers, secret_headers)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
 });
 
 export const LIST_SUBSCRIPTIONS = statement({
@@ -59,6 +61,8 @@ export const UPDATE_SUBSCRIPTION = statement({
     'the new maxDeliveriesPerSecond, or null to remove it',
     'whether maxConcurrency changes',
     'the new maxConcurrency, or null to remove it',
+    'all its custom headers now (jsonb), or null to keep them',
+    'all its secret headers now (jsonb, sealed values), or null to keep them',
   ],
   text: `UPDATE subscriptions SET
          url = COALESCE($2, url),
@@ -77,6 +81,8 @@ export const UPDATE_SUBSCRIPTION = statement({
          description = COALESCE($6, description),
          filter = COALESCE($8::jsonb, filter),
          event_types = CASE WHEN $9::boolean THEN $10::text[] ELSE event_types END,
+         headers = COALESCE($15::jsonb, headers),
+         secret_headers = COALESCE($16::jsonb, secret_headers),
          updated_at = now()
        WHERE id = $1 AND deleted_at IS NULL RETURNING *`,
 });

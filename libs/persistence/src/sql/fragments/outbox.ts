@@ -107,4 +107,5 @@ export const DELIVERY_SEND_COLUMNS = (o: string) =>
  * set a moment ago to the first delivery it sends (not only from its next heartbeat).
  */
 export const SUBSCRIPTION_SEND_COLUMNS = `s.url, s.token, s.secret, s.max_deliveries_per_second, s.max_concurrency,
-  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret`;
+  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret,
+  s.headers, s.secret_headers`;
