@@ -10,6 +10,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { PlantWebhookModule } from './plant-webhook/plant-webhook.module';
 import { PlantsModule } from './plants/plants.module';
 import { SubscriptionsModule } from './subscriptions/subscriptions.module';
+import { BackfillsModule } from './backfills/backfills.module';
 import { AuditModule } from './audit/audit.module';
 import { DeadLettersModule } from './dead-letters/dead-letters.module';
 import { OverviewModule } from './overview/overview.module';
@@ -32,6 +33,7 @@ export class GatewayModule {
         HealthModule,
         PlantsModule,
         SubscriptionsModule,
+        BackfillsModule,
         AuditModule,
         DeliveriesModule,
         DeadLettersModule,

@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { ConfigModule, WorkerConfig } from '@app/config';
 import { Tracing, TracingModule } from '@app/observability';
 import { DatabaseModule } from '@app/persistence';
+import { BackfillModule } from './backfill/backfill.module';
 import { DeadLettersModule } from './dead-letters/dead-letters.module';
 import { DeliveryModule } from './delivery/delivery.module';
 import { WorkerHealthController } from './health/worker-health.controller';
@@ -13,7 +14,7 @@ import { ConsumerState } from './health/consumer-state';
 
 /**
  * plant.created in and stored, poison dead-lettered (ingest) → deliveries out (delivery) → old rows pruned
- * (retention); the dead-letter topic kept in PostgreSQL for review (dead-letters); counters (metrics); health
+ * (retention); backfills queued at their pace (backfill); the dead-letter topic kept in PostgreSQL for review (dead-letters); counters (metrics); health
  * and the backlog gauge here.
  */
 @Module({})
@@ -29,6 +30,7 @@ export class WorkerModule {
         IngestModule.forRoot(consumerState),
         DeliveryModule,
         RetentionModule,
+        BackfillModule,
         DeadLettersModule.forRoot(consumerState),
       ],
       controllers: [WorkerHealthController],

@@ -27,6 +27,9 @@ export const validateSubscriptionUpdate = validator<SubscriptionUpdateBody>('Sub
 export type SubscriptionTestBody = Schema<'SubscriptionTest'>;
 export const validateSubscriptionTest = validator<SubscriptionTestBody>('SubscriptionTest');
 
+export type BackfillCreateBody = Schema<'BackfillCreate'>;
+export const validateBackfillCreate = validator<BackfillCreateBody>('BackfillCreate');
+
 export type DeliveryRetryFilterBody = Schema<'DeliveryRetryFilter'>;
 export const validateDeliveryRetryFilter = validator<DeliveryRetryFilterBody>('DeliveryRetryFilter');
 

@@ -21,7 +21,7 @@ SELECT id, seq, subscription_id, event_id, plant_id, event_type, status, attempt
 -- $1: the delivery's id
 SELECT d.id, d.seq, d.subscription_id, d.event_id, d.plant_id, d.event_type, d.status, d.attempts, d.next_attempt_at, d.created_at, d.updated_at, d.attempt_log, coalesce(d.body, e.body) AS body, d.hops, d.origin_event_id,
               s.token IS NOT NULL AS has_token, s.headers AS custom_headers,
-              ARRAY(SELECT jsonb_object_keys(s.secret_headers) ORDER BY 1) AS secret_header_names
+              ARRAY(SELECT jsonb_object_keys(s.secret_headers) ORDER BY 1) AS secret_header_names, d.backfill_id
        FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
        LEFT JOIN outbox_events e ON d.body IS NULL AND e.event_id = d.event_id
        WHERE d.id = $1;

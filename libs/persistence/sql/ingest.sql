@@ -63,7 +63,7 @@ WITH input AS (
   SELECT u.*, l.hops, l.origin_event_id, l.traceparent FROM upserted u JOIN latest l ON l.event_id = u.last_event_id
 ), to_outbox AS (
   SELECT last_event_id AS event_id, id AS plant_id, tag, last_event_time AS event_time, hops, origin_event_id,
-         traceparent, (extra || jsonb_strip_nulls(jsonb_build_object('id', id, 'name', name, 'tag', tag)))::text AS body,
+         traceparent, (c.extra || jsonb_strip_nulls(jsonb_build_object('id', c.id, 'name', c.name, 'tag', c.tag)))::text AS body,
          NOT EXISTS (
   SELECT 1 FROM outbox_events p
   WHERE p.plant_id = c.id AND p.fanned_out_at IS NULL) AS free

@@ -206,21 +206,25 @@ WITH candidates AS MATERIALIZED (
     AND NOT EXISTS (
   SELECT 1 FROM deliveries earlier
   WHERE earlier.subscription_id = c.subscription_id AND earlier.plant_id = c.plant_id AND earlier.status = 'pending' AND earlier.seq < c.seq)
+    AND (d.backfill_id IS NULL OR EXISTS (
+    SELECT 1 FROM plants bp WHERE bp.id = d.plant_id AND bp.last_event_id = d.origin_event_id))
   LIMIT $1
   FOR UPDATE OF d SKIP LOCKED
 ), claimed AS (
   UPDATE deliveries d SET leased_until = now() + $3 * interval '1 millisecond', lease_token = $4
   FROM due, subscriptions s
   WHERE d.id = due.id AND s.id = d.subscription_id
-  RETURNING d.id, d.subscription_id, d.event_id, d.plant_id, d.body, d.event_time, d.attempts, d.hops, d.origin_event_id, d.traceparent, s.url, s.token, s.secret, s.max_deliveries_per_second, s.max_concurrency,
+  RETURNING d.id, d.subscription_id, d.event_id, d.plant_id, d.body, d.event_time, d.attempts, d.hops, d.origin_event_id, d.traceparent, d.backfill_id, s.url, s.token, s.secret, s.max_deliveries_per_second, s.max_concurrency,
   CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret,
   s.headers, s.secret_headers
 )
 -- Always one row at least: how many were due tells the dispatcher whether to claim again as slots free up.
 -- (Deliveries of disabled subscriptions stay pending without being due, so they do not count.)
+-- In plant-id order: a subscriber's claimed deliveries queue in this order (a backfill's go out by plant id).
 SELECT claimed.*, n.due FROM (
   SELECT count(*)::int AS due FROM candidates c JOIN subscriptions s ON s.id = c.subscription_id AND s.enabled
-) n LEFT JOIN claimed ON true;
+) n LEFT JOIN claimed ON true
+ORDER BY claimed.plant_id;
 
 -- record-attempts
 -- Sent by OutboxRepository.record.

@@ -13,6 +13,7 @@ export * from './schema/migrate';
 export * from './plants/plant.repository';
 export * from './subscriptions/subscription.repository';
 export * from './subscriber-health/subscriber-health.repository';
+export * from './backfills/backfill.repository';
 export * from './deliveries/delivery.repository';
 export * from './deliveries/outbox.repository';
 export * from './ingest/ingest.repository';

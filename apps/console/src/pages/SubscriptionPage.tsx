@@ -7,6 +7,7 @@ import { PortalLinks } from './PortalLinks';
 import { describeReceives, EventType, EventTypesField, SecretOnce, splitTags, Subscription } from './Subscriptions';
 
 type TestResult = Schema<'SubscriptionTestResult'>;
+type Backfill = Schema<'Backfill'>;
 
 /**
  * One subscription: edit it, enable or disable it, rotate its secret, and send it a test New Plant to see what its
@@ -89,6 +90,7 @@ export function SubscriptionPage({ id }: { id: string }) {
       />
       <TestSend id={s.id} operational={s.kind === 'operational'} />
       {!PORTAL && <PortalLinks id={s.id} />}
+      {!PORTAL && <Backfills id={s.id} />}
     </>
   );
 }
@@ -334,4 +336,112 @@ function parseHeaders(text: string): Record<string, string> | null {
     out[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
   }
   return out;
+}
+
+/**
+ * Backfills: send the receiver the current state of every plant it would receive (or those changed since a time),
+ * with the progress of each, refreshed while one runs; a running one can be cancelled.
+ */
+function Backfills({ id }: { id: string }) {
+  const [items, setItems] = useState<Backfill[]>([]);
+  const [note, setNote] = useState<Note>(null);
+  const [since, setSince] = useState('');
+  const [rate, setRate] = useState('50');
+  const load = useCallback(
+    () =>
+      ok(client.GET('/subscriptions/{id}/backfills', { params: { path: { id } } })).then(setItems, (e: Error) =>
+        setNote({ error: true, text: e.message }),
+      ),
+    [id],
+  );
+  useEffect(() => void load(), [load]);
+  const active = items.some((b) => b.state === 'running' || b.state === 'cancelling');
+  useEffect(() => {
+    if (!active) return;
+    const timer = setInterval(() => void load(), 2000);
+    return () => clearInterval(timer);
+  }, [active, load]);
+  const start = async (e: FormEvent) => {
+    e.preventDefault();
+    try {
+      const body = { ratePerSecond: Number(rate), ...(since ? { since: new Date(since).toISOString() } : {}) };
+      await ok(client.POST('/subscriptions/{id}/backfills', { params: { path: { id } }, body }));
+      setNote({ error: false, text: 'Backfill started.' });
+      await load();
+    } catch (err) {
+      setNote({ error: true, text: (err as Error).message });
+    }
+  };
+  const cancel = async (backfillId: string) => {
+    try {
+      await ok(
+        client.POST('/subscriptions/{id}/backfills/{backfillId}/cancel', { params: { path: { id, backfillId } } }),
+      );
+      setNote({ error: false, text: 'Backfill cancelled: nothing more of it is sent.' });
+      await load();
+    } catch (err) {
+      setNote({ error: true, text: (err as Error).message });
+    }
+  };
+  return (
+    <>
+      <h2>Backfill</h2>
+      <p>
+        Sends the receiver every plant it would receive (its filter applies) as it is now, in plant-id order, each
+        marked with a <code>plant-store-backfill</code> header, at the rate given; live deliveries go first.
+      </p>
+      <form onSubmit={start} aria-label="Start a backfill">
+        <label>
+          Only plants changed since (optional)
+          <input type="datetime-local" value={since} onChange={(e) => setSince(e.target.value)} />
+        </label>
+        <label>
+          Deliveries per second
+          <input value={rate} onChange={(e) => setRate(e.target.value)} inputMode="numeric" size={6} required />
+        </label>
+        <button type="submit" disabled={active}>
+          Start a backfill
+        </button>
+      </form>
+      <Notice note={note} />
+      {items.length > 0 && (
+        <table>
+          <caption>Backfills, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Started</th>
+              <th scope="col">State</th>
+              <th scope="col">Progress</th>
+              <th scope="col">Superseded</th>
+              <th scope="col">Action</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((b) => (
+              <tr key={b.id}>
+                <td>{new Date(b.createdAt).toLocaleString()}</td>
+                <td>{b.state}</td>
+                <td>
+                  <progress
+                    value={b.sent}
+                    max={Math.max(b.total, b.sent, 1)}
+                    aria-label={`${b.sent} of ${b.total} plants sent`}
+                  />{' '}
+                  {b.sent} of {b.total}
+                </td>
+                <td>{b.superseded}</td>
+                <td>
+                  {b.state === 'running' && (
+                    <button type="button" onClick={() => void cancel(b.id)}>
+                      Cancel
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
 }

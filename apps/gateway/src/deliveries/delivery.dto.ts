@@ -24,7 +24,7 @@ export const mapDelivery = (r: DeliveryRow): DeliveryDto => ({
 function lastSentHeaders(r: DeliveryDetailRow): Record<string, string> | null {
   const last = [...r.attempt_log].reverse().find((a) => a.signature);
   if (!last) return null;
-  const loop = { hops: r.hops, originEventId: r.origin_event_id ?? r.event_id };
+  const loop = { hops: r.hops, originEventId: r.origin_event_id ?? r.event_id, backfillId: r.backfill_id };
   return sentHeaders(r.event_id, last, loop, r.has_token, {
     headers: r.custom_headers,
     secretHeaderNames: r.secret_header_names,

@@ -28,6 +28,7 @@ export class DeliverySender implements OnApplicationShutdown {
       token: d.token,
       headers: d.headers,
       secretHeaders: d.secretHeaders,
+      backfillId: d.backfillId,
       hops: d.hops,
       originEventId: d.originEventId,
       traceparent: this.tracing.traceparent(span),

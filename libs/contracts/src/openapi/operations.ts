@@ -61,6 +61,7 @@ const instant = (description: string) => ({
   },
 });
 const subscriptionId = idParam('id', { type: 'string', format: 'uuid' }, 'Subscription id');
+const backfillId = idParam('backfillId', { type: 'string', format: 'uuid' }, 'Backfill id');
 const deliveryId = idParam('id', { type: 'string', format: 'uuid' }, 'Delivery id');
 const deadLetterId = idParam('id', { type: 'string', pattern: '^[1-9][0-9]{0,17}$' }, 'Dead-letter id');
 const idsBody = { required: true, ...json(ref('DeadLetterIds')) };
@@ -288,6 +289,76 @@ export const operations: Record<string, unknown> = {
         '401': unauthorized,
         '403': forbidden,
         '404': notFound,
+        '422': badParameter,
+      },
+    },
+  },
+  '/subscriptions/{id}/backfills': {
+    post: {
+      operationId: 'createBackfill',
+      summary: 'Send the subscriber the current state of every plant it would receive (or those changed since)',
+      description:
+        'New Plant webhooks in plant-id order, its filter applied, each with `plant-store-backfill: <backfill id>` ' +
+        'and a `webhook-id` of its own; paced at `ratePerSecond`, resumed after a worker crash, cancellable. A ' +
+        "plant's backfilled version never overtakes, nor follows, a newer live delivery of it to this subscriber. " +
+        'One backfill per subscription at a time (409 while one is running).',
+      tags: ['Subscriptions'],
+      security: adminWrite,
+      parameters: [subscriptionId],
+      requestBody: { required: false, ...json(ref('BackfillCreate')) },
+      responses: {
+        '201': ok('Started', ref('Backfill')),
+        '401': unauthorized,
+        '403': forbidden,
+        '404': notFound,
+        '409': problem('A backfill of this subscription is running: wait for it, or cancel it'),
+        '422': invalidBody,
+      },
+    },
+    get: {
+      operationId: 'listBackfills',
+      summary: "The subscription's backfills, newest first (the last 100), with their progress",
+      tags: ['Subscriptions'],
+      security: adminRead,
+      parameters: [subscriptionId],
+      responses: {
+        '200': ok('Its backfills', { type: 'array', items: ref('Backfill') }),
+        '401': unauthorized,
+        '403': forbidden,
+        '404': notFound,
+        '422': badParameter,
+      },
+    },
+  },
+  '/subscriptions/{id}/backfills/{backfillId}': {
+    get: {
+      operationId: 'getBackfill',
+      summary: 'A backfill and its progress',
+      tags: ['Subscriptions'],
+      security: adminRead,
+      parameters: [subscriptionId, backfillId],
+      responses: {
+        '200': ok('The backfill', ref('Backfill')),
+        '401': unauthorized,
+        '403': forbidden,
+        '404': notFound,
+        '422': badParameter,
+      },
+    },
+  },
+  '/subscriptions/{id}/backfills/{backfillId}/cancel': {
+    post: {
+      operationId: 'cancelBackfill',
+      summary: 'Stop a running backfill: nothing more of it is sent (deliveries in flight finish)',
+      tags: ['Subscriptions'],
+      security: adminWrite,
+      parameters: [subscriptionId, backfillId],
+      responses: {
+        '200': ok('Cancelling', ref('Backfill')),
+        '401': unauthorized,
+        '403': forbidden,
+        '404': notFound,
+        '409': problem('It is not running (completed or cancelled already)'),
         '422': badParameter,
       },
     },

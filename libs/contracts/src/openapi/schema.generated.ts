@@ -322,6 +322,61 @@ export interface paths {
         patch: operations["updateSubscription"];
         trace?: never;
     };
+    "/subscriptions/{id}/backfills": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The subscription's backfills, newest first (the last 100), with their progress */
+        get: operations["listBackfills"];
+        put?: never;
+        /**
+         * Send the subscriber the current state of every plant it would receive (or those changed since)
+         * @description New Plant webhooks in plant-id order, its filter applied, each with `plant-store-backfill: <backfill id>` and a `webhook-id` of its own; paced at `ratePerSecond`, resumed after a worker crash, cancellable. A plant's backfilled version never overtakes, nor follows, a newer live delivery of it to this subscriber. One backfill per subscription at a time (409 while one is running).
+         */
+        post: operations["createBackfill"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscriptions/{id}/backfills/{backfillId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A backfill and its progress */
+        get: operations["getBackfill"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscriptions/{id}/backfills/{backfillId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stop a running backfill: nothing more of it is sent (deliveries in flight finish) */
+        post: operations["cancelBackfill"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/subscriptions/{id}/portal-links": {
         parameters: {
             query?: never;
@@ -586,6 +641,57 @@ export interface components {
             items: components["schemas"]["AuditEvent"][];
             /** @description Pass as `cursor` for the next page; null on the last */
             nextCursor: string | null;
+        };
+        Backfill: {
+            /** Format: date-time */
+            createdAt: string;
+            createdBy: string;
+            /** Format: date-time */
+            finishedAt: string | null;
+            /**
+             * Format: uuid
+             * @description Sent as `plant-store-backfill` with each of its deliveries
+             */
+            id: string;
+            /**
+             * Format: int64
+             * @description The cursor: plants up to this id have been looked at
+             */
+            lastPlantId: number | null;
+            /** @description Queued, not yet answered for good (retries included) */
+            pending: number;
+            /** @description Deliveries written so far, in plant-id order */
+            queued: number;
+            ratePerSecond: number;
+            /** @description Of those, answered for good: succeeded, or failed after their last attempt (see their deliveries) */
+            sent: number;
+            /** Format: date-time */
+            since: string | null;
+            /**
+             * @description running, then completed once every plant is queued and answered; cancelling (nothing more is sent; those in flight finish), then cancelled
+             * @enum {string}
+             */
+            state: "running" | "cancelling" | "completed" | "cancelled";
+            /** Format: uuid */
+            subscriptionId: string;
+            /** @description Not sent: the plant changed meanwhile, and its live delivery (after this one, never before) has it */
+            superseded: number;
+            /** @description Plants it would send when it was asked for (a plant stored since may add) */
+            total: number;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        BackfillCreate: {
+            /**
+             * @description Deliveries per second at most, so that live deliveries keep their latency
+             * @default 50
+             */
+            ratePerSecond?: number;
+            /**
+             * Format: date-time
+             * @description Only plants changed (stored or updated) at or after this time; every plant when absent
+             */
+            since?: string;
         };
         /** @description A record of plant.created.dlq: an event the worker could not store, and what an operator did to it */
         DeadLetter: {
@@ -2263,6 +2369,268 @@ export interface operations {
                 };
             };
             /** @description Invalid body or id */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listBackfills: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Its backfills */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Backfill"][];
+                };
+            };
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createBackfill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BackfillCreate"];
+            };
+        };
+        responses: {
+            /** @description Started */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Backfill"];
+                };
+            };
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A backfill of this subscription is running: wait for it, or cancel it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body does not match its schema, or would not be stored as sent: a NUL or unpaired surrogate in any string or property name, a number a double cannot carry exactly (each field named in `errors`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getBackfill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Backfill id */
+                backfillId: string;
+                /** @description Subscription id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backfill */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Backfill"];
+                };
+            };
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelBackfill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Backfill id */
+                backfillId: string;
+                /** @description Subscription id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancelling */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Backfill"];
+                };
+            };
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An admin token without the scope this operation needs (named in `detail`), or a portal link token used outside its own subscription */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description It is not running (completed or cancelled already) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -37,6 +37,8 @@ export interface ClaimedDelivery {
   /** The subscription's custom headers, sent with it; secret ones opened (never logged nor shown). */
   headers?: Record<string, string>;
   secretHeaders?: Record<string, string>;
+  /** Set on a delivery of a backfill (the current state of its plant, asked for by the subscriber). */
+  backfillId?: string | null;
   /** Sent as LoopHeaders: this delivery is hop `hops + 1` of the chain started by `originEventId`. */
   hops: number;
   originEventId: string;

@@ -21,6 +21,8 @@ export interface WebhookRequest {
   /** The subscription's custom headers (see custom-headers.ts): shown to operators, and secret ones, never shown. */
   headers?: Record<string, string>;
   secretHeaders?: Record<string, string>;
+  /** A delivery of a backfill: sent as `plant-store-backfill`. */
+  backfillId?: string | null;
   /** This is hop `hops + 1` of the chain started by `originEventId` (see LoopHeaders). */
   hops: number;
   originEventId: string;
@@ -36,13 +38,16 @@ const MAX_RESPONSE_BYTES = 1024;
 /** What an operator is shown in place of a subscriber's token: it is a credential, never displayed or logged. */
 export const HIDDEN_TOKEN = 'Bearer [the subscription token, not shown]';
 
+/** Marks a delivery of a backfill (the current state of a plant, asked for), naming the backfill. */
+export const BACKFILL_HEADER = 'plant-store-backfill';
+
 /**
  * The headers a webhook goes out with, around its Standard Webhooks signature headers. The subscription's custom
  * headers come first: none can replace one of ours (they are refused when saved, and ours are written after).
  */
 export function webhookHeaders(
   signed: { 'webhook-id': string; 'webhook-timestamp': string; 'webhook-signature': string },
-  r: Pick<WebhookRequest, 'hops' | 'originEventId' | 'traceparent' | 'headers' | 'secretHeaders'>,
+  r: Pick<WebhookRequest, 'hops' | 'originEventId' | 'traceparent' | 'headers' | 'secretHeaders' | 'backfillId'>,
   authorization: string | null,
 ): Record<string, string> {
   const headers: Record<string, string> = {
@@ -58,6 +63,7 @@ export function webhookHeaders(
   if (authorization) headers.authorization = authorization;
   // The attempt's own span: a receiver that traces continues the sender's trace.
   if (r.traceparent) headers.traceparent = r.traceparent;
+  if (r.backfillId) headers[BACKFILL_HEADER] = r.backfillId;
   return headers;
 }
 
@@ -70,7 +76,7 @@ export function webhookHeaders(
 export function sentHeaders(
   messageId: string,
   attempt: Pick<DeliveryAttempt, 'attemptedAt' | 'signature'>,
-  r: Pick<WebhookRequest, 'hops' | 'originEventId'>,
+  r: Pick<WebhookRequest, 'hops' | 'originEventId' | 'backfillId'>,
   hadToken: boolean,
   custom: { headers: Record<string, string>; secretHeaderNames: string[] } = { headers: {}, secretHeaderNames: [] },
 ): Record<string, string> | null {
@@ -81,7 +87,7 @@ export function sentHeaders(
     'webhook-signature': attempt.signature,
   };
   const secretHeaders = Object.fromEntries(custom.secretHeaderNames.map((n) => [n, HIDDEN_HEADER]));
-  const shown = { hops: r.hops, originEventId: r.originEventId };
+  const shown = { hops: r.hops, originEventId: r.originEventId, backfillId: r.backfillId };
   return webhookHeaders(signed, { ...shown, headers: custom.headers, secretHeaders }, hadToken ? HIDDEN_TOKEN : null);
 }
 

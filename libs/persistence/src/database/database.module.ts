@@ -11,6 +11,7 @@ import { SubscriptionRepository } from '../subscriptions/subscription.repository
 import { SubscriberHealthRepository } from '../subscriber-health/subscriber-health.repository';
 import { SecretBox, secretBoxFrom } from '../secrets/secret-box';
 import { AuditRepository } from '../audit/audit.repository';
+import { BackfillRepository } from '../backfills/backfill.repository';
 import { DeadLetterRepository } from '../dead-letters/dead-letter.repository';
 import { PortalLinkRepository } from '../portal-links/portal-link.repository';
 import { OperationalEventRepository } from '../operational/operational-event.repository';
@@ -49,6 +50,7 @@ const repositories = [
   PortalLinkRepository,
   OperationalEventRepository,
   SubscriberHealthRepository,
+  BackfillRepository,
 ];
 
 /**

@@ -38,6 +38,8 @@ export interface DeliveryDetailRow extends DeliveryRow {
   /** The subscription's custom headers, and the names of its secret ones (their values are never read here). */
   custom_headers: Record<string, string>;
   secret_header_names: string[];
+  /** The backfill it belongs to, if any. */
+  backfill_id: string | null;
 }
 
 export interface DeliveryFilter {

@@ -34,7 +34,7 @@ export const FIND_DELIVERY = statement({
   params: ["the delivery's id"],
   text: `SELECT ${columnsOf('d')}, d.attempt_log, coalesce(d.body, e.body) AS body, d.hops, d.origin_event_id,
               s.token IS NOT NULL AS has_token, s.headers AS custom_headers,
-              ARRAY(SELECT jsonb_object_keys(s.secret_headers) ORDER BY 1) AS secret_header_names
+              ARRAY(SELECT jsonb_object_keys(s.secret_headers) ORDER BY 1) AS secret_header_names, d.backfill_id
        FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
        LEFT JOIN outbox_events e ON d.body IS NULL AND e.event_id = d.event_id
        WHERE d.id = $1`,

@@ -2,6 +2,7 @@ import { statement } from '../sql/statement';
 import { deliveryExhaustedEvents, operationalEvents, subscriptionDisabledEvents } from '../sql/fragments/operational';
 import {
   attemptEntry,
+  backfillCurrent,
   DELIVERY_SEND_COLUMNS,
   disableGone,
   noEarlierPending,
@@ -42,6 +43,7 @@ WITH candidates AS MATERIALIZED (
   WHERE d.status = 'pending' AND (d.leased_until IS NULL OR d.leased_until < now())
     AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = c.subscription_id AND s.enabled)
     AND ${noEarlierPending('c.subscription_id', 'c.plant_id', 'c.seq')}
+    AND ${backfillCurrent('d')}
   LIMIT $1
   FOR UPDATE OF d SKIP LOCKED
 ), claimed AS (
@@ -52,9 +54,11 @@ WITH candidates AS MATERIALIZED (
 )
 -- Always one row at least: how many were due tells the dispatcher whether to claim again as slots free up.
 -- (Deliveries of disabled subscriptions stay pending without being due, so they do not count.)
+-- In plant-id order: a subscriber's claimed deliveries queue in this order (a backfill's go out by plant id).
 SELECT claimed.*, n.due FROM (
   SELECT count(*)::int AS due FROM candidates c JOIN subscriptions s ON s.id = c.subscription_id AND s.enabled
-) n LEFT JOIN claimed ON true`,
+) n LEFT JOIN claimed ON true
+ORDER BY claimed.plant_id`,
 });
 
 /**

@@ -1,6 +1,7 @@
 import {
   FANNED_OUT_SEND_COLUMNS,
   matchesFilter,
+  newPlantBody,
   noEarlierEventPending,
   noEarlierPending,
   receivesPlants,
@@ -88,7 +89,7 @@ WITH input AS (
   SELECT u.*, l.hops, l.origin_event_id, l.traceparent FROM upserted u JOIN latest l ON l.event_id = u.last_event_id
 ), to_outbox AS (
   SELECT last_event_id AS event_id, id AS plant_id, tag, last_event_time AS event_time, hops, origin_event_id,
-         traceparent, (extra || jsonb_strip_nulls(jsonb_build_object('id', id, 'name', name, 'tag', tag)))::text AS body,
+         traceparent, ${newPlantBody('c')} AS body,
          ${noEarlierEventPending('c.id')} AS free
   FROM changed c
   WHERE hops < $11 AND EXISTS (SELECT 1 FROM subscriptions s WHERE ${receivesPlants('s')})

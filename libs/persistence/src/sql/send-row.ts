@@ -22,6 +22,8 @@ export interface SendRow {
   headers: Record<string, string>;
   /** name -> sealed value */
   secret_headers: Record<string, string>;
+  /** Only CLAIM reads it (a backfill's deliveries are rows); absent elsewhere. */
+  backfill_id?: string | null;
   hops: number | null;
   origin_event_id: string | null;
   traceparent: string | null;
@@ -69,6 +71,7 @@ export const toClaimedDelivery = (r: SendRow, box: SecretBox, lease: DeliveryLea
   hops: r.hops ?? 0,
   originEventId: r.origin_event_id ?? r.event_id,
   traceparent: r.traceparent,
+  backfillId: r.backfill_id ?? null,
   lease: { ...lease }, // its own: renewing one delivery's lease says nothing of another's
 });
 

@@ -1,6 +1,7 @@
 import { Pool } from 'pg';
 import { AttemptRecord, ClaimedDelivery, IngestEvent, LeasedRef, OutboxLease } from '@app/delivery';
 import { AuditRepository } from '../audit/audit.repository';
+import { BackfillRepository } from '../backfills/backfill.repository';
 import { ArchivedDeadLetter, DeadLetterRepository } from '../dead-letters/dead-letter.repository';
 import { DeliveryRepository } from '../deliveries/delivery.repository';
 import { OutboxRepository } from '../deliveries/outbox.repository';
@@ -35,6 +36,14 @@ describe('the statements', () => {
   it('are every text the repositories send', async () => {
     const sent: string[] = [];
     const row = { due_events: 0, events: 0, deferred: 0, subscription_id: null, due: 0, id: null, n: 0, fanned: [] };
+    // A backfill that queues: its tick sends every one of its statements.
+    Object.assign(row, {
+      subscription_enabled: true,
+      pending: 0,
+      state: 'running',
+      exhausted: false,
+      rate_per_second: 1,
+    });
     const query = async (q: string | { text: string }) => {
       sent.push(typeof q === 'string' ? q : q.text);
       return { rows: [{ ...row, fresh: [], applied: [], unchanged: [], key_reused: [], suppressed: [] }], rowCount: 0 };
@@ -54,6 +63,7 @@ describe('the statements', () => {
     const deadLetters = new DeadLetterRepository(pool);
     const portalLinks = new PortalLinkRepository(pool);
     const health = new SubscriberHealthRepository(pool);
+    const backfills = new BackfillRepository(pool);
     const calls: (() => Promise<unknown>)[] = [
       () => outbox.fanOut(1, [], 1),
       () => outbox.claimDue(1, [], 1),
@@ -107,6 +117,13 @@ describe('the statements', () => {
       () => audit.record({ actor: 'a', action: 'b' }),
       () => audit.recordMany([{ actor: 'a', action: 'b' }]),
       () => audit.list({}, 1, null),
+      () => backfills.create('s', null, 1, 'a'),
+      () => backfills.list('s'),
+      () => backfills.findById('b', 's'),
+      () => backfills.cancel('b', 's'),
+      () => backfills.claim(1, 1, 't'),
+      () => backfills.tick({ id: 'b', token: 't' }, { elapsedMs: 1000, pendingSeconds: 1, settleMs: 1, leaseMs: 1 }),
+      () => backfills.release([{ id: 'b', token: 't' }]),
       () => deadLetters.archive([{ headers: {} } as ArchivedDeadLetter]),
       () => new OperationalEventRepository(pool).emit('dead_letter.created', {} as never),
       () => deadLetters.list(undefined, 1, null),

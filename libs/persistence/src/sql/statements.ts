@@ -1,6 +1,7 @@
 // Every statement the repositories send, by area: what `npm run generate:sql` renders into
 // libs/persistence/sql/<area>.sql. A statement left out of this list fails statements.spec.ts.
 import * as audit from '../audit/audit.sql';
+import * as backfills from '../backfills/backfill.sql';
 import * as deadLetters from '../dead-letters/dead-letter.sql';
 import * as deliveries from '../deliveries/delivery.sql';
 import * as fanOut from '../deliveries/fan-out.sql';
@@ -63,6 +64,18 @@ export const STATEMENTS: Record<string, readonly Statement[]> = {
     deadLetters.DISCARD_DEAD_LETTERS,
   ],
   operational: [operational.EMIT_OPERATIONAL_EVENT],
+  backfills: [
+    backfills.CREATE_BACKFILL,
+    backfills.LIST_BACKFILLS,
+    backfills.FIND_BACKFILL,
+    backfills.CANCEL_BACKFILL,
+    backfills.CLAIM_BACKFILLS,
+    backfills.LOCK_BACKFILL,
+    backfills.DROP_BACKFILL_ROWS,
+    backfills.QUEUE_BACKFILL,
+    backfills.ADVANCE_BACKFILL,
+    backfills.RELEASE_BACKFILLS,
+  ],
   retention: [
     retention.PRUNE_PROCESSED_EVENTS,
     retention.PRUNE_DELIVERIES,

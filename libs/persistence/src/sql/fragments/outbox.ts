@@ -22,6 +22,18 @@ export const noEarlierEventPending = (plantId: string, seq?: string) => `NOT EXI
   SELECT 1 FROM outbox_events p
   WHERE p.plant_id = ${plantId} AND p.fanned_out_at IS NULL${seq ? ` AND p.seq < ${seq}` : ''})`;
 
+/** The NewPlant a delivery sends, from a plants-shaped row `p` (id, name, tag, extra): the body stored and signed. */
+export const newPlantBody = (p: string) =>
+  `(${p}.extra || jsonb_strip_nulls(jsonb_build_object('id', ${p}.id, 'name', ${p}.name, 'tag', ${p}.tag)))::text`;
+
+/**
+ * A backfill's delivery carries the plant as it was when queued (`origin_event_id`: the plant's last event then).
+ * Once the plant has changed, a newer live event delivers it (per-plant order puts that one after this row): this
+ * one must not go, or the subscriber would get the older version after, or instead of, the newer one.
+ */
+export const backfillCurrent = (d: string) => `(${d}.backfill_id IS NULL OR EXISTS (
+    SELECT 1 FROM plants bp WHERE bp.id = ${d}.plant_id AND bp.last_event_id = ${d}.origin_event_id))`;
+
 /** The event's columns a delivery row copies (the row that waits carries its own body). */
 export const EVENT_DELIVERY_COLUMNS = (e: string) =>
   ['event_id', 'plant_id', 'body', 'event_time', 'hops', 'origin_event_id', 'traceparent'].map((c) => `${e}.${c}`);
@@ -97,6 +109,7 @@ export const DELIVERY_SEND_COLUMNS = (o: string) =>
     'hops',
     'origin_event_id',
     'traceparent',
+    'backfill_id',
   ]
     .map((c) => `${o}.${c}`)
     .join(', ');

@@ -1,0 +1,162 @@
+import { Pool } from 'pg';
+import {
+  ADVANCE_BACKFILL,
+  CANCEL_BACKFILL,
+  CLAIM_BACKFILLS,
+  CREATE_BACKFILL,
+  DROP_BACKFILL_ROWS,
+  FIND_BACKFILL,
+  LIST_BACKFILLS,
+  LOCK_BACKFILL,
+  QUEUE_BACKFILL,
+  RELEASE_BACKFILLS,
+} from './backfill.sql';
+
+export type BackfillState = 'running' | 'cancelling' | 'completed' | 'cancelled';
+
+/** A row of `backfills` (see migration 20). */
+export interface BackfillRow {
+  id: string;
+  subscription_id: string;
+  since: Date | null;
+  rate_per_second: number;
+  state: BackfillState;
+  total: number;
+  after_plant_id: string | null;
+  exhausted: boolean;
+  queued: number;
+  pending: number;
+  superseded: number;
+  dropped: number;
+  created_by: string;
+  created_at: Date;
+  updated_at: Date;
+  finished_at: Date | null;
+}
+
+/** A backfill this worker holds, under its lease. */
+export interface HeldBackfill {
+  id: string;
+  token: string;
+}
+
+/** How far one tick may go. */
+export interface BackfillTick {
+  /** Since its last tick: it may queue its rate's worth of that. */
+  elapsedMs: number;
+  /** Its unsent deliveries are kept below this many seconds of its rate, beyond `settleMs`: a slow subscriber is
+   * not sent a growing pile. */
+  pendingSeconds: number;
+  /** The wait before a queued delivery is due, ms (see QUEUE_BACKFILL). */
+  settleMs: number;
+  leaseMs: number;
+}
+
+/** Plants looked at per tick at most, beyond what is queued (a narrow filter skips many). */
+const SCAN_PER_TICK = 5000;
+
+/** The backfills of subscriptions: asked for through the admin API, run by the worker (BackfillRunner). */
+export class BackfillRepository {
+  constructor(private readonly pool: Pool) {}
+
+  /** Null when the subscription does not exist; throws ActiveBackfillError when one is running already. */
+  async create(subscriptionId: string, since: Date | null, ratePerSecond: number, actor: string) {
+    try {
+      const { rows } = await this.pool.query<BackfillRow>(CREATE_BACKFILL.text, [
+        subscriptionId,
+        since,
+        ratePerSecond,
+        actor,
+      ]);
+      return rows[0] ?? null;
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505') throw new ActiveBackfillError();
+      throw err;
+    }
+  }
+
+  async list(subscriptionId: string): Promise<BackfillRow[]> {
+    return (await this.pool.query<BackfillRow>(LIST_BACKFILLS.text, [subscriptionId])).rows;
+  }
+
+  async findById(id: string, subscriptionId: string): Promise<BackfillRow | null> {
+    return (await this.pool.query<BackfillRow>(FIND_BACKFILL.text, [id, subscriptionId])).rows[0] ?? null;
+  }
+
+  /** Null when it is not running (finished, or cancelled already). */
+  async cancel(id: string, subscriptionId: string): Promise<BackfillRow | null> {
+    return (await this.pool.query<BackfillRow>(CANCEL_BACKFILL.text, [id, subscriptionId])).rows[0] ?? null;
+  }
+
+  async claim(limit: number, leaseMs: number, token: string): Promise<HeldBackfill[]> {
+    if (limit <= 0) return [];
+    const { rows } = await this.pool.query<{ id: string; lease_token: string }>(CLAIM_BACKFILLS.text, [
+      limit,
+      leaseMs,
+      token,
+    ]);
+    return rows.map((r) => ({ id: r.id, token: r.lease_token }));
+  }
+
+  /**
+   * One step of a held backfill, in one transaction with its row locked: drops the unsent rows that must not go,
+   * queues the next plants (unless it is stopping, paused with its subscription disabled, or done) and moves its
+   * cursor with them, so a crash resumes exactly there. Its state after the step; null when its lease is lost.
+   */
+  async tick(held: HeldBackfill, t: BackfillTick): Promise<BackfillState | null> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const locked = await client.query<BackfillRow & { subscription_enabled: boolean; subscription_deleted: boolean }>(
+        LOCK_BACKFILL.text,
+        [held.id, held.token],
+      );
+      const b = locked.rows[0];
+      if (!b) {
+        await client.query('ROLLBACK');
+        return null;
+      }
+      const stop = b.state === 'cancelling' || b.subscription_deleted;
+      const drop = await client.query<{ superseded: number; dropped: number }>(DROP_BACKFILL_ROWS.text, [b.id, stop]);
+      let { after_plant_id: cursor, exhausted } = b;
+      let queued = 0;
+      const rate = b.rate_per_second;
+      const room = Math.min(
+        Math.round((rate * t.elapsedMs) / 1000),
+        Math.ceil(rate * (t.settleMs / 1000 + t.pendingSeconds)) - b.pending,
+      );
+      if (!stop && !exhausted && b.subscription_enabled && room > 0) {
+        const q = await client.query<{ queued: number; cursor: string | null; exhausted: boolean }>(
+          QUEUE_BACKFILL.text,
+          [b.id, b.subscription_id, cursor, b.since, room, SCAN_PER_TICK + room, t.settleMs, rate],
+        );
+        ({ queued, cursor, exhausted } = q.rows[0]);
+      }
+      const { rows } = await client.query<{ state: BackfillState }>(ADVANCE_BACKFILL.text, [
+        b.id,
+        cursor,
+        exhausted,
+        queued,
+        drop.rows[0].superseded,
+        drop.rows[0].dropped,
+        stop,
+        t.leaseMs,
+      ]);
+      await client.query('COMMIT');
+      return rows[0].state;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async release(held: HeldBackfill[]): Promise<void> {
+    if (held.length === 0) return;
+    await this.pool.query(RELEASE_BACKFILLS.text, [held.map((h) => h.id), held.map((h) => h.token)]);
+  }
+}
+
+/** One backfill per subscription at a time. */
+export class ActiveBackfillError extends Error {}
