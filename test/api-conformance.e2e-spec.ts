@@ -98,6 +98,13 @@ describe('API responses conform to the served document', () => {
     await ok(client.GET('/overview'));
     await ok(client.GET('/dead-letters'));
     await ok(client.GET('/audit', { params: { query: { subscriptionId: created.id } } }));
+    // A backfill of nothing (no plant changed since now): it completes at once, so its cancel is a 200 or a 409.
+    const since = new Date().toISOString();
+    const backfill = await ok(client.POST('/subscriptions/{id}/backfills', { ...path, body: { since } }));
+    const backfillPath = { params: { path: { id: created.id, backfillId: backfill.id } } };
+    await ok(client.GET('/subscriptions/{id}/backfills', path));
+    await ok(client.GET('/subscriptions/{id}/backfills/{backfillId}', backfillPath));
+    await client.POST('/subscriptions/{id}/backfills/{backfillId}/cancel', backfillPath);
 
     // Problems: each is application/problem+json with the Problem schema.
     await client.GET('/subscriptions/{id}', { params: { path: { id: randomUUID() } } }); // 404

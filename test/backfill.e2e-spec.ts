@@ -15,8 +15,8 @@ const PLANTS = 30;
 const fastEnv = (db: e2e.ScratchDatabase) =>
   e2e.baseEnv({
     DATABASE_URL: db.url,
-    DATABASE_STATEMENT_TIMEOUT_MS: '1000',
-    DATABASE_QUERY_TIMEOUT_MS: '2000',
+    DATABASE_STATEMENT_TIMEOUT_MS: '2000',
+    DATABASE_QUERY_TIMEOUT_MS: '4000',
     DELIVERY_TIMEOUT_MS: '2000',
     DELIVERY_POLL_MS: '200',
     // One request at a time per subscriber: the order they arrive in is the order they were sent in.

@@ -90,7 +90,7 @@ export function SubscriptionPage({ id }: { id: string }) {
       />
       <TestSend id={s.id} operational={s.kind === 'operational'} />
       {!PORTAL && <PortalLinks id={s.id} />}
-      {!PORTAL && <Backfills id={s.id} />}
+      <Backfills id={s.id} />
     </>
   );
 }

@@ -301,9 +301,9 @@ export const operations: Record<string, unknown> = {
         'New Plant webhooks in plant-id order, its filter applied, each with `plant-store-backfill: <backfill id>` ' +
         'and a `webhook-id` of its own; paced at `ratePerSecond`, resumed after a worker crash, cancellable. A ' +
         "plant's backfilled version never overtakes, nor follows, a newer live delivery of it to this subscriber. " +
-        'One backfill per subscription at a time (409 while one is running).',
+        'One backfill per subscription at a time (409 while one is running). Open to its portal link.',
       tags: ['Subscriptions'],
-      security: adminWrite,
+      security: adminWriteOrPortal,
       parameters: [subscriptionId],
       requestBody: { required: false, ...json(ref('BackfillCreate')) },
       responses: {
@@ -319,7 +319,7 @@ export const operations: Record<string, unknown> = {
       operationId: 'listBackfills',
       summary: "The subscription's backfills, newest first (the last 100), with their progress",
       tags: ['Subscriptions'],
-      security: adminRead,
+      security: adminReadOrPortal,
       parameters: [subscriptionId],
       responses: {
         '200': ok('Its backfills', { type: 'array', items: ref('Backfill') }),
@@ -335,7 +335,7 @@ export const operations: Record<string, unknown> = {
       operationId: 'getBackfill',
       summary: 'A backfill and its progress',
       tags: ['Subscriptions'],
-      security: adminRead,
+      security: adminReadOrPortal,
       parameters: [subscriptionId, backfillId],
       responses: {
         '200': ok('The backfill', ref('Backfill')),
@@ -351,7 +351,7 @@ export const operations: Record<string, unknown> = {
       operationId: 'cancelBackfill',
       summary: 'Stop a running backfill: nothing more of it is sent (deliveries in flight finish)',
       tags: ['Subscriptions'],
-      security: adminWrite,
+      security: adminWriteOrPortal,
       parameters: [subscriptionId, backfillId],
       responses: {
         '200': ok('Cancelling', ref('Backfill')),

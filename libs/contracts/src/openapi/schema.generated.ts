@@ -334,7 +334,7 @@ export interface paths {
         put?: never;
         /**
          * Send the subscriber the current state of every plant it would receive (or those changed since)
-         * @description New Plant webhooks in plant-id order, its filter applied, each with `plant-store-backfill: <backfill id>` and a `webhook-id` of its own; paced at `ratePerSecond`, resumed after a worker crash, cancellable. A plant's backfilled version never overtakes, nor follows, a newer live delivery of it to this subscriber. One backfill per subscription at a time (409 while one is running).
+         * @description New Plant webhooks in plant-id order, its filter applied, each with `plant-store-backfill: <backfill id>` and a `webhook-id` of its own; paced at `ratePerSecond`, resumed after a worker crash, cancellable. A plant's backfilled version never overtakes, nor follows, a newer live delivery of it to this subscriber. One backfill per subscription at a time (409 while one is running). Open to its portal link.
          */
         post: operations["createBackfill"];
         delete?: never;
