@@ -22,6 +22,13 @@ export class BackfillsService {
 
   async create(subscriptionId: string, body: BackfillCreateBody, actor: string): Promise<BackfillDto> {
     const rate = body.ratePerSecond ?? DEFAULT_RATE;
+    const subscription = await this.subscriptions.findById(subscriptionId);
+    if (!subscription) throw subscriptionNotFound(subscriptionId);
+    if (subscription.kind !== 'plants')
+      throw ProblemException.of(
+        'conflict',
+        `Subscription ${subscriptionId} receives Plant Store's own events, not plants: there is nothing to backfill`,
+      );
     let row;
     try {
       row = await this.backfills.create(subscriptionId, body.since ? new Date(body.since) : null, rate, actor);
