@@ -143,6 +143,31 @@ describe('portal links', () => {
 
     // Acts: describe, disable and enable, test, rotate the secret (shown once), retry and recover.
     expect((await portal.call('PATCH', `/subscriptions/${a.id}`, { description: 'mine' })).status).toBe(200);
+    // Its limits and its custom headers, in one change and then apart: each kept, neither clears the other.
+    const limited = await portal.call('PATCH', `/subscriptions/${a.id}`, {
+      maxDeliveriesPerSecond: 50,
+      maxConcurrency: 4,
+      headers: { 'X-Team': 'plants' },
+      secretHeaders: { 'X-Api-Key': 'portal-key' },
+    });
+    expect(limited.status).toBe(200);
+    expect(limited.body).toMatchObject({
+      maxDeliveriesPerSecond: 50,
+      maxConcurrency: 4,
+      headers: { 'X-Team': 'plants' },
+      secretHeaderNames: ['X-Api-Key'],
+    });
+    expect((await portal.call('PATCH', `/subscriptions/${a.id}`, { maxConcurrency: null })).body).toMatchObject({
+      maxDeliveriesPerSecond: 50,
+      maxConcurrency: null,
+      headers: { 'X-Team': 'plants' },
+      secretHeaderNames: ['X-Api-Key'],
+    });
+    expect((await portal.call('PATCH', `/subscriptions/${a.id}`, { headers: { 'X-Team': null } })).body).toMatchObject({
+      maxDeliveriesPerSecond: 50,
+      headers: {},
+      secretHeaderNames: ['X-Api-Key'],
+    });
     expect((await portal.call('PATCH', `/subscriptions/${a.id}`, { enabled: false })).body.enabled).toBe(false);
     expect((await portal.call('PATCH', `/subscriptions/${a.id}`, { enabled: true })).body.enabled).toBe(true);
     const filter = await portal.call('PATCH', `/subscriptions/${a.id}`, { filter: { tags: ['x'] } });
