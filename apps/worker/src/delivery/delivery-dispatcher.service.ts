@@ -157,7 +157,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       const events = new Map(fanned.map((d) => [d.eventId, { id: d.eventId, token: d.lease.token }]));
       this.deliveries.releaseLeases([], [...events.values()]).catch(() => undefined);
     } else {
-      for (const d of fanned) this.enqueue(this.tracked(d));
+      this.enqueueAll(fanned.map((d) => this.tracked(d)));
       this.pump();
     }
     if (left.events > 0) this.events = true;
@@ -208,7 +208,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
         const rowsDue = this.backlog || Date.now() - this.lastRowClaim >= this.config.DELIVERY_POLL_MS;
         if (rowsDue && want > claimed.length) claimed.push(...(await this.claimRows(want - claimed.length, saturated)));
       }
-      for (const d of claimed) this.enqueue(d);
+      this.enqueueAll(claimed);
       this.pump();
       // Claimed a full batch: more may be due, go again at once. Otherwise (or with no room at all: the window
       // may be full of outcomes being written, with nothing on the wire) sleep until woken or the poll.
@@ -283,6 +283,26 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   private fairShare(now = Date.now()): number {
     for (const [id, at] of this.lastWork) if (now - at > FAIR_SHARE_WINDOW_MS) this.lastWork.delete(id);
     return Math.max(MIN_FAIR_SHARE, Math.floor(this.config.DELIVERY_CONCURRENCY / Math.max(1, this.lastWork.size)));
+  }
+
+  /**
+   * Queues what was claimed or fanned out, up to each subscriber's cap (saturated() reads the same). A claim leaves
+   * out only the subscribers full when it started, so one that had just dropped below its cap can come back with
+   * a whole claim's rows: queued, they would fill the window for as long as that subscriber takes to send them
+   * (seconds, for a slow one) while every other subscriber's events waited for room. The excess waits as rows.
+   */
+  private enqueueAll(ds: ClaimedDelivery[]) {
+    const cap = 2 * this.fairShare();
+    const over: ClaimedDelivery[] = [];
+    for (const d of ds) {
+      const held = (this.inFlight.get(d.subscriptionId) ?? 0) + (this.queued.get(d.subscriptionId)?.length ?? 0);
+      if (held >= Math.min(this.gates.admissionCap(d.subscriptionId), cap)) over.push(d);
+      else this.enqueue(d);
+    }
+    if (over.length > 0) {
+      this.backlog = true;
+      this.setAsideAll(over);
+    }
   }
 
   private enqueue(d: ClaimedDelivery) {
