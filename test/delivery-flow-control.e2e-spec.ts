@@ -68,7 +68,9 @@ describe('flow control and the circuit breaker per subscriber', () => {
 
   it('a 429 with Retry-After pauses that subscriber until then, spending no other attempt; others go on', async () => {
     const ids = plants(4);
-    receiver.behave('/paused', (_r, nth) => (nth === 1 ? { status: 429, headers: { 'retry-after': '2' } } : { status: 204 }));
+    receiver.behave('/paused', (_r, nth) =>
+      nth === 1 ? { status: 429, headers: { 'retry-after': '2' } } : { status: 204 },
+    );
     // One at a time, so that the others are waiting when the first is answered.
     const paused = await subscribe('/paused', ids, { maxConcurrency: 1 });
     await subscribe('/unaffected', ids);
@@ -147,18 +149,21 @@ describe('flow control and the circuit breaker per subscriber', () => {
     // A second version of the first plant while it is open: it must arrive after the first.
     await accept(ids[0], 'v2');
     const openedAt = Date.now();
+    // The other replica learns of the open circuit at its next heartbeat (up to a second, more on a loaded
+    // machine): what it put on the wire until then is not a probe. Count from past that.
+    await new Promise((r) => setTimeout(r, 1500));
     const before = receiver.on('/flaky').length;
     await new Promise((r) => setTimeout(r, 3500));
+    const closedFrom = Date.now();
     // Retries fell due every 300 ms meanwhile: none was attempted, only probes (after 1 s, then 2 s).
     const probes = receiver.on('/flaky').slice(before);
     expect(probes.length).toBeLessThanOrEqual(3);
     for (let i = 1; i < probes.length; i++) expect(probes[i].at - probes[i - 1].at).toBeGreaterThanOrEqual(900);
     expect(probes.length).toBeGreaterThanOrEqual(1);
-    expect(probes[0].at - openedAt).toBeGreaterThanOrEqual(-1000);
     down = false;
     await waitFor('the circuit closed', async () => (await subscription(sub.id)).circuit.state === 'closed', 10000);
-    await waitFor('the backlog', () => receiver.on('/flaky').filter((r) => r.at > openedAt + 3500).length >= 4, 10000);
-    const ok = receiver.on('/flaky').filter((r) => r.at > openedAt + 3500);
+    await waitFor('the backlog', () => receiver.on('/flaky').filter((r) => r.at > closedFrom).length >= 4, 10000);
+    const ok = receiver.on('/flaky').filter((r) => r.at > closedFrom);
     const firstPlant = ok.filter((r) => idOf(r) === ids[0]).map((r) => JSON.parse(r.body).name);
     expect(firstPlant.indexOf('v1')).toBeGreaterThanOrEqual(0);
     expect(firstPlant.lastIndexOf('v1')).toBeLessThan(firstPlant.indexOf('v2')); // per-plant order kept
@@ -166,7 +171,9 @@ describe('flow control and the circuit breaker per subscriber', () => {
     const trail = (await admin.call('GET', `/audit?subscriptionId=${sub.id}`)).body.items.map(
       (e: { action: string; actor: string }) => `${e.actor} ${e.action}`,
     );
-    expect(trail).toEqual(expect.arrayContaining(['worker subscription.circuit_opened', 'worker subscription.circuit_closed']));
+    expect(trail).toEqual(
+      expect.arrayContaining(['worker subscription.circuit_opened', 'worker subscription.circuit_closed']),
+    );
     // Operators subscribed to Plant Store's own events are told, by the statements that made the transitions.
     const told = () =>
       receiver
