@@ -250,7 +250,7 @@ describe('credentials', () => {
     expect(excerpt).toContain('api_key=[redacted]');
     for (const shown of [
       JSON.stringify(detail),
-      JSON.stringify((await db.pool.query('SELECT * FROM deliveries')).rows),
+      JSON.stringify((await db.pool.query('SELECT * FROM all_deliveries')).rows),
     ]) {
       expect(shown).not.toContain(SUBSCRIBER_TOKEN);
       expect(shown).not.toContain(querySecret);

@@ -116,13 +116,13 @@ describe('a frozen database: bounded, 503 where a request cannot wait, retried w
     const done = async () =>
       (
         await pg.admin(
-          `SELECT count(*)::int AS n FROM deliveries WHERE subscription_id = '${sub.id}' AND status = 'succeeded'`,
+          `SELECT count(*)::int AS n FROM all_deliveries WHERE subscription_id = '${sub.id}' AND status = 'succeeded'`,
           'plantstore',
         )
       ).rows[0].n === ids.length;
     await waitFor('every delivery recorded as succeeded', done, 60000, 250);
     const rows = await pg.admin(
-      `SELECT plant_id, count(*)::int AS n FROM deliveries WHERE subscription_id = '${sub.id}' GROUP BY plant_id`,
+      `SELECT plant_id, count(*)::int AS n FROM all_deliveries WHERE subscription_id = '${sub.id}' GROUP BY plant_id`,
       'plantstore',
     );
     expect(rows.rows.map((r) => Number(r.plant_id)).sort()).toEqual([...ids].sort());

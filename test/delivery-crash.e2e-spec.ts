@@ -74,7 +74,7 @@ describe('delivery survives a worker killed mid-delivery', () => {
     const pool = e2e.testPool();
     try {
       const { rows } = await pool.query(
-        'SELECT count(*)::int AS n FROM deliveries WHERE subscription_id = $1 AND plant_id = $2',
+        'SELECT count(*)::int AS n FROM all_deliveries WHERE subscription_id = $1 AND plant_id = $2',
         [sub.id, id],
       );
       expect(rows[0].n).toBe(1);

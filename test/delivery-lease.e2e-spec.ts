@@ -97,7 +97,7 @@ describe('a slow subscriber with one slot', () => {
       'every delivery recorded as succeeded',
       async () => {
         const { rows } = await db.pool.query(
-          "SELECT count(*)::int AS n FROM deliveries WHERE subscription_id = $1 AND status = 'succeeded'",
+          "SELECT count(*)::int AS n FROM all_deliveries WHERE subscription_id = $1 AND status = 'succeeded'",
           [sub.id],
         );
         return rows[0].n === events;
@@ -108,7 +108,7 @@ describe('a slow subscriber with one slot', () => {
       const state = await db.pool.query(
         `SELECT e.event_id, e.plant_id, e.leased_until > now() AS leased, e.lease_token, e.fanned_out_at IS NOT NULL AS done,
                 d.status, d.attempts, d.leased_until > now() AS row_leased, d.lease_token AS row_token
-         FROM outbox_events e LEFT JOIN deliveries d ON d.event_id = e.event_id AND d.subscription_id = $1
+         FROM outbox_events e LEFT JOIN all_deliveries d ON d.event_id = e.event_id AND d.subscription_id = $1
          WHERE e.plant_id = ANY($2::bigint[]) ORDER BY e.seq`,
         [sub.id, ids],
       );
@@ -126,7 +126,7 @@ describe('a slow subscriber with one slot', () => {
     // Sent again only as a retry: after an attempt that failed (on a loaded machine, a 1.5 s answer can miss the
     // 2 s timeout), and recorded. A send under a lapsed lease was a second request after one that did not fail.
     const { rows: logged } = await db.pool.query<{ event_id: string; status: string; attempt_log: Attempt[] }>(
-      'SELECT event_id, status, attempt_log FROM deliveries WHERE subscription_id = $1',
+      'SELECT event_id, status, attempt_log FROM all_deliveries WHERE subscription_id = $1',
       [sub.id],
     );
     const sentTwice = logged.filter(

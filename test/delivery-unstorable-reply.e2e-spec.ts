@@ -55,7 +55,7 @@ describe('a reply the database cannot store as sent jams nobody', () => {
       'every delivery recorded as succeeded',
       async () => {
         const { rows } = await db.pool.query(
-          "SELECT count(*)::int AS n FROM deliveries WHERE status = 'succeeded' AND plant_id = ANY($1::bigint[])",
+          "SELECT count(*)::int AS n FROM all_deliveries WHERE status = 'succeeded' AND plant_id = ANY($1::bigint[])",
           [ids],
         );
         return rows[0].n === 2 * PLANTS ? rows[0].n : null;

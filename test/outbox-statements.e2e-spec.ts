@@ -55,7 +55,7 @@ describe('the ingest statement and the claim', () => {
   const deliveriesOf = async (plant: number) =>
     (
       await pool.query(
-        'SELECT subscription_id, event_id, status, leased_until FROM deliveries WHERE plant_id = $1 ORDER BY seq',
+        'SELECT subscription_id, event_id, status, leased_until FROM all_deliveries WHERE plant_id = $1 ORDER BY seq',
         [plant],
       )
     ).rows;
@@ -117,7 +117,9 @@ describe('the ingest statement and the claim', () => {
 
   beforeEach(async () => {
     plantId += 1000;
-    await pool.query('DELETE FROM deliveries; DELETE FROM subscriptions; DELETE FROM outbox_events');
+    await pool.query(
+      'DELETE FROM deliveries; DELETE FROM delivery_log; DELETE FROM subscriptions; DELETE FROM outbox_events',
+    );
   });
 
   describe('ingest', () => {
@@ -291,8 +293,8 @@ describe('the ingest statement and the claim', () => {
       expect((await outboxRows()).map((r) => r.fanned_out_at !== null)).toEqual([true]);
       await succeed(db); // the dead worker's attempt is recorded too (late, say): both attempts kept
       const { rows } = await pool.query(
-        `SELECT subscription_id, status, attempts, body, jsonb_array_length(attempt_log) AS logged FROM deliveries
-         WHERE event_id = $1`,
+        `SELECT subscription_id, status, attempts, body, jsonb_array_length(attempt_log) AS logged
+         FROM all_deliveries WHERE event_id = $1`,
         [e.eventId],
       );
       expect(rows.find((r) => r.subscription_id === a)).toMatchObject({
@@ -580,7 +582,7 @@ describe('the ingest statement and the claim', () => {
       // The stale attempt recorded after the holder's joins the log; the status stays the holder's.
       await record(stale, { kind: 'failed' }, [a]);
       const { rows } = await pool.query(
-        'SELECT status, attempts, jsonb_array_length(attempt_log) AS logged FROM deliveries WHERE event_id = $1',
+        'SELECT status, attempts, jsonb_array_length(attempt_log) AS logged FROM all_deliveries WHERE event_id = $1',
         [e.eventId],
       );
       expect(rows).toEqual([{ status: 'succeeded', attempts: 2, logged: 2 }]);
@@ -607,7 +609,7 @@ describe('the ingest statement and the claim', () => {
       );
       const { rows } = await pool.query(
         `SELECT subscription_id, status, attempt_log->0->>'responseBody' AS reply, attempt_log->0->>'error' AS error
-         FROM deliveries ORDER BY plant_id, subscription_id`,
+         FROM all_deliveries ORDER BY plant_id, subscription_id`,
       );
       expect({ rows, claimed: claimed.length, fanned: fanned.length }).toMatchObject({ claimed: 2, fanned: 2 });
       expect(rows).toHaveLength(4);

@@ -63,7 +63,7 @@ describe('subscription loops', () => {
         count('SELECT count(*)::int AS n FROM processed_events WHERE plant_id = $1', [id]),
       );
       expect(events).toBe(2); // the plant, and its echo (unchanged: nothing stored, nothing sent)
-      expect(await count('SELECT count(*)::int AS n FROM deliveries WHERE plant_id = $1', [id])).toBe(1);
+      expect(await count('SELECT count(*)::int AS n FROM all_deliveries WHERE plant_id = $1', [id])).toBe(1);
       expect(await metric('plant_store_events_total', 'outcome="unchanged"')).toBeGreaterThanOrEqual(1);
     } finally {
       await admin.call('DELETE', `/subscriptions/${self.id}`);

@@ -10,7 +10,7 @@
 -- $5: how many rows at most
 -- $6: created at or after, or null
 -- $7: created before, or null
-SELECT id, seq, subscription_id, event_id, plant_id, event_type, status, attempts, next_attempt_at, created_at, updated_at FROM deliveries
+SELECT id, seq, subscription_id, event_id, plant_id, event_type, status, attempts, next_attempt_at, created_at, updated_at FROM all_deliveries
        WHERE ($1::uuid IS NULL OR subscription_id = $1) AND ($2::text IS NULL OR status = $2)
          AND ($3::bigint IS NULL OR plant_id = $3) AND ($4::bigint IS NULL OR seq < $4)
          AND ($6::timestamptz IS NULL OR created_at >= $6) AND ($7::timestamptz IS NULL OR created_at < $7)
@@ -20,9 +20,9 @@ SELECT id, seq, subscription_id, event_id, plant_id, event_type, status, attempt
 -- Sent by DeliveryRepository.findById.
 -- $1: the delivery's id
 SELECT d.id, d.seq, d.subscription_id, d.event_id, d.plant_id, d.event_type, d.status, d.attempts, d.next_attempt_at, d.created_at, d.updated_at, d.attempt_log, coalesce(d.body, e.body) AS body, d.hops, d.origin_event_id,
-              s.token IS NOT NULL AS has_token, s.headers AS custom_headers,
+              coalesce(s.token IS NOT NULL, false) AS has_token, coalesce(s.headers, '{}') AS custom_headers,
               ARRAY(SELECT jsonb_object_keys(s.secret_headers) ORDER BY 1) AS secret_header_names, d.backfill_id
-       FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
+       FROM all_deliveries d LEFT JOIN subscriptions s ON s.id = d.subscription_id
        LEFT JOIN outbox_events e ON d.body IS NULL AND e.event_id = d.event_id
        WHERE d.id = $1;
 
@@ -57,7 +57,7 @@ UPDATE deliveries SET status = 'pending', next_attempt_at = now(), leased_until 
 -- count-deliveries-by-status
 -- Sent by DeliveryRepository.countByStatus.
 -- $1: the window, hours back from now
-SELECT status, count(*)::int AS n FROM deliveries WHERE created_at >= now() - $1 * interval '1 hour'
+SELECT status, count(*)::int AS n FROM all_deliveries WHERE created_at >= now() - $1 * interval '1 hour'
        GROUP BY status;
 
 -- deliveries-per-minute
@@ -73,7 +73,7 @@ WITH m AS (
          SELECT date_trunc('minute', updated_at) AS minute,
                 count(*) FILTER (WHERE status = 'succeeded')::int AS delivered,
                 count(*) FILTER (WHERE status = 'failed')::int AS failed
-         FROM deliveries WHERE created_at >= now() - $1 * interval '1 minute' AND status <> 'pending' GROUP BY 1
+         FROM all_deliveries WHERE created_at >= now() - $1 * interval '1 minute' AND status <> 'pending' GROUP BY 1
        )
        SELECT m.minute, coalesce(e.n, 0) AS accepted, coalesce(d.delivered, 0) AS delivered,
               coalesce(d.failed, 0) AS failed

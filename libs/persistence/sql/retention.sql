@@ -32,4 +32,41 @@ DELETE FROM outbox_events WHERE event_id IN (
 DELETE FROM subscriptions WHERE id IN (
   SELECT s.id FROM subscriptions s
   WHERE s.deleted_at < $1 AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = s.id)
+    AND NOT EXISTS (SELECT 1 FROM delivery_log l WHERE l.created_at < s.deleted_at + interval '1 hour')
   LIMIT $2 FOR UPDATE SKIP LOCKED);
+
+-- lock-log-maintenance
+-- Sent by RetentionRepository.maintainLog.
+SELECT pg_try_advisory_lock(hashtext('delivery_log maintenance')) AS locked;
+
+-- add-log-partitions
+-- Sent by RetentionRepository.maintainLog.
+-- $1: the first day (UTC)
+-- $2: the last day (UTC)
+SELECT delivery_log_add_partitions($1::date, $2::date) AS made;
+
+-- list-log-partitions
+-- Sent by RetentionRepository.maintainLog.
+SELECT substring(c.relname FROM '^delivery_log_([0-9]{8})$') AS day,
+       CASE WHEN i.inhrelid IS NULL THEN 'detached' WHEN i.inhdetachpending THEN 'detaching' ELSE 'attached' END
+         AS state,
+       greatest(c.reltuples, 0)::bigint AS estimated_rows
+FROM pg_class c LEFT JOIN pg_inherits i ON i.inhrelid = c.oid AND i.inhparent = 'delivery_log'::regclass
+WHERE c.relkind = 'r' AND c.relname ~ '^delivery_log_[0-9]{8}$' AND pg_table_is_visible(c.oid)
+ORDER BY c.relname;
+
+-- detach-log-partition
+-- Sent by RetentionRepository.maintainLog.
+ALTER TABLE delivery_log DETACH PARTITION delivery_log_DAY CONCURRENTLY;
+
+-- finalize-log-partition
+-- Sent by RetentionRepository.maintainLog.
+ALTER TABLE delivery_log DETACH PARTITION delivery_log_DAY FINALIZE;
+
+-- drop-log-partition
+-- Sent by RetentionRepository.maintainLog.
+DROP TABLE IF EXISTS delivery_log_DAY;
+
+-- unlock-log-maintenance
+-- Sent by RetentionRepository.maintainLog.
+SELECT pg_advisory_unlock(hashtext('delivery_log maintenance'));

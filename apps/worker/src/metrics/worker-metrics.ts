@@ -66,7 +66,13 @@ export class WorkerMetrics {
   readonly pruned = this.m.counter(
     'plant_store_pruned_rows_total',
     'Rows deleted by retention, per table: processed event ids past PROCESSED_EVENTS_RETENTION, finished ' +
-      'deliveries past DELIVERY_RETENTION',
+      'mutable deliveries past DELIVERY_RETENTION (the delivery log goes by partitions)',
+    ['table'],
+  );
+
+  readonly prunedPartitions = this.m.counter(
+    'plant_store_pruned_partitions_total',
+    'Partitions dropped by retention, per table: days of the delivery log past DELIVERY_RETENTION',
     ['table'],
   );
 

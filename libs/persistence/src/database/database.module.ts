@@ -19,6 +19,8 @@ import { createPool, databaseBoundsFrom, longStatementBounds, PG_POOL } from './
 
 interface DbConfig {
   DATABASE_URL: string;
+  /** The worker's: the schema owner, which retention needs to drop the delivery log's partitions. */
+  DATABASE_MIGRATION_URL?: string;
   DATABASE_POOL_SIZE: number;
   DATABASE_STATEMENT_TIMEOUT_MS: number;
   DATABASE_QUERY_TIMEOUT_MS: number;
@@ -32,7 +34,8 @@ interface DbConfig {
 
 /**
  * Retention's deletes run on a one-connection pool of their own, under RETENTION_STATEMENT_TIMEOUT_MS rather than
- * the general bound: a batch over a long backlog may take longer than an API query ever should.
+ * the general bound: a batch over a long backlog may take longer than an API query ever should. It connects as the
+ * schema's owner (DATABASE_MIGRATION_URL, when set): it creates and drops the delivery log's partitions.
  */
 export const PG_MAINTENANCE_POOL = Symbol('PG_MAINTENANCE_POOL');
 
@@ -76,7 +79,8 @@ const repositories = [
       inject: [APP_CONFIG, APP_NAME],
       useFactory: (c: DbConfig, app: string) =>
         createPool({
-          url: c.DATABASE_URL,
+          url: c.DATABASE_MIGRATION_URL ?? c.DATABASE_URL,
+          urlVariable: c.DATABASE_MIGRATION_URL ? 'DATABASE_MIGRATION_URL' : 'DATABASE_URL',
           max: 1,
           applicationName: `plant-store-${app}-retention`,
           ...longStatementBounds(

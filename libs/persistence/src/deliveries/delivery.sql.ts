@@ -7,7 +7,11 @@ const columnsOf = (alias: string) =>
     .map((c) => `${alias}.${c}`)
     .join(', ');
 
-/** Newest first, one page. */
+/**
+ * Newest first, one page, of every delivery: the mutable rows and the appended ones (all_deliveries), in the one
+ * order of their shared seq, so a page and the next never skip nor repeat one across the two tables (a delivery is
+ * in one of them, written once with its seq). Each table's seq index is read backwards and merged.
+ */
 export const LIST_DELIVERIES = statement({
   name: 'list-deliveries',
   runBy: 'DeliveryRepository.listNewest',
@@ -20,22 +24,25 @@ export const LIST_DELIVERIES = statement({
     'created at or after, or null',
     'created before, or null',
   ],
-  text: `SELECT ${LISTED_COLUMNS} FROM deliveries
+  text: `SELECT ${LISTED_COLUMNS} FROM all_deliveries
        WHERE ($1::uuid IS NULL OR subscription_id = $1) AND ($2::text IS NULL OR status = $2)
          AND ($3::bigint IS NULL OR plant_id = $3) AND ($4::bigint IS NULL OR seq < $4)
          AND ($6::timestamptz IS NULL OR created_at >= $6) AND ($7::timestamptz IS NULL OR created_at < $7)
        ORDER BY seq DESC LIMIT $5`,
 });
 
-/** One delivery with its body and attempt log. A delivery that succeeded at once has no body of its own: its event's outbox row holds it. */
+/**
+ * One delivery with its body and attempt log, wherever it is (all_deliveries). A delivery that succeeded at once has
+ * no body of its own: its event's outbox row holds it.
+ */
 export const FIND_DELIVERY = statement({
   name: 'find-delivery',
   runBy: 'DeliveryRepository.findById',
   params: ["the delivery's id"],
   text: `SELECT ${columnsOf('d')}, d.attempt_log, coalesce(d.body, e.body) AS body, d.hops, d.origin_event_id,
-              s.token IS NOT NULL AS has_token, s.headers AS custom_headers,
+              coalesce(s.token IS NOT NULL, false) AS has_token, coalesce(s.headers, '{}') AS custom_headers,
               ARRAY(SELECT jsonb_object_keys(s.secret_headers) ORDER BY 1) AS secret_header_names, d.backfill_id
-       FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
+       FROM all_deliveries d LEFT JOIN subscriptions s ON s.id = d.subscription_id
        LEFT JOIN outbox_events e ON d.body IS NULL AND e.event_id = d.event_id
        WHERE d.id = $1`,
 });
@@ -69,12 +76,12 @@ export const RETRY_FAILED_MATCHING = statement({
        RETURNING d.id, d.subscription_id`,
 });
 
-/** Deliveries created in the window, by status (bounded by the created_at BRIN index). */
+/** Deliveries created in the window, by status (bounded by the created_at BRIN indexes and the log's partitions). */
 export const COUNT_DELIVERIES_BY_STATUS = statement({
   name: 'count-deliveries-by-status',
   runBy: 'DeliveryRepository.countByStatus',
   params: ['the window, hours back from now'],
-  text: `SELECT status, count(*)::int AS n FROM deliveries WHERE created_at >= now() - $1 * interval '1 hour'
+  text: `SELECT status, count(*)::int AS n FROM all_deliveries WHERE created_at >= now() - $1 * interval '1 hour'
        GROUP BY status`,
 });
 
@@ -93,7 +100,7 @@ export const DELIVERIES_PER_MINUTE = statement({
          SELECT date_trunc('minute', updated_at) AS minute,
                 count(*) FILTER (WHERE status = 'succeeded')::int AS delivered,
                 count(*) FILTER (WHERE status = 'failed')::int AS failed
-         FROM deliveries WHERE created_at >= now() - $1 * interval '1 minute' AND status <> 'pending' GROUP BY 1
+         FROM all_deliveries WHERE created_at >= now() - $1 * interval '1 minute' AND status <> 'pending' GROUP BY 1
        )
        SELECT m.minute, coalesce(e.n, 0) AS accepted, coalesce(d.delivered, 0) AS delivered,
               coalesce(d.failed, 0) AS failed

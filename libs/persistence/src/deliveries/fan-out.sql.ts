@@ -2,6 +2,9 @@ import {
   attemptCount,
   attemptEntry,
   attemptLog,
+  deliveryKey,
+  deliveryRecorded,
+  inLogSince,
   disableGone,
   FANNED_OUT_SEND_COLUMNS,
   matchesFilter,
@@ -58,7 +61,7 @@ WITH subscribers AS MATERIALIZED (
   SELECT e.event_id, e.seq, s.id AS subscription_id,
          NOT (s.id = ANY($2::uuid[])) AND ${noEarlierPending('s.id', 'e.plant_id')} AS sendable
   FROM due e JOIN subscribers s ON ${matchesFilter('s', 'e.plant_id', 'e.tag')}
-  WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = s.id AND d.event_id = e.event_id)
+  WHERE NOT ${deliveryRecorded('s.id', 'e.event_id', 'e.created_at')}
 ), ranked AS MATERIALIZED (
   -- The ones handed back to send from memory: sendable, and within the room.
   SELECT f.*, f.sendable AND row_number() OVER (PARTITION BY f.sendable ORDER BY f.seq, f.subscription_id) <= $1
@@ -136,9 +139,31 @@ WITH r AS (
     AND e.lease_token IN (SELECT lease_token FROM r WHERE r.event_id = e.event_id)
   ORDER BY e.event_id
   FOR UPDATE OF e
+), known AS MATERIALIZED (
+  -- Each record with what is written of its delivery already: its row in deliveries, or in the log (by its key,
+  -- from its event's creation on). Under the event's lock a delivery cannot be written meanwhile: the owner's
+  -- statements take the lock one after the other, and this snapshot sees what the previous one wrote.
+  SELECT r.*, r.event_id IN (SELECT event_id FROM owned) AS owns, ev.created_at AS event_created_at,
+         EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = r.subscription_id AND d.event_id = r.event_id)
+           AS has_row,
+         EXISTS (SELECT 1 FROM delivery_log l WHERE l.id = ${deliveryKey('r.event_id', 'r.subscription_id')}
+                   AND ${inLogSince('l', 'ev.created_at')}) AS in_log
+  FROM r LEFT JOIN outbox_events ev ON ev.event_id = r.event_id
 ), mine AS (
-  SELECT * FROM r WHERE event_id IN (SELECT event_id FROM owned)
+  SELECT * FROM known WHERE owns
+), appended AS (
+  -- Succeeded at once, and new: appended to the log, never to change again.
+  INSERT INTO delivery_log (id, subscription_id, event_id, plant_id, event_time, hops, origin_event_id, traceparent,
+                            attempt_log)
+  SELECT ${deliveryKey('r.event_id', 'r.subscription_id')}, r.subscription_id, r.event_id, r.plant_id, r.event_time,
+         r.hops, r.origin_event_id, r.traceparent, jsonb_build_array(${attemptEntry('r')})
+  FROM mine r
+  WHERE r.next_status = 'succeeded' AND NOT r.has_row AND NOT r.in_log
+    -- A subscription removed for good meanwhile (retention) takes its deliveries with it.
+    AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = r.subscription_id)
+  RETURNING 1
 ), written AS (
+  -- To retry, failed, or a delivery whose row exists already: a row of the mutable table.
   INSERT INTO deliveries AS d (id, subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id,
                                traceparent, status, attempts, next_attempt_at, attempt_log)
   SELECT r.id, r.subscription_id, r.event_id, r.plant_id,
@@ -146,8 +171,8 @@ WITH r AS (
          r.event_time, r.hops, r.origin_event_id, r.traceparent, r.next_status, ${attemptCount('r')},
          now() + r.delay_ms * interval '1 millisecond', ${attemptLog('r')}
   FROM mine r
-  -- A subscription removed for good meanwhile (retention) takes its deliveries with it.
-  WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = r.subscription_id)
+  WHERE (r.next_status <> 'succeeded' OR r.has_row) AND NOT r.in_log
+    AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = r.subscription_id)
   ON CONFLICT (subscription_id, event_id) DO UPDATE
     SET attempts = d.attempts + EXCLUDED.attempts, attempt_log = d.attempt_log || EXCLUDED.attempt_log, updated_at = now()
   -- Failed for good by this attempt: written now (not joined to a row the lease's new holder wrote).
@@ -156,9 +181,17 @@ WITH r AS (
 ), late AS (
   UPDATE deliveries d SET attempts = d.attempts + 1, updated_at = now(),
          attempt_log = d.attempt_log || jsonb_build_array(${attemptEntry('r')})
-  FROM r
-  WHERE r.event_id NOT IN (SELECT event_id FROM owned) AND d.subscription_id = r.subscription_id
-    AND d.event_id = r.event_id AND r.attempted_at IS NOT NULL
+  FROM known r
+  WHERE NOT r.owns AND d.subscription_id = r.subscription_id AND d.event_id = r.event_id
+    AND r.attempted_at IS NOT NULL
+  RETURNING 1
+), late_in_log AS (
+  -- Sent again (a lease lost, or a record whose answer was lost and is written again): the log's row keeps the
+  -- attempt, and nothing else changes. The only update the log sees, and a rare one.
+  UPDATE delivery_log l SET attempts = l.attempts + 1, updated_at = now(),
+         attempt_log = l.attempt_log || jsonb_build_array(${attemptEntry('r')})
+  FROM known r
+  WHERE r.in_log AND r.attempted_at IS NOT NULL AND l.id = ${deliveryKey('r.event_id', 'r.subscription_id')} AND ${inLogSince('l', 'r.event_created_at')}
   RETURNING 1
 ), expected AS (
   SELECT * FROM unnest($18::text[], $19::uuid[]) AS x(event_id, subscription_id)
@@ -169,7 +202,7 @@ WITH r AS (
       SELECT 1 FROM expected x
       WHERE x.event_id = o.event_id
         AND NOT EXISTS (SELECT 1 FROM mine r WHERE r.event_id = x.event_id AND r.subscription_id = x.subscription_id)
-        AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = x.subscription_id AND d.event_id = x.event_id))
+        AND NOT ${deliveryRecorded('x.subscription_id', 'x.event_id', 'o.created_at')})
   RETURNING 1
 ), ${disableGone('mine')},
 ${operationalEvents(

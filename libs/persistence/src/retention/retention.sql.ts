@@ -39,6 +39,9 @@ DELETE FROM outbox_events WHERE event_id IN (
 });
 
 // A deleted subscription goes once its last delivery has aged out (its audit events stay: they name it by id).
+// The log has no index by subscription: it is asked instead whether any of its rows is from before the deletion (an
+// hour's margin for a record under way then), which only the partitions from before it can hold, and which the
+// first row found answers. So a deleted subscription goes once those partitions are dropped.
 export const PRUNE_SUBSCRIPTIONS = statement({
   name: 'prune-subscriptions',
   runBy: 'RetentionRepository.prune',
@@ -47,5 +50,78 @@ export const PRUNE_SUBSCRIPTIONS = statement({
 DELETE FROM subscriptions WHERE id IN (
   SELECT s.id FROM subscriptions s
   WHERE s.deleted_at < $1 AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = s.id)
+    AND NOT EXISTS (SELECT 1 FROM delivery_log l WHERE l.created_at < s.deleted_at + interval '1 hour')
   LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+});
+
+// The append-only log of deliveries (delivery_log) is pruned a day at a time: a day's partition is detached and
+// dropped, which costs the same whatever it holds and never waits on, nor holds up, the writers. These run as the
+// schema's owner (DATABASE_MIGRATION_URL's role, when set), on the maintenance pool, one replica at a time.
+
+/** Only one replica maintains the log at a time; the others skip it (a session lock, released after). */
+export const LOCK_LOG_MAINTENANCE = statement({
+  name: 'lock-log-maintenance',
+  runBy: 'RetentionRepository.maintainLog',
+  params: [],
+  text: `SELECT pg_try_advisory_lock(hashtext('delivery_log maintenance')) AS locked`,
+});
+
+export const UNLOCK_LOG_MAINTENANCE = statement({
+  name: 'unlock-log-maintenance',
+  runBy: 'RetentionRepository.maintainLog',
+  params: [],
+  text: `SELECT pg_advisory_unlock(hashtext('delivery_log maintenance'))`,
+});
+
+/** Creates the days' partitions that are missing (see migration 21's delivery_log_add_partitions). */
+export const ADD_LOG_PARTITIONS = statement({
+  name: 'add-log-partitions',
+  runBy: 'RetentionRepository.maintainLog',
+  params: ['the first day (UTC)', 'the last day (UTC)'],
+  text: `SELECT delivery_log_add_partitions($1::date, $2::date) AS made`,
+});
+
+/**
+ * The log's day partitions, and what a sweep cut short left of one: still detaching (a detach cancelled in its second
+ * phase), or detached but not dropped.
+ */
+export const LIST_LOG_PARTITIONS = statement({
+  name: 'list-log-partitions',
+  runBy: 'RetentionRepository.maintainLog',
+  params: [],
+  text: `
+SELECT substring(c.relname FROM '^delivery_log_([0-9]{8})$') AS day,
+       CASE WHEN i.inhrelid IS NULL THEN 'detached' WHEN i.inhdetachpending THEN 'detaching' ELSE 'attached' END
+         AS state,
+       greatest(c.reltuples, 0)::bigint AS estimated_rows
+FROM pg_class c LEFT JOIN pg_inherits i ON i.inhrelid = c.oid AND i.inhparent = 'delivery_log'::regclass
+WHERE c.relkind = 'r' AND c.relname ~ '^delivery_log_[0-9]{8}$' AND pg_table_is_visible(c.oid)
+ORDER BY c.relname`,
+});
+
+// The three below name a partition, which no parameter can: DAY is replaced by its YYYYMMDD (digits only, checked)
+// when sent. DETACH ... CONCURRENTLY takes a SHARE UPDATE EXCLUSIVE lock on delivery_log, which writers and readers
+// do not conflict with, and waits for the statements that may still read the partition; it cannot run inside a
+// transaction (nor a function), hence statements of their own.
+export const DETACH_LOG_PARTITION = statement({
+  name: 'detach-log-partition',
+  runBy: 'RetentionRepository.maintainLog',
+  params: [],
+  text: `ALTER TABLE delivery_log DETACH PARTITION delivery_log_DAY CONCURRENTLY`,
+});
+
+/** A detach cancelled in its second phase (a timeout, say) is finished by the next sweep. */
+export const FINALIZE_LOG_PARTITION = statement({
+  name: 'finalize-log-partition',
+  runBy: 'RetentionRepository.maintainLog',
+  params: [],
+  text: `ALTER TABLE delivery_log DETACH PARTITION delivery_log_DAY FINALIZE`,
+});
+
+/** Detached, the table is no longer the log's: dropping it locks nothing anyone else uses. */
+export const DROP_LOG_PARTITION = statement({
+  name: 'drop-log-partition',
+  runBy: 'RetentionRepository.maintainLog',
+  params: [],
+  text: `DROP TABLE IF EXISTS delivery_log_DAY`,
 });

@@ -44,11 +44,17 @@ describe('the statements', () => {
       exhausted: false,
       rate_per_second: 1,
     });
-    const query = async (q: string | { text: string }) => {
-      sent.push(typeof q === 'string' ? q : q.text);
-      return { rows: [{ ...row, fresh: [], applied: [], unchanged: [], key_reused: [], suppressed: [] }], rowCount: 0 };
+    // A partition of the delivery log is named by its day, which the statement's text says as DAY.
+    const partition = { locked: true, made: 0, day: '20000101', state: 'attached', estimated_rows: 0 };
+    const poolWith = (extra: object) => {
+      const query = async (q: string | { text: string }) => {
+        sent.push((typeof q === 'string' ? q : q.text).replace(/delivery_log_\d{8}/, 'delivery_log_DAY'));
+        const fields = { fresh: [], applied: [], unchanged: [], key_reused: [], suppressed: [], ...extra };
+        return { rows: [{ ...row, ...fields }], rowCount: 0 };
+      };
+      return { query, connect: async () => ({ query, release: () => undefined }) } as unknown as Pool;
     };
-    const pool = { query, connect: async () => ({ query, release: () => undefined }) } as unknown as Pool;
+    const pool = poolWith({});
     const box = new SecretBox(Buffer.alloc(32, 1));
     const lease = { token: '00000000-0000-4000-8000-000000000000', until: 0 };
     const delivery = (stored: boolean) => ({ id: 'd', stored, lease, eventId: 'e' }) as unknown as ClaimedDelivery;
@@ -134,6 +140,10 @@ describe('the statements', () => {
       () => deadLetters.discard([1], 'a'),
       ...(['processed_events', 'deliveries', 'outbox_events', 'subscriptions'] as const).map(
         (t) => () => new RetentionRepository(pool).prune(t, new Date(), 1),
+      ),
+      // A day past the window, attached (detached, then dropped) and half detached (finished, then dropped).
+      ...['attached', 'detaching'].map(
+        (state) => () => new RetentionRepository(poolWith({ ...partition, state })).maintainLog(0, new Date(), 7),
       ),
     ];
     // A method that reads rows this fake does not give may throw after it sent: what it sent is what counts.

@@ -81,6 +81,13 @@ export const STATEMENTS: Record<string, readonly Statement[]> = {
     retention.PRUNE_DELIVERIES,
     retention.PRUNE_OUTBOX_EVENTS,
     retention.PRUNE_SUBSCRIPTIONS,
+    retention.LOCK_LOG_MAINTENANCE,
+    retention.ADD_LOG_PARTITIONS,
+    retention.LIST_LOG_PARTITIONS,
+    retention.DETACH_LOG_PARTITION,
+    retention.FINALIZE_LOG_PARTITION,
+    retention.DROP_LOG_PARTITION,
+    retention.UNLOCK_LOG_MAINTENANCE,
   ],
 };
 

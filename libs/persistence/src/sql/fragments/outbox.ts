@@ -34,6 +34,30 @@ export const newPlantBody = (p: string) =>
 export const backfillCurrent = (d: string) => `(${d}.backfill_id IS NULL OR EXISTS (
     SELECT 1 FROM plants bp WHERE bp.id = ${d}.plant_id AND bp.last_event_id = ${d}.origin_event_id))`;
 
+/**
+ * The key of a subscriber's delivery of an event, the same whichever fan-out sends it: the id of its row in
+ * delivery_log (the append-only log of deliveries that succeeded at once), so that a record finds a delivery the
+ * log holds already through the id index it has anyway.
+ */
+export const deliveryKey = (eventId: string, subscriptionId: string) =>
+  `md5(${eventId} || '/' || ${subscriptionId}::text)::uuid`;
+
+/**
+ * The log's rows of a delivery of an event created at `since`: written after it, so only the partitions from then
+ * on are searched (a minute's margin for a clock set back).
+ */
+export const inLogSince = (log: string, since: string) =>
+  `${log}.created_at >= coalesce(${since} - interval '1 minute', '-infinity')`;
+
+/**
+ * Whether the subscriber's delivery of the event (created at `since`) is written: a row in deliveries (it waited,
+ * or its first attempt did not succeed), or one in delivery_log (it did). A delivery is in one of the two.
+ */
+export const deliveryRecorded = (subscriptionId: string, eventId: string, since: string) => `(
+  EXISTS (SELECT 1 FROM deliveries rec WHERE rec.subscription_id = ${subscriptionId} AND rec.event_id = ${eventId})
+  OR EXISTS (SELECT 1 FROM delivery_log rec WHERE rec.id = ${deliveryKey(eventId, subscriptionId)}
+               AND ${inLogSince('rec', since)}))`;
+
 /** The event's columns a delivery row copies (the row that waits carries its own body). */
 export const EVENT_DELIVERY_COLUMNS = (e: string) =>
   ['event_id', 'plant_id', 'body', 'event_time', 'hops', 'origin_event_id', 'traceparent'].map((c) => `${e}.${c}`);
