@@ -6,7 +6,8 @@ import { metricSum } from '../tools/support/metrics';
 import { waitFor } from '../tools/support/wait';
 
 // Retention, through a real worker on a database of its own: past their windows, remembered event ids and
-// finished deliveries go, in batches; recent rows and pending deliveries, however old, stay.
+// finished mutable deliveries go, in batches, and the delivery log's days, whole partitions; recent rows and pending
+// deliveries, however old, stay.
 
 const HOUR = 3_600_000;
 
@@ -70,9 +71,21 @@ describe('retention', () => {
   }
 
   it('prunes what is past its window, keeps what is recent or still to do, and counts it', async () => {
-    // Outbox events go an hour after their deliveries' window (a delivery sent at once reads its body there).
-    const oldOutbox = await Promise.all(Array.from({ length: 3 }, () => outboxEvent(4 * HOUR, true)));
-    const keptOutbox = [await outboxEvent(90 * 60_000, true), await outboxEvent(30 * HOUR, false)];
+    // Outbox events go a day and an hour after their deliveries' window (a delivery sent at once reads its body
+    // there, and the log keeps a day until all of it is past the window).
+    const oldOutbox = await Promise.all(Array.from({ length: 3 }, () => outboxEvent(28 * HOUR, true)));
+    const keptOutbox = [await outboxEvent(26 * HOUR, true), await outboxEvent(30 * HOUR, false)];
+    // The log: a day three days back goes whole, today's stays.
+    const day = (ms: number) => new Date(Date.now() - ms).toISOString().slice(0, 10);
+    await db.pool.query('SELECT delivery_log_add_partitions($1::date, $1::date)', [day(72 * HOUR)]);
+    const appended = (age: number) =>
+      db.pool.query(
+        `INSERT INTO delivery_log (id, subscription_id, event_id, plant_id, event_time, attempt_log, created_at)
+         VALUES (gen_random_uuid(), $1, $2, 1, now(), '[]', $3) RETURNING id`,
+        [subscription, randomUUID(), ago(age)],
+      );
+    await appended(72 * HOUR);
+    const keptAppended = (await appended(0)).rows[0].id as string;
     const oldEvents = await Promise.all(Array.from({ length: 20 }, () => processedEvent(2 * HOUR)));
     const recentEvents = await Promise.all(Array.from({ length: 5 }, () => processedEvent(HOUR / 2)));
     const oldDone = [
@@ -98,8 +111,16 @@ describe('retention', () => {
       [...oldEvents, ...recentEvents],
     ]);
     expect(events.rows.map((r) => r.event_id).sort()).toEqual([...recentEvents].sort());
-    const deliveries = await db.pool.query(`SELECT id FROM deliveries`);
-    expect(deliveries.rows.map((r) => r.id).sort()).toEqual([...kept].sort());
+    const deliveries = await db.pool.query(`SELECT id FROM all_deliveries`);
+    expect(deliveries.rows.map((r) => r.id).sort()).toEqual([...kept, keptAppended].sort());
+    const partitions = await db.pool.query(
+      `SELECT to_date(substring(relname FROM '[0-9]{8}$'), 'YYYYMMDD') - (now() AT TIME ZONE 'UTC')::date AS day
+       FROM pg_inherits JOIN pg_class ON oid = inhrelid WHERE inhparent = 'delivery_log'::regclass ORDER BY 1`,
+    );
+    // Gone: the day three days back, and yesterday (past a 2 h window once it is 02:00); made: a week ahead.
+    expect(partitions.rows.map((r) => r.day)).toEqual(
+      new Date().getUTCHours() >= 2 ? [0, 1, 2, 3, 4, 5, 6, 7] : [-1, 0, 1, 2, 3, 4, 5, 6, 7],
+    );
     // A subscription deleted long ago goes once no delivery is left; the one still holding history stays.
     const subs = await db.pool.query('SELECT id FROM subscriptions WHERE id = ANY($1)', [
       [goneSub.rows[0].id, subscription],
@@ -115,7 +136,8 @@ describe('retention', () => {
       'the pruned counters',
       async () =>
         (await metricSum(worker.url, 'plant_store_pruned_rows_total', 'table="processed_events"')) === 20 &&
-        (await metricSum(worker.url, 'plant_store_pruned_rows_total', 'table="deliveries"')) === 20,
+        (await metricSum(worker.url, 'plant_store_pruned_rows_total', 'table="deliveries"')) === 20 &&
+        (await metricSum(worker.url, 'plant_store_pruned_partitions_total', 'table="delivery_log"')) >= 1,
     );
   });
 

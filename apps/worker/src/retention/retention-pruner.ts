@@ -79,7 +79,11 @@ export class RetentionPruner implements OnApplicationBootstrap, OnApplicationShu
   /** The log's partitions: the coming days' made, the days past the window dropped. */
   private async maintainLog(now: number) {
     try {
-      const done = await this.retention.maintainLog(now, new Date(now - this.config.DELIVERY_RETENTION), LOG_DAYS_AHEAD);
+      const done = await this.retention.maintainLog(
+        now,
+        new Date(now - this.config.DELIVERY_RETENTION),
+        LOG_DAYS_AHEAD,
+      );
       if (!done) return; // another replica is at it
       if (done.made > 0) this.logger.log(`retention: made ${done.made} delivery_log partitions ahead`);
       for (const d of done.dropped) {
