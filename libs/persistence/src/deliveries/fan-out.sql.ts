@@ -88,8 +88,10 @@ SELECT n.*, x.* FROM (
 });
 
 /**
- * Writes the deliveries sent from memory, each once, with its outcome, and marks an event fanned out when the
- * last of its deliveries is written and every other one has its row: written by an earlier statement (which
+ * Writes the deliveries sent from memory, each once, with its outcome: one that succeeded is appended to the
+ * delivery log (delivery_log, by its key), any other is a row of deliveries (to retry, or failed). It marks an
+ * event fanned out when the last of its deliveries is written and every other one has its record, in either table
+ * (deliveryRecorded): written by an earlier statement (which
  * committed before this one began: the dispatcher's writes go one at a time) or by this one. If one of them
  * could not be written, the event stays leased until its lease runs out and a fan-out sends that one again. A
  * retry, or a failure an operator may replay, keeps its own body; a success reads its event's. A delivery set
