@@ -157,48 +157,61 @@ async function main() {
     );
     const dayRows = async (table: string) =>
       (await db.pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE created_at < $1`, [cutOff])).rows[0].n;
-    const beforeDay = await dayRows('deliveries');
     let written = 0;
-    const writers = load(url, 2, () => ({
-      text: `INSERT INTO deliveries (subscription_id, event_id, plant_id, event_time, status, attempts, attempt_log)
-             SELECT $1, 'w-' || $2 || '-' || g, g, now(), 'succeeded', 1, '[]' FROM generate_series(1, ${WRITE_ROWS}) g`,
-      values: [subs[0], written++],
-    }));
-    const readers = load(url, 1, () => listing);
-    await new Promise((r) => setTimeout(r, 3000));
-    writers.phase('prune');
-    readers.phase('prune');
-    const maintenance = new Pool({ connectionString: url, max: 1 });
-    const pid = (await maintenance.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
-    const cpu0 = backendCpu(pid);
-    let deleted = 0;
-    let statementsMs = 0;
-    let statements = 0;
-    const wall = performance.now();
-    for (;;) {
-      const t = performance.now();
-      const n = (await maintenance.query(PRUNE_DELIVERIES.text, [cutOff, BATCH])).rowCount ?? 0;
-      statementsMs += performance.now() - t;
-      statements++;
-      deleted += n;
-      if (n < BATCH) break;
-      await new Promise((r) => setTimeout(r, PAUSE_MS));
-    }
-    const wallMs = performance.now() - wall;
-    const cpu1 = backendCpu(pid);
-    writers.phase('after');
-    readers.phase('after');
-    await new Promise((r) => setTimeout(r, 1000));
-    const [w, l] = [await writers.stop(), await readers.stop()];
-    report.push(
-      `before (batched DELETE): the oldest day, ${beforeDay.toLocaleString('en')} rows: ${deleted.toLocaleString('en')} ` +
-        `deleted in ${statements} statements, ${(statementsMs / 1000).toFixed(2)} s of statement time, backend CPU ` +
-        `${cpu0 === null || cpu1 === null ? 'n/a' : `${(cpu1 - cpu0).toFixed(2)} s`}, ${(wallMs / 1000).toFixed(1)} s wall`,
-      `  writers (${WRITE_ROWS}-row inserts) before the prune: ${summary(w.idle)}`,
-      `  writers during the prune and the second after: ${summary(during(w))}`,
-      `  listing before: ${summary(l.idle)}; during: ${summary(during(l))}`,
-    );
-    await maintenance.end();
+    /**
+     * Prunes the oldest day of `table` with `prune` (on a connection of its own) while two writers insert into it
+     * and a listing reads: what it cost, and what the others saw before it and while it ran.
+     */
+    const measure = async (table: 'deliveries' | 'delivery_log', how: string, prune: (p: Pool) => Promise<string>) => {
+      const day = await dayRows(table);
+      // As records write them: a success, appended (after) or a row of deliveries (before).
+      const status = table === 'deliveries' ? ['status, ', "'succeeded', "] : ['', ''];
+      const writers = load(url, 2, () => ({
+        text: `INSERT INTO ${table} (${status[0]}id, subscription_id, event_id, plant_id, event_time, attempts, attempt_log)
+               SELECT ${status[1]}gen_random_uuid(), $1, 'w-' || $2 || '-' || g, g, now(), 1, '[]'
+               FROM generate_series(1, ${WRITE_ROWS}) g`,
+        values: [subs[0], written++],
+      }));
+      const readers = load(url, 1, () => listing);
+      await new Promise((r) => setTimeout(r, 3000));
+      writers.phase('prune');
+      readers.phase('prune');
+      const maintenance = new Pool({ connectionString: url, max: 1 });
+      const pid = (await maintenance.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+      const cpu0 = backendCpu(pid);
+      const wall = performance.now();
+      const what = await prune(maintenance);
+      const wallMs = performance.now() - wall;
+      const cpu1 = backendCpu(pid);
+      writers.phase('after');
+      readers.phase('after');
+      await new Promise((r) => setTimeout(r, 1000));
+      const [w, l] = [await writers.stop(), await readers.stop()];
+      await maintenance.end();
+      report.push(
+        `${how}: the oldest day, ${day.toLocaleString('en')} rows: ${what}, ${(wallMs / 1000).toFixed(3)} s wall, ` +
+          `backend CPU ${cpu0 === null || cpu1 === null ? 'n/a' : `${(cpu1 - cpu0).toFixed(2)} s`}`,
+        `  writers (${WRITE_ROWS}-row inserts) before: ${summary(w.idle)}`,
+        `  writers during it and the second after: ${summary(during(w))}`,
+        `  listing before: ${summary(l.idle)}; during: ${summary(during(l))}`,
+      );
+    };
+
+    await measure('deliveries', 'before (batched DELETE)', async (maintenance) => {
+      let deleted = 0;
+      let statementsMs = 0;
+      let statements = 0;
+      for (;;) {
+        const t = performance.now();
+        const n = (await maintenance.query(PRUNE_DELIVERIES.text, [cutOff, BATCH])).rowCount ?? 0;
+        statementsMs += performance.now() - t;
+        statements++;
+        deleted += n;
+        if (n < BATCH) break;
+        await new Promise((r) => setTimeout(r, PAUSE_MS));
+      }
+      return `${deleted.toLocaleString('en')} deleted in ${statements} statements, ${(statementsMs / 1000).toFixed(2)} s of statement time`;
+    });
     await db.pool.query('TRUNCATE deliveries');
 
     // After: the log, a partition a day, pruned by dropping the day.
@@ -213,37 +226,11 @@ async function main() {
         '(id, subscription_id, event_id, plant_id, event_time, attempt_log, created_at, updated_at)',
       ),
     );
-    const afterDay = await dayRows('delivery_log');
-    const logWriters = load(url, 2, () => ({
-      text: `INSERT INTO delivery_log (id, subscription_id, event_id, plant_id, event_time, attempt_log)
-             SELECT gen_random_uuid(), $1, 'w-' || $2 || '-' || g, g, now(), '[]' FROM generate_series(1, ${WRITE_ROWS}) g`,
-      values: [subs[0], written++],
-    }));
-    const logReaders = load(url, 1, () => listing);
-    await new Promise((r) => setTimeout(r, 3000));
-    logWriters.phase('prune');
-    logReaders.phase('prune');
-    const owner = new Pool({ connectionString: url, max: 1 });
-    const ownerPid = (await owner.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
-    const c0 = backendCpu(ownerPid);
-    const t0 = performance.now();
-    const done = await new RetentionRepository(owner).maintainLog(Date.now(), cutOff, 7);
-    const dropMs = performance.now() - t0;
-    const c1 = backendCpu(ownerPid);
-    logWriters.phase('after');
-    logReaders.phase('after');
-    await new Promise((r) => setTimeout(r, 1000));
-    const [lw, ll] = [await logWriters.stop(), await logReaders.stop()];
-    await owner.end();
-    report.push(
-      `after (partition drop): the oldest day, ${afterDay.toLocaleString('en')} rows: dropped ` +
-        `${done?.dropped.map((d) => d.day).join(', ')} in ${(dropMs / 1000).toFixed(3)} s (detach concurrently, drop; ` +
-        `the pass's other statements included), backend CPU ` +
-        `${c0 === null || c1 === null ? 'n/a' : `${(c1 - c0).toFixed(2)} s`}`,
-      `  writers (${WRITE_ROWS}-row inserts) before the drop: ${summary(lw.idle)}`,
-      `  writers during the drop and the second after: ${summary(during(lw))}`,
-      `  listing before: ${summary(ll.idle)}; during: ${summary(during(ll))}`,
-    );
+    await measure('delivery_log', 'after (partition drop)', async (owner) => {
+      const done = await new RetentionRepository(owner).maintainLog(Date.now(), cutOff, 7);
+      const days = done?.dropped.map((d) => d.day).join(', ');
+      return `dropped ${days} (the whole pass: the week ahead checked, the day detached concurrently, then dropped)`;
+    });
     console.log(`\n${report.join('\n')}`);
   } finally {
     await db.drop();
