@@ -148,7 +148,6 @@ describe('flow control and the circuit breaker per subscriber', () => {
     );
     // A second version of the first plant while it is open: it must arrive after the first.
     await accept(ids[0], 'v2');
-    const openedAt = Date.now();
     // The other replica learns of the open circuit at its next heartbeat (up to a second, more on a loaded
     // machine): what it put on the wire until then is not a probe. Count from past that.
     await new Promise((r) => setTimeout(r, 1500));
