@@ -179,7 +179,11 @@ headerOptions(
     .option('--max-id <id>', 'only plant ids up to this one', integer)
     .option('--operational', `operational events instead of plants: ${OPERATIONAL_EVENT_TYPES.join(', ')}`)
     .option('--event-types <types>', 'with --operational: only these event types (comma-separated; default all)', list)
-    .option('--max-per-second <n>', 'at most n deliveries a second to it, across worker replicas (0.5: one every 2 s)', limit)
+    .option(
+      '--max-per-second <n>',
+      'at most n deliveries a second to it, across worker replicas (0.5: one every 2 s)',
+      limit,
+    )
     .option('--max-concurrency <n>', 'at most n requests to it at once, across worker replicas', limit),
 ).action(
   async (
@@ -311,7 +315,9 @@ subscriptions
   );
 subscriptions
   .command('limit')
-  .description("set or remove its flow control: the rate and the requests at once it gets (see its circuit with 'show')")
+  .description(
+    "set or remove its flow control: the rate and the requests at once it gets (see its circuit with 'show')",
+  )
   .argument('<id>')
   .option('--max-per-second <n|none>', 'at most n deliveries a second, across worker replicas; none: no limit', limit)
   .option('--max-concurrency <n|none>', 'at most n requests at once, across worker replicas; none: no limit', limit)

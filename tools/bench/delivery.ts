@@ -209,12 +209,17 @@ async function slowSubscriberScenario(stack: Stack, rx: Receiver, rate: number, 
     // Only this run's plants: the stack may be shared, and other plants reach these subscribers too.
     const got = (pred: (p: string) => boolean) =>
       rx.received.slice(from).filter((r) => pred(r.path) && accepted.has(JSON.parse(r.body).id));
-    await waitFor('the fast deliveries', () => got((p) => fastPaths.has(p)).length >= count * fastPaths.size, 120000, 250)
-      .catch(() => undefined);
+    await waitFor(
+      'the fast deliveries',
+      () => got((p) => fastPaths.has(p)).length >= count * fastPaths.size,
+      120000,
+      250,
+    ).catch(() => undefined);
     const latencies = got((p) => fastPaths.has(p)).map((r) => Math.max(0, r.at - accepted.get(JSON.parse(r.body).id)!));
     if (slowPath) {
-      await waitFor('the slow deliveries', () => got((p) => p === slowPath).length >= count, 600000, 500)
-        .catch(() => undefined);
+      await waitFor('the slow deliveries', () => got((p) => p === slowPath).length >= count, 600000, 500).catch(
+        () => undefined,
+      );
       const slow = got((p) => p === slowPath);
       const ids = new Set(slow.map((r) => JSON.parse(r.body).id));
       slowSummary =

@@ -16,7 +16,18 @@
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import { metricSum } from '../support/metrics';
-import { arg, paced, percentiles, printPeakRss, runBench, sendWebhook, startStack, step, table, TOKEN } from './harness';
+import {
+  arg,
+  paced,
+  percentiles,
+  printPeakRss,
+  runBench,
+  sendWebhook,
+  startStack,
+  step,
+  table,
+  TOKEN,
+} from './harness';
 import { Generator, load, LoadOptions, LoadResult, locateWrk } from './load';
 
 /** A baseline server in a process of its own: bare-fastify, naive-kafka or nest-guarded (this folder). */

@@ -33,7 +33,14 @@ describe('flow control', () => {
       error,
     });
     expect(
-      summarizeOutcomes([a('s1', 500), a('s1', 200), a('s1', null, 'timeout'), a('s2', 500), a('s2', 502), a('s3', 204)]),
+      summarizeOutcomes([
+        a('s1', 500),
+        a('s1', 200),
+        a('s1', null, 'timeout'),
+        a('s2', 500),
+        a('s2', 502),
+        a('s3', 204),
+      ]),
     ).toEqual([
       { subscriptionId: 's1', succeeded: true, failures: 1, lastError: 'timeout' },
       { subscriptionId: 's2', succeeded: false, failures: 2, lastError: 'HTTP 502' },

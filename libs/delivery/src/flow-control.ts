@@ -92,7 +92,12 @@ export interface AnsweredAttempt {
 export function summarizeOutcomes(attempts: AnsweredAttempt[]): OutcomeSummary[] {
   const by = new Map<string, OutcomeSummary>();
   for (const a of attempts) {
-    const s = by.get(a.subscriptionId) ?? { subscriptionId: a.subscriptionId, succeeded: false, failures: 0, lastError: null };
+    const s = by.get(a.subscriptionId) ?? {
+      subscriptionId: a.subscriptionId,
+      succeeded: false,
+      failures: 0,
+      lastError: null,
+    };
     if (a.status !== null && a.status >= 200 && a.status < 300) {
       s.succeeded = true;
       s.failures = 0;

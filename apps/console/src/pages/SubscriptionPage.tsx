@@ -111,9 +111,7 @@ function Health({ s }: { s: Subscription }) {
       <h2>Health and flow control</h2>
       <dl aria-label="Health and flow control">
         <dt>Paused</dt>
-        <dd>
-          {s.pausedUntil ? `until ${when(s.pausedUntil)}: the receiver asked to wait (Retry-After)` : 'no'}
-        </dd>
+        <dd>{s.pausedUntil ? `until ${when(s.pausedUntil)}: the receiver asked to wait (Retry-After)` : 'no'}</dd>
         <dt>Circuit</dt>
         <dd>{circuit}</dd>
         {(c.consecutiveFailures > 0 || c.lastError) && (

@@ -47,7 +47,11 @@ export function servePlantWebhook(app: NestFastifyApplication, logger: Logger): 
           return typeof v === 'string' && v.length > 0 ? v : undefined;
         };
         const { traceparent, ...headers } = webhookHeaders(header);
-        return webhooks.accept(plant, { trace: requestSpan(req) ?? traceparent, requestId: String(req.id), ...headers });
+        return webhooks.accept(plant, {
+          trace: requestSpan(req) ?? traceparent,
+          requestId: String(req.id),
+          ...headers,
+        });
       },
     });
 }

@@ -100,19 +100,26 @@ export class SubscriberGates {
       disableAfterMs: config.DELIVERY_DISABLE_AFTER,
     };
     // Outcomes are counted in batches, one statement for all answered meanwhile (one at a time, so in order).
-    this.health = new WriteCoalescer(async (attempts) => {
-      let transitions: HealthTransition[] = [];
-      try {
-        transitions = await this.store.recordOutcomes(summarizeOutcomes(attempts), this.policy);
-        this.apply(transitions, Date.now());
-      } finally {
-        // Shut in advance, and not opened after all (a success elsewhere, or the statement failed): open again.
-        const opened = new Set(transitions.filter((t) => t.kind === 'circuit_opened').map((t) => t.subscriptionId));
-        const reopen = attempts.map((a) => a.subscriptionId).filter((id) => this.opening.delete(id) && !opened.has(id));
-        if (reopen.length > 0) this.listener.opened();
-      }
-      return transitions;
-    }, 500, undefined, 10);
+    this.health = new WriteCoalescer(
+      async (attempts) => {
+        let transitions: HealthTransition[] = [];
+        try {
+          transitions = await this.store.recordOutcomes(summarizeOutcomes(attempts), this.policy);
+          this.apply(transitions, Date.now());
+        } finally {
+          // Shut in advance, and not opened after all (a success elsewhere, or the statement failed): open again.
+          const opened = new Set(transitions.filter((t) => t.kind === 'circuit_opened').map((t) => t.subscriptionId));
+          const reopen = attempts
+            .map((a) => a.subscriptionId)
+            .filter((id) => this.opening.delete(id) && !opened.has(id));
+          if (reopen.length > 0) this.listener.opened();
+        }
+        return transitions;
+      },
+      500,
+      undefined,
+      10,
+    );
     metrics.watchSubscribers(
       () => this.circuits(),
       () => [...this.gates.values()].filter((g) => this.pausedUntil(g) > Date.now()).length,
@@ -155,7 +162,9 @@ export class SubscriberGates {
           maxDeliveriesPerSecond: g.maxDeliveriesPerSecond,
           maxConcurrency: g.maxConcurrency,
           // A pause taken here may be later than the database's by a statement: keep the later.
-          pausedUntil: Math.max(g.pausedForMs === null ? 0 : at + g.pausedForMs, old.get(g.subscriptionId)?.pausedUntil ?? 0) || null,
+          pausedUntil:
+            Math.max(g.pausedForMs === null ? 0 : at + g.pausedForMs, old.get(g.subscriptionId)?.pausedUntil ?? 0) ||
+            null,
           circuit: g.circuit,
           probeAt: g.probeInMs === null ? null : at + g.probeInMs,
           consecutiveFailures: g.consecutiveFailures,
@@ -164,7 +173,8 @@ export class SubscriberGates {
     );
     // A pause taken here whose statement has not landed yet stays in force.
     for (const [id, g] of old)
-      if (!this.gates.has(id) && this.pausedUntil(g) > now) this.gates.set(id, { ...closedGate(), pausedUntil: g.pausedUntil });
+      if (!this.gates.has(id) && this.pausedUntil(g) > now)
+        this.gates.set(id, { ...closedGate(), pausedUntil: g.pausedUntil });
     this.failing.clear();
     for (const [id, g] of this.gates) {
       if (g.circuit !== 'closed') this.seen.add(id);
@@ -180,7 +190,8 @@ export class SubscriberGates {
       if (g.circuit !== 'closed' && g.probeAt !== null && g.probeAt <= now && !this.probing.has(id))
         await this.takeProbe(id);
     }
-    for (const id of [...this.gates.keys(), ...this.probing.keys()]) if (!wasShut.has(id) && this.shut(id, now)) this.listener.shut(id);
+    for (const id of [...this.gates.keys(), ...this.probing.keys()])
+      if (!wasShut.has(id) && this.shut(id, now)) this.listener.shut(id);
     if ([...wasShut].some((id) => !this.shut(id, now))) this.listener.opened();
   }
 
@@ -310,7 +321,8 @@ export class SubscriberGates {
     if (failed) {
       const n = (this.failing.get(subscriptionId) ?? 0) + 1;
       this.failing.set(subscriptionId, n);
-      opening = (g?.circuit ?? 'closed') === 'closed' && (g?.consecutiveFailures ?? 0) + n >= this.policy.failuresToOpen;
+      opening =
+        (g?.circuit ?? 'closed') === 'closed' && (g?.consecutiveFailures ?? 0) + n >= this.policy.failuresToOpen;
       if (opening) this.opening.add(subscriptionId);
     } else if (counts) this.failing.delete(subscriptionId);
     if (counts)
@@ -337,10 +349,13 @@ export class SubscriberGates {
   /** When a pause ends, the dispatcher claims the subscriber's deliveries again without waiting for a poll. */
   private wakeAt(subscriptionId: string, at: number) {
     clearTimeout(this.wakeTimers.get(subscriptionId));
-    const t = setTimeout(() => {
-      this.wakeTimers.delete(subscriptionId);
-      this.listener.opened();
-    }, Math.max(0, at - Date.now()) + 5);
+    const t = setTimeout(
+      () => {
+        this.wakeTimers.delete(subscriptionId);
+        this.listener.opened();
+      },
+      Math.max(0, at - Date.now()) + 5,
+    );
     t.unref();
     this.wakeTimers.set(subscriptionId, t);
   }

@@ -23,7 +23,7 @@ const maxConcurrency = {
   maximum: 10000,
   description:
     'At most this many requests to this subscriber at once, across every worker replica (split between them). ' +
-    'null: only the worker\'s own bound, DELIVERY_CONCURRENCY_PER_SUBSCRIPTION per replica',
+    "null: only the worker's own bound, DELIVERY_CONCURRENCY_PER_SUBSCRIPTION per replica",
 };
 // A subscription's custom headers (libs/delivery/src/custom-headers.ts checks names, reserved headers and the
 // total; 422 names the header).
@@ -372,8 +372,15 @@ export const addedSchemas: Record<string, unknown> = {
         '(no attempt spent) but for one probe at nextProbeAt. half_open: that probe is being sent; its success ' +
         'closes the circuit and releases the backlog in order, its failure opens it again for twice as long',
     },
-    since: { ...dateTime, type: ['string', 'null'], description: 'open or half-open: when it opened; closed: when it closed again (null: never opened)' },
-    lastError: { type: ['string', 'null'], description: 'The last failure: `HTTP 500`, a timeout, a refused connection' },
+    since: {
+      ...dateTime,
+      type: ['string', 'null'],
+      description: 'open or half-open: when it opened; closed: when it closed again (null: never opened)',
+    },
+    lastError: {
+      type: ['string', 'null'],
+      description: 'The last failure: `HTTP 500`, a timeout, a refused connection',
+    },
     consecutiveFailures: { type: 'integer', minimum: 0 },
     failingSince: {
       ...dateTime,

@@ -77,7 +77,8 @@ export class OutboxRepository implements Outbox {
 
   private async updateStored(db: Queryable, records: AttemptRecord[]) {
     if (records.length === 0) return;
-    if (records.some((r) => r.attempt === null)) throw new Error('a claimed delivery not attempted is handed back, not recorded');
+    if (records.some((r) => r.attempt === null))
+      throw new Error('a claimed delivery not attempted is handed back, not recorded');
     // Named: parsed and planned once per connection, not once per batch.
     await db.query({
       name: RECORD_ATTEMPTS.name,

@@ -87,7 +87,12 @@ export class SubscriberHealthRepository implements SubscriberHealth {
       const id = r.subscription_id;
       if (r.closed) transitions.push({ subscriptionId: id, kind: 'circuit_closed' });
       if (r.opened)
-        transitions.push({ subscriptionId: id, kind: 'circuit_opened', forMs: r.probe_in_ms ?? 0, reason: r.last_error });
+        transitions.push({
+          subscriptionId: id,
+          kind: 'circuit_opened',
+          forMs: r.probe_in_ms ?? 0,
+          reason: r.last_error,
+        });
       if (r.probe_failed)
         transitions.push({ subscriptionId: id, kind: 'probe_failed', forMs: r.probe_in_ms ?? 0, reason: r.last_error });
       if (r.disable) transitions.push({ subscriptionId: id, kind: 'disabled', reason: r.disabled_reason });
