@@ -89,7 +89,7 @@ describe('the plant-store CLI', () => {
     });
     expect(page.items).toHaveLength(1);
     const table = await cli(['deliveries', 'list', '--subscription', sub.id]);
-    expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+SUBSCRIPTION\s+PLANT\s+STATUS/);
+    expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+SUBSCRIPTION\s+TYPE\s+PLANT\s+STATUS/);
     const shown = await cli(['deliveries', 'show', page.items[0].id]);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toMatch(/^AT\s+STATUS\s+MS/m);
