@@ -189,6 +189,45 @@ describe('HTTP framing', () => {
     expect((await send(post(`Host: x\r\n${auth}Connection: close\r\n`))).status).toBe(200);
   });
 
+  // Found by the fuzzer (seed 181809951): a 415 sent before the body, with Connection: close, never reached a
+  // sender that went on writing its body: the gateway closed with the body's bytes unread, its kernel answered them
+  // with a reset, and the sender's write failed before it had read the answer. A lingering close keeps reading.
+  it.each([
+    ['415 for a Content-Type it does not parse', 'Content-Type: application/jsonx\r\n' + auth, 415],
+    ['401 for a wrong token', 'Content-Type: application/json\r\nAuthorization: Bearer wrong\r\n', 401],
+    ['404 for a path with no route', 'Content-Type: application/json\r\n' + auth, 404],
+  ])('delivers a %s to a sender still writing its body', async (_case, headers, status) => {
+    const { port } = new URL(gw.url);
+    const path = status === 404 ? '/no/such/route' : '/plant/webhook';
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    let text = '';
+    let failed: Error | null = null;
+    socket.on('data', (d) => (text += d.toString('latin1')));
+    socket.on('error', (err) => (failed = err));
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\n${headers}Transfer-Encoding: chunked\r\n\r\n`);
+    // Not reading meanwhile, as a client busy writing its body does not: the answer waits in our buffer.
+    socket.pause();
+    await new Promise((r) => setTimeout(r, 150));
+    const piece = `400\r\n${' '.repeat(0x400)}\r\n`;
+    for (let i = 0; i < 10 && !socket.destroyed; i++) {
+      socket.write(piece);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    socket.resume();
+    await new Promise<void>((resolve) => {
+      if (socket.destroyed) return resolve();
+      socket.once('close', () => resolve());
+      setTimeout(() => (socket.end('0\r\n\r\n'), resolve()), 500);
+    });
+    socket.destroy();
+    expect({ failed: failed === null ? null : String(failed), status: text.slice(0, 12) }).toEqual({
+      failed: null,
+      status: `HTTP/1.1 ${status}`,
+    });
+    expect(text).toMatch(/content-type: application\/problem\+json/i);
+  });
+
   // What llhttp (Node's parser) refuses itself: kept here so that a Node upgrade that relaxes one is noticed.
   it.each([
     ['two equal Content-Length headers', post(`Host: x\r\n${auth}Content-Length: 40\r\n`)],

@@ -12,6 +12,7 @@ import { decodeRequestBodies } from './http/content-encoding';
 import { ConnectionTracker } from './http/http-limits';
 import { createHttpAdapter, instrumentHttp } from './http/http-server';
 import { refuseOversizedChunks } from './http/chunk-limit';
+import { lingerBeforeClose } from './http/lingering-close';
 import { refuseAmbiguousFraming } from './http/framing';
 import { traceRequests } from './http/request-tracing';
 import { addSecurityHeaders } from './http/security-headers';
@@ -45,6 +46,7 @@ export async function createGatewayApp(env: NodeJS.ProcessEnv = process.env): Pr
   app.useGlobalFilters(new ProblemFilter(logger, [databaseProblem]));
   const fastify = app.getHttpAdapter().getInstance();
   const connections = new ConnectionTracker(fastify.server, config.HTTP_MAX_CONNECTIONS, metrics);
+  lingerBeforeClose(fastify.server); // a refusal sent before the body arrives whole, not as a reset
   refuseOversizedChunks(fastify.server, config.WEBHOOK_MAX_BYTES, metrics);
   refuseAmbiguousFraming(fastify, metrics); // the first onRequest hook: before tracing, routing or auth
   traceRequests(fastify, tracing);
