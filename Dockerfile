@@ -42,6 +42,7 @@ ENV PORT=3000
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-# 2 MB semi-spaces, as the launcher runs it (tools/local-stack/apps.js, appNodeFlags): the young generation's default
-# 16 MB each was ~28 MB of an idle gateway's RSS (docs/benchmarks.md).
-CMD ["node", "--enable-source-maps", "--max-semi-space-size=2", "dist/apps/gateway/apps/gateway/src/main.js"]
+# The heap as the launcher sizes it (tools/local-stack/apps.ts, appNodeFlags; docs/deployment-defaults.md): 2 MB
+# semi-spaces (the default 16 MB each was ~28 MB of an idle gateway's RSS) and a 128 MB old generation, which V8
+# otherwise grew to 200+ MB under sustained load with a live set under 100 MB. Override the command to raise it.
+CMD ["node", "--enable-source-maps", "--max-semi-space-size=2", "--max-old-space-size=128", "dist/apps/gateway/apps/gateway/src/main.js"]
