@@ -29,7 +29,8 @@ SELECT d.id, d.seq, d.subscription_id, d.event_id, d.plant_id, d.event_type, d.s
 -- retry-failed-delivery
 -- Sent by DeliveryRepository.retryFailed.
 -- $1: the delivery's id
-UPDATE deliveries SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now()
+UPDATE deliveries SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now(),
+           replayed_from = NULL
        WHERE id = $1 AND status = 'failed'
          AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = subscription_id AND s.deleted_at IS NOT NULL)
        RETURNING id, seq, subscription_id, event_id, plant_id, event_type, status, attempts, next_attempt_at, created_at, updated_at;
@@ -40,7 +41,8 @@ UPDATE deliveries SET status = 'pending', next_attempt_at = now(), leased_until 
 -- $2: the filter's plant, or null
 -- $3: created at or after, or null
 -- $4: created before, or null
-UPDATE deliveries d SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now()
+UPDATE deliveries d SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now(),
+           replayed_from = NULL
        WHERE d.status = 'failed'
          AND ($1::uuid IS NULL OR d.subscription_id = $1) AND ($2::bigint IS NULL OR d.plant_id = $2)
          AND ($3::timestamptz IS NULL OR d.created_at >= $3) AND ($4::timestamptz IS NULL OR d.created_at < $4)
@@ -51,8 +53,59 @@ UPDATE deliveries d SET status = 'pending', next_attempt_at = now(), leased_unti
 -- Sent by DeliveryRepository.retryFailedSince.
 -- $1: the subscription
 -- $2: created at or after
-UPDATE deliveries SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now()
+UPDATE deliveries SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now(),
+           replayed_from = NULL
        WHERE subscription_id = $1 AND status = 'failed' AND created_at >= $2;
+
+-- replay-since
+-- Sent by DeliveryRepository.replaySince.
+-- $1: the subscription
+-- $2: the event's time, at or after
+-- $3: the cursor: the last seq looked at (0 at the start)
+-- $4: how many to re-queue at most
+-- $5: how many deliveries to look at at most
+-- $6: the wait before the first is due, ms
+WITH scanned AS MATERIALIZED (
+  SELECT a.id, a.seq, a.subscription_id, a.event_id, a.event_type, a.backfill_id, a.status, a.event_time, a.appended,
+         a.created_at
+  FROM all_deliveries a
+  WHERE a.seq > $3 AND a.created_at >= $2::timestamptz - interval '1 minute'
+  ORDER BY a.seq LIMIT $5
+), matched AS MATERIALIZED (
+  SELECT x.*, row_number() OVER (ORDER BY x.seq) AS n FROM scanned x
+  WHERE x.subscription_id = $1 AND x.event_type IS NULL AND x.backfill_id IS NULL AND x.status <> 'pending'
+    AND x.event_time >= $2 AND (NOT x.appended OR EXISTS (SELECT 1 FROM outbox_events e WHERE e.event_id = x.event_id))
+), taken AS (
+  SELECT * FROM matched WHERE n <= $4
+), requeued AS (
+  UPDATE deliveries d SET replayed_from = d.status, status = 'pending',
+         next_attempt_at = now() + $6 * interval '1 millisecond', leased_until = NULL, lease_token = NULL,
+         updated_at = now()
+  FROM taken t
+  WHERE NOT t.appended AND d.id = t.id AND d.status <> 'pending'
+  RETURNING d.id
+), moved AS (
+  DELETE FROM delivery_log l USING taken t
+  WHERE t.appended AND l.id = t.id AND l.created_at = t.created_at
+    AND l.created_at >= $2::timestamptz - interval '1 minute'
+  RETURNING l.*
+), reinserted AS (
+  INSERT INTO deliveries (id, seq, subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id,
+                          traceparent, status, attempts, attempt_log, next_attempt_at, created_at, updated_at,
+                          replayed_from)
+  OVERRIDING SYSTEM VALUE
+  SELECT m.id, m.seq, m.subscription_id, m.event_id, m.plant_id, e.body, m.event_time, m.hops, m.origin_event_id,
+         m.traceparent, 'pending', m.attempts, m.attempt_log, now() + $6 * interval '1 millisecond', m.created_at,
+         now(), 'succeeded'
+  FROM moved m JOIN outbox_events e ON e.event_id = m.event_id
+  ORDER BY m.seq
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM requeued)::int + (SELECT count(*) FROM reinserted)::int AS requeued,
+       (SELECT count(*) FROM reinserted)::int AS moved, (SELECT count(*) FROM scanned)::int AS looked_at,
+       coalesce(CASE WHEN (SELECT count(*) FROM matched) > $4 THEN (SELECT max(seq) FROM taken)
+                     ELSE (SELECT max(seq) FROM scanned) END, $3) AS cursor,
+       (SELECT count(*) FROM scanned) < $5 AND (SELECT count(*) FROM matched) <= $4 AS exhausted;
 
 -- count-deliveries-by-status
 -- Sent by DeliveryRepository.countByStatus.

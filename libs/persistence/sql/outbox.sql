@@ -248,8 +248,27 @@ WITH candidates AS MATERIALIZED (
   WHERE earlier.subscription_id = c.subscription_id AND earlier.plant_id = c.plant_id AND earlier.status = 'pending' AND earlier.seq < c.seq)
     AND (d.backfill_id IS NULL OR EXISTS (
     SELECT 1 FROM plants bp WHERE bp.id = d.plant_id AND bp.last_event_id = d.origin_event_id))
+    AND (d.replayed_from IS NULL OR EXISTS (
+    SELECT 1 FROM plants rp WHERE rp.id = d.plant_id AND (rp.last_event_id = d.event_id OR EXISTS (
+      SELECT 1 FROM deliveries newest
+      WHERE newest.subscription_id = d.subscription_id AND newest.plant_id = d.plant_id
+        AND newest.status = 'pending' AND newest.seq > d.seq AND newest.event_id = rp.last_event_id))))
   LIMIT $1
   FOR UPDATE OF d SKIP LOCKED
+), superseded AS (
+  -- Replays that must not go (a newer version of the plant reached the subscriber): back to what they were,
+  -- unsent, or they would hold back the plant's later deliveries. Disjoint from due (replayCurrent is false).
+  UPDATE deliveries d SET status = d.replayed_from, replayed_from = NULL, leased_until = NULL, updated_at = now()
+  WHERE d.id IN (
+    SELECT x.id FROM candidates c JOIN deliveries x ON x.id = c.id
+    WHERE x.replayed_from IS NOT NULL AND x.status = 'pending' AND (x.leased_until IS NULL OR x.leased_until < now())
+      AND NOT (x.replayed_from IS NULL OR EXISTS (
+    SELECT 1 FROM plants rp WHERE rp.id = x.plant_id AND (rp.last_event_id = x.event_id OR EXISTS (
+      SELECT 1 FROM deliveries newest
+      WHERE newest.subscription_id = x.subscription_id AND newest.plant_id = x.plant_id
+        AND newest.status = 'pending' AND newest.seq > x.seq AND newest.event_id = rp.last_event_id))))
+    FOR UPDATE OF x SKIP LOCKED)
+  RETURNING 1
 ), claimed AS (
   UPDATE deliveries d SET leased_until = now() + $3 * interval '1 millisecond', lease_token = $4
   FROM due, subscriptions s

@@ -8,6 +8,7 @@ import {
   RETRY_FAILED_DELIVERY,
   RETRY_FAILED_MATCHING,
   RETRY_FAILED_SINCE,
+  REPLAY_SINCE,
 } from './delivery.sql';
 
 /** A row of `deliveries` as listings read it: not the body, nor the attempt log. */
@@ -58,6 +59,19 @@ export interface MinuteRow {
   accepted: number;
   delivered: number;
   failed: number;
+}
+
+/** One batch of a replay of everything since a time (REPLAY_SINCE). */
+export interface ReplayBatch {
+  /** Deliveries sent again, of which `moved` came back from the delivery log. */
+  requeued: number;
+  moved: number;
+  /** Deliveries of every subscriber looked at. */
+  lookedAt: number;
+  /** The last seq looked at: the next batch starts after it. */
+  cursor: number;
+  /** Nothing left after the cursor. */
+  exhausted: boolean;
 }
 
 /** What an operator reads and replays; sending is the outbox's (./outbox.repository.ts). */
@@ -134,5 +148,33 @@ export class DeliveryRepository {
   async retryFailedSince(subscriptionId: string, since: Date): Promise<number> {
     const { rowCount } = await this.pool.query(RETRY_FAILED_SINCE.text, [subscriptionId, since]);
     return rowCount ?? 0;
+  }
+
+  /**
+   * One bounded batch of a replay of every New Plant delivery of a subscription whose event is at or after `since`,
+   * after the cursor `afterSeq` (0 at the start): re-queues `limit` at most among `scan` deliveries looked at, due
+   * `settleMs` from now. See REPLAY_SINCE.
+   */
+  async replaySince(
+    subscriptionId: string,
+    since: Date,
+    afterSeq: number,
+    b: { limit: number; scan: number; settleMs: number },
+  ): Promise<ReplayBatch> {
+    const { rows } = await this.pool.query<{
+      requeued: number;
+      moved: number;
+      looked_at: number;
+      cursor: string;
+      exhausted: boolean;
+    }>(REPLAY_SINCE.text, [subscriptionId, since, afterSeq, b.limit, b.scan, b.settleMs]);
+    const r = rows[0];
+    return {
+      requeued: r.requeued,
+      moved: r.moved,
+      lookedAt: r.looked_at,
+      cursor: Number(r.cursor),
+      exhausted: r.exhausted,
+    };
   }
 }

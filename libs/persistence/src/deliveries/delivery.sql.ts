@@ -52,7 +52,8 @@ export const RETRY_FAILED_DELIVERY = statement({
   name: 'retry-failed-delivery',
   runBy: 'DeliveryRepository.retryFailed',
   params: ["the delivery's id"],
-  text: `UPDATE deliveries SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now()
+  text: `UPDATE deliveries SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now(),
+           replayed_from = NULL
        WHERE id = $1 AND status = 'failed'
          AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = subscription_id AND s.deleted_at IS NOT NULL)
        RETURNING ${LISTED_COLUMNS}`,
@@ -68,7 +69,8 @@ export const RETRY_FAILED_MATCHING = statement({
     'created at or after, or null',
     'created before, or null',
   ],
-  text: `UPDATE deliveries d SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now()
+  text: `UPDATE deliveries d SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now(),
+           replayed_from = NULL
        WHERE d.status = 'failed'
          AND ($1::uuid IS NULL OR d.subscription_id = $1) AND ($2::bigint IS NULL OR d.plant_id = $2)
          AND ($3::timestamptz IS NULL OR d.created_at >= $3) AND ($4::timestamptz IS NULL OR d.created_at < $4)
@@ -107,11 +109,86 @@ export const DELIVERIES_PER_MINUTE = statement({
        FROM m LEFT JOIN e USING (minute) LEFT JOIN d USING (minute) ORDER BY m.minute`,
 });
 
-/** A subscription's failed deliveries created since a time, back to pending. */
+/**
+ * A subscription's failed deliveries created since a time, back to pending (recover, `status=failed`: as retry, no
+ * replay mark, so per-plant order is not checked against newer versions; see REPLAY_SINCE for that).
+ */
 export const RETRY_FAILED_SINCE = statement({
   name: 'retry-failed-since',
   runBy: 'DeliveryRepository.retryFailedSince',
   params: ['the subscription', 'created at or after'],
-  text: `UPDATE deliveries SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now()
+  text: `UPDATE deliveries SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now(),
+           replayed_from = NULL
        WHERE subscription_id = $1 AND status = 'failed' AND created_at >= $2`,
+});
+
+/**
+ * One batch of a replay of everything since a time (recover, `status=all`): the subscription's New Plant deliveries
+ * whose event is at or after `$2` and that are not pending (succeeded, or failed for good), wherever they are, sent
+ * again with their `webhook-id` (their event's id) and attempt log. A mutable row goes back to pending; a row of the
+ * append-only log (succeeded at once) moves back to deliveries, with its id, seq, attempts and its event's body
+ * (the only delete the log sees but a day's partition dropped, and only on an operator's request). Each is marked
+ * with what it was (`replayed_from`): the claim sends it only while its plant has no newer version that went
+ * meanwhile (replayCurrent), as a backfill's row. They keep their seq, so per-plant order sends a plant's replayed
+ * versions oldest first, and a live delivery of the plant written meanwhile waits behind them. Due after `$6` ms,
+ * like a backfill's rows: an ingest statement that began before this one committed (and sends a newer version from
+ * memory without seeing these rows) has ended by then, so the claim sees the newer version.
+ *
+ * Bounded: looks at `$5` deliveries (of every subscriber, numbered after the cursor `$3`, created from a minute
+ * before `$2` on: the log's earlier days are not read) and re-queues `$4` at most, in seq order; the cursor it
+ * returns is where the next batch starts. A backfill's rows are left out (a backfill is asked for again), and so
+ * is a log row whose event's body is gone (retention: nothing left to send).
+ */
+export const REPLAY_SINCE = statement({
+  name: 'replay-since',
+  runBy: 'DeliveryRepository.replaySince',
+  params: [
+    'the subscription',
+    "the event's time, at or after",
+    'the cursor: the last seq looked at (0 at the start)',
+    'how many to re-queue at most',
+    'how many deliveries to look at at most',
+    'the wait before the first is due, ms',
+  ],
+  text: `WITH scanned AS MATERIALIZED (
+  SELECT a.id, a.seq, a.subscription_id, a.event_id, a.event_type, a.backfill_id, a.status, a.event_time, a.appended,
+         a.created_at
+  FROM all_deliveries a
+  WHERE a.seq > $3 AND a.created_at >= $2::timestamptz - interval '1 minute'
+  ORDER BY a.seq LIMIT $5
+), matched AS MATERIALIZED (
+  SELECT x.*, row_number() OVER (ORDER BY x.seq) AS n FROM scanned x
+  WHERE x.subscription_id = $1 AND x.event_type IS NULL AND x.backfill_id IS NULL AND x.status <> 'pending'
+    AND x.event_time >= $2 AND (NOT x.appended OR EXISTS (SELECT 1 FROM outbox_events e WHERE e.event_id = x.event_id))
+), taken AS (
+  SELECT * FROM matched WHERE n <= $4
+), requeued AS (
+  UPDATE deliveries d SET replayed_from = d.status, status = 'pending',
+         next_attempt_at = now() + $6 * interval '1 millisecond', leased_until = NULL, lease_token = NULL,
+         updated_at = now()
+  FROM taken t
+  WHERE NOT t.appended AND d.id = t.id AND d.status <> 'pending'
+  RETURNING d.id
+), moved AS (
+  DELETE FROM delivery_log l USING taken t
+  WHERE t.appended AND l.id = t.id AND l.created_at = t.created_at
+    AND l.created_at >= $2::timestamptz - interval '1 minute'
+  RETURNING l.*
+), reinserted AS (
+  INSERT INTO deliveries (id, seq, subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id,
+                          traceparent, status, attempts, attempt_log, next_attempt_at, created_at, updated_at,
+                          replayed_from)
+  OVERRIDING SYSTEM VALUE
+  SELECT m.id, m.seq, m.subscription_id, m.event_id, m.plant_id, e.body, m.event_time, m.hops, m.origin_event_id,
+         m.traceparent, 'pending', m.attempts, m.attempt_log, now() + $6 * interval '1 millisecond', m.created_at,
+         now(), 'succeeded'
+  FROM moved m JOIN outbox_events e ON e.event_id = m.event_id
+  ORDER BY m.seq
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM requeued)::int + (SELECT count(*) FROM reinserted)::int AS requeued,
+       (SELECT count(*) FROM reinserted)::int AS moved, (SELECT count(*) FROM scanned)::int AS looked_at,
+       coalesce(CASE WHEN (SELECT count(*) FROM matched) > $4 THEN (SELECT max(seq) FROM taken)
+                     ELSE (SELECT max(seq) FROM scanned) END, $3) AS cursor,
+       (SELECT count(*) FROM scanned) < $5 AND (SELECT count(*) FROM matched) <= $4 AS exhausted`,
 });

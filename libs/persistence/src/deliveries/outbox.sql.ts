@@ -6,6 +6,7 @@ import {
   DELIVERY_SEND_COLUMNS,
   disableGone,
   noEarlierPending,
+  replayCurrent,
   SUBSCRIPTION_SEND_COLUMNS,
 } from '../sql/fragments/outbox';
 
@@ -14,7 +15,8 @@ import {
 // noEarlierPending. The oldest due rows come from the partial index first and only they are checked for an
 // earlier pending delivery, so a claim costs the same with a backlog of a million rows as with ten. (If more
 // than 8x the batch of the oldest due rows were all waiting behind earlier ones, this claim takes fewer; the
-// rest go out on later claims, as the earlier ones finish.)
+// rest go out on later claims, as the earlier ones finish.) A replayed delivery whose plant has moved on is not
+// claimed but put back as it was (replayCurrent), so that it holds back nothing.
 export const CLAIM = statement({
   name: 'claim',
   runBy: 'OutboxRepository.claimDue',
@@ -44,8 +46,19 @@ WITH candidates AS MATERIALIZED (
     AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = c.subscription_id AND s.enabled)
     AND ${noEarlierPending('c.subscription_id', 'c.plant_id', 'c.seq')}
     AND ${backfillCurrent('d')}
+    AND ${replayCurrent('d')}
   LIMIT $1
   FOR UPDATE OF d SKIP LOCKED
+), superseded AS (
+  -- Replays that must not go (a newer version of the plant reached the subscriber): back to what they were,
+  -- unsent, or they would hold back the plant's later deliveries. Disjoint from due (replayCurrent is false).
+  UPDATE deliveries d SET status = d.replayed_from, replayed_from = NULL, leased_until = NULL, updated_at = now()
+  WHERE d.id IN (
+    SELECT x.id FROM candidates c JOIN deliveries x ON x.id = c.id
+    WHERE x.replayed_from IS NOT NULL AND x.status = 'pending' AND (x.leased_until IS NULL OR x.leased_until < now())
+      AND NOT ${replayCurrent('x')}
+    FOR UPDATE OF x SKIP LOCKED)
+  RETURNING 1
 ), claimed AS (
   UPDATE deliveries d SET leased_until = now() + $3 * interval '1 millisecond', lease_token = $4
   FROM due, subscriptions s

@@ -84,6 +84,7 @@ describe('the statements', () => {
       () => deliveries.countByStatus(1),
       () => deliveries.perMinute(1),
       () => deliveries.retryFailedSince('s', new Date()),
+      () => deliveries.replaySince('s', new Date(), 0, { limit: 1, scan: 1, settleMs: 1 }),
       () =>
         new IngestRepository(pool, box).applyEvents(
           [{ extra: {} } as IngestEvent],

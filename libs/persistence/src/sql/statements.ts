@@ -33,6 +33,7 @@ export const STATEMENTS: Record<string, readonly Statement[]> = {
     deliveries.RETRY_FAILED_DELIVERY,
     deliveries.RETRY_FAILED_MATCHING,
     deliveries.RETRY_FAILED_SINCE,
+    deliveries.REPLAY_SINCE,
     deliveries.COUNT_DELIVERIES_BY_STATUS,
     deliveries.DELIVERIES_PER_MINUTE,
   ],

@@ -35,6 +35,20 @@ export const backfillCurrent = (d: string) => `(${d}.backfill_id IS NULL OR EXIS
     SELECT 1 FROM plants bp WHERE bp.id = ${d}.plant_id AND bp.last_event_id = ${d}.origin_event_id))`;
 
 /**
+ * A replayed delivery (`replayed_from` set: see REPLAY_SINCE) is an old version of its plant sent again. It may go
+ * only while the plant's newest version will reach the subscriber at or after it: it is that version, or that
+ * version's delivery to the subscriber waits behind it (pending, numbered later: per-plant order sends it after).
+ * Otherwise a newer version went (or is on the wire from memory: its ingest statement began before the replay was
+ * committed and did not see it) and this one must not follow it. The claim leaves such a row and puts it back to
+ * the status it had (CLAIM's `superseded`), unsent. Live rows (`replayed_from` null) pass.
+ */
+export const replayCurrent = (d: string) => `(${d}.replayed_from IS NULL OR EXISTS (
+    SELECT 1 FROM plants rp WHERE rp.id = ${d}.plant_id AND (rp.last_event_id = ${d}.event_id OR EXISTS (
+      SELECT 1 FROM deliveries newest
+      WHERE newest.subscription_id = ${d}.subscription_id AND newest.plant_id = ${d}.plant_id
+        AND newest.status = 'pending' AND newest.seq > ${d}.seq AND newest.event_id = rp.last_event_id))))`;
+
+/**
  * The key of a subscriber's delivery of an event, the same whichever fan-out sends it: the id of its row in
  * delivery_log (the append-only log of deliveries that succeeded at once), so that a record finds a delivery the
  * log holds already through the id index it has anyway.
