@@ -8,9 +8,9 @@ import { optionalDate } from '../http/dates';
 import { parseCursor } from '../http/pagination';
 import { validatedBody } from '../http/validated-body.pipe';
 import { validatedParameters } from '../http/validated-parameter.pipe';
-import { DeliveriesService } from './deliveries.service';
+import { DeliveriesService, RecoverStatus } from './deliveries.service';
 
-/** Admin API: what was sent, each attempt, and replay (one delivery, or every failure since a time). */
+/** Admin API: what was sent, each attempt, and replay (one delivery, the failures in a filter, or since a time). */
 @ApiExcludeController()
 @UseGuards(AdminReadGuard)
 @Controller()
@@ -85,8 +85,11 @@ export class DeliveriesController {
   recover(
     @Param('id', validatedParameters('recoverSubscription')) id: string,
     @Query('since', validatedParameters('recoverSubscription')) since: string,
+    @Query('status', validatedParameters('recoverSubscription')) status: RecoverStatus,
+    @Query('cursor', validatedParameters('recoverSubscription')) cursor: string | undefined,
     @Actor() actor: string,
   ) {
-    return this.deliveries.recover(id, optionalDate(since)!, actor);
+    // A portal link reaches only its own subscription's (its guard refused another path id with 403).
+    return this.deliveries.recover(id, optionalDate(since)!, status, parseCursor(cursor), actor);
   }
 }

@@ -1,7 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, GatewayConfig } from '@app/config';
 import { ProblemException } from '@app/observability';
 import { AuditRepository, DeliveryFilter, DeliveryRepository, SubscriptionRepository } from '@app/persistence';
 import { assertOwnSubscription } from '../auth/portal-scope';
+import { encodeCursor } from '../http/cursor';
 import { Page, toPage } from '../http/pagination';
 import { subscriptionNotFound } from '../subscriptions/subscriptions.service';
 import { DeliveryDto, DeliveryWithAttemptsDto, mapDelivery, mapDeliveryWithAttempts } from './delivery.dto';
@@ -13,6 +15,7 @@ export class DeliveriesService {
     private readonly deliveries: DeliveryRepository,
     private readonly subscriptions: SubscriptionRepository,
     private readonly audit: AuditRepository,
+    @Inject(APP_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
   async list(filter: DeliveryFilter, limit: number, beforeSeq: number | null): Promise<Page<DeliveryDto>> {
@@ -66,17 +69,78 @@ export class DeliveriesService {
     return { requeued: requeued.length };
   }
 
-  async recover(subscriptionId: string, since: Date, actor: string): Promise<{ requeued: number }> {
+  /**
+   * Replay since a time: the failed deliveries (`failed`), or every New Plant delivery whose event is at or after
+   * it (`all`, in bounded batches from `afterSeq`, see REPLAY_SINCE). One audit event per call, with its counts.
+   */
+  async recover(
+    subscriptionId: string,
+    since: Date,
+    status: RecoverStatus,
+    afterSeq: number | null,
+    actor: string,
+  ): Promise<Recovery> {
     if (!(await this.subscriptions.findById(subscriptionId))) throw subscriptionNotFound(subscriptionId);
-    const requeued = await this.deliveries.retryFailedSince(subscriptionId, since);
+    let result: Recovery;
+    let moved = 0;
+    if (status === 'failed') {
+      result = {
+        requeued: await this.deliveries.retryFailedSince(subscriptionId, since),
+        status,
+        complete: true,
+        cursor: null,
+      };
+    } else {
+      let requeued = 0;
+      let lookedAt = 0;
+      let cursor = afterSeq ?? 0;
+      let exhausted = false;
+      // Bounded per call (REPLAY_BOUNDS): a statement each batch, each short; the caller goes on with the cursor.
+      for (let i = 0; i < REPLAY_BOUNDS.batches && !exhausted; i++) {
+        const b = await this.deliveries.replaySince(subscriptionId, since, cursor, {
+          limit: REPLAY_BOUNDS.limit,
+          scan: REPLAY_BOUNDS.scan,
+          // The wait before a replayed delivery is due: no ingest statement outlives DATABASE_STATEMENT_TIMEOUT_MS
+          // (the worker's; deploy both apps with the same, as the shared environment does).
+          settleMs: this.config.DATABASE_STATEMENT_TIMEOUT_MS,
+        });
+        requeued += b.requeued;
+        moved += b.moved;
+        lookedAt += b.lookedAt;
+        cursor = b.cursor;
+        exhausted = b.exhausted;
+      }
+      result = { requeued, status, complete: exhausted, cursor: exhausted ? null : encodeCursor(cursor), lookedAt };
+    }
     await this.audit.record({
       actor,
       action: 'subscription.recovered',
       subscription_id: subscriptionId,
-      details: { since: since.toISOString(), requeued },
+      details: {
+        since: since.toISOString(),
+        status,
+        requeued: result.requeued,
+        ...(status === 'all' ? { fromLog: moved, complete: result.complete, lookedAt: result.lookedAt } : {}),
+      },
     });
-    return { requeued };
+    return result;
   }
 }
+
+export type RecoverStatus = 'failed' | 'all';
+
+export interface Recovery {
+  requeued: number;
+  status: RecoverStatus;
+  complete: boolean;
+  cursor: string | null;
+  lookedAt?: number;
+}
+
+/**
+ * What one call of recover with status=all may do: batches of at most `limit` re-queued among `scan` deliveries
+ * looked at, `batches` of them: 5,000 re-queued and 50,000 looked at per call at most (the OpenAPI document says so).
+ */
+export const REPLAY_BOUNDS = { limit: 500, scan: 5000, batches: 10 };
 
 const deliveryNotFound = (id: string) => ProblemException.of('notFound', `No delivery ${id}`);

@@ -280,12 +280,40 @@ export const operations: Record<string, unknown> = {
   '/subscriptions/{id}/recover': {
     post: {
       operationId: 'recoverSubscription',
-      summary: 'Re-queue every failed delivery since a time',
+      summary: 'Replay the failed deliveries since a time, or every delivery since a time',
+      description:
+        '`status=failed` (the default): every failed delivery created at or after `since` goes back to pending, ' +
+        'one more attempt each, in one step. `status=all`: every New Plant delivery whose event is at or after ' +
+        '`since` and that is not pending (succeeded or failed) is sent again, with its `webhook-id` (the same ' +
+        "message) and a new attempt in its log; a plant's versions go oldest first, and one is left unsent " +
+        '(back to what it was) when a newer version of its plant reached the subscriber meanwhile. Bounded: at ' +
+        'most 5,000 re-queued and 50,000 deliveries looked at per call; while `complete` is false, call again ' +
+        'with `cursor` to go on. Due after `DATABASE_STATEMENT_TIMEOUT_MS`. Audited (`subscription.recovered`).',
       tags: ['Deliveries'],
       security: adminWriteOrPortal,
-      parameters: [subscriptionId, { name: 'since', in: 'query', required: true, ...instant('Failed at or after') }],
+      parameters: [
+        subscriptionId,
+        {
+          name: 'since',
+          in: 'query',
+          required: true,
+          ...instant('failed: created at or after; all: the event at or after'),
+        },
+        {
+          name: 'status',
+          in: 'query',
+          description: 'failed: the failed deliveries only; all: every delivery, those that succeeded too',
+          schema: { type: 'string', enum: ['failed', 'all'], default: 'failed' },
+        },
+        {
+          name: 'cursor',
+          in: 'query',
+          description: 'status=all: the `cursor` of the previous answer, to go on where it stopped',
+          schema: { type: 'string' },
+        },
+      ],
       responses: {
-        '202': ok('Re-queued', { type: 'object', properties: { requeued: { type: 'integer' } } }),
+        '202': ok('Re-queued', ref('Recovery')),
         '401': unauthorized,
         '403': forbidden,
         '404': notFound,

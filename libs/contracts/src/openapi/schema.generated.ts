@@ -427,7 +427,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Re-queue every failed delivery since a time */
+        /**
+         * Replay the failed deliveries since a time, or every delivery since a time
+         * @description `status=failed` (the default): every failed delivery created at or after `since` goes back to pending, one more attempt each, in one step. `status=all`: every New Plant delivery whose event is at or after `since` and that is not pending (succeeded or failed) is sent again, with its `webhook-id` (the same message) and a new attempt in its log; a plant's versions go oldest first, and one is left unsent (back to what it was) when a newer version of its plant reached the subscriber meanwhile. Bounded: at most 5,000 re-queued and 50,000 deliveries looked at per call; while `complete` is false, call again with `cursor` to go on. Due after `DATABASE_STATEMENT_TIMEOUT_MS`. Audited (`subscription.recovered`).
+         */
         post: operations["recoverSubscription"];
         delete?: never;
         options?: never;
@@ -1013,6 +1016,21 @@ export interface components {
             title: string;
             /** Format: uri-reference */
             type: string;
+        };
+        Recovery: {
+            /** @description Every delivery since the time is re-queued; false: the call stopped at its bound, go on with `cursor` */
+            complete: boolean;
+            /** @description status=all, not complete: pass as `cursor` (with the same `since`) to go on; null otherwise */
+            cursor: string | null;
+            /** @description status=all: deliveries (of every subscriber) this call looked at, for the progress */
+            lookedAt?: number;
+            /** @description Deliveries re-queued by this call */
+            requeued: number;
+            /**
+             * @description What was replayed
+             * @enum {string}
+             */
+            status: "failed" | "all";
         };
         SentRequest: {
             /** @description The exact bytes sent (and signed) */
@@ -2827,8 +2845,12 @@ export interface operations {
     recoverSubscription: {
         parameters: {
             query: {
-                /** @description Failed at or after */
+                /** @description status=all: the `cursor` of the previous answer, to go on where it stopped */
+                cursor?: string;
+                /** @description failed: created at or after; all: the event at or after */
                 since: string;
+                /** @description failed: the failed deliveries only; all: every delivery, those that succeeded too */
+                status?: "failed" | "all";
             };
             header?: never;
             path: {
@@ -2845,9 +2867,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        requeued?: number;
-                    };
+                    "application/json": components["schemas"]["Recovery"];
                 };
             };
             /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */

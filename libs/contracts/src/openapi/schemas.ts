@@ -553,6 +553,27 @@ export const addedSchemas: Record<string, unknown> = {
     expiresAt: dateTime,
   }),
   DeliveryPage: page('Delivery'),
+  Recovery: {
+    type: 'object',
+    required: ['requeued', 'status', 'complete', 'cursor'],
+    properties: {
+      requeued: { type: 'integer', description: 'Deliveries re-queued by this call' },
+      status: { type: 'string', enum: ['failed', 'all'], description: 'What was replayed' },
+      complete: {
+        type: 'boolean',
+        description:
+          'Every delivery since the time is re-queued; false: the call stopped at its bound, go on with `cursor`',
+      },
+      cursor: {
+        type: ['string', 'null'],
+        description: 'status=all, not complete: pass as `cursor` (with the same `since`) to go on; null otherwise',
+      },
+      lookedAt: {
+        type: 'integer',
+        description: 'status=all: deliveries (of every subscriber) this call looked at, for the progress',
+      },
+    },
+  },
   BackfillCreate: {
     type: 'object',
     additionalProperties: false,
