@@ -516,21 +516,52 @@ deliveries
   );
 deliveries
   .command('recover')
-  .description('send every failed delivery again: of a subscription, a plant, a time range (at least one)')
+  .description(
+    'send every failed delivery again: of a subscription, a plant, a time range (at least one); with --all, every ' +
+      'delivery of a subscription since a time, those that succeeded too',
+  )
   .option('--subscription <id>')
   .option('--plant <id>', 'plant id', integer)
   .requiredOption('--since <time>', 'created at or after (RFC 3339, or an age: 30m, 2h, 1d)', time)
   .option('--until <time>', 'created before', time)
-  .action(async (o: { subscription?: string; plant?: number; since: string; until?: string }) =>
-    print(
-      await admin()((c) =>
-        c.POST('/deliveries/retry', {
-          body: { subscriptionId: o.subscription, plantId: o.plant, since: o.since, until: o.until },
+  .option(
+    '--all',
+    'every New Plant delivery of --subscription whose event is at or after --since, not only the failed ones ' +
+      '(the same webhook-id; a plant whose newer version went meanwhile is not sent an older one)',
+  )
+  .action(async (o: { subscription?: string; plant?: number; since: string; until?: string; all?: boolean }) => {
+    if (!o.all)
+      return print(
+        await admin()((c) =>
+          c.POST('/deliveries/retry', {
+            body: { subscriptionId: o.subscription, plantId: o.plant, since: o.since, until: o.until },
+          }),
+        ),
+        (d) => `${d.requeued} failed deliveries re-queued`,
+      );
+    if (!o.subscription || o.plant !== undefined || o.until !== undefined)
+      program.error(
+        'plant-store: --all replays one subscription since a time: give --subscription, not --plant or --until',
+        {
+          exitCode: EXIT.usage,
+          code: 'commander.usage',
+        },
+      );
+    // The API bounds each call (see recoverSubscription): go on with its cursor until it is complete.
+    let requeued = 0;
+    let cursor: string | undefined;
+    for (;;) {
+      const d = await admin()((c) =>
+        c.POST('/subscriptions/{id}/recover', {
+          params: { path: { id: o.subscription! }, query: { since: o.since, status: 'all', cursor } },
         }),
-      ),
-      (d) => `${d.requeued} failed deliveries re-queued`,
-    ),
-  );
+      );
+      requeued += d.requeued;
+      if (d.complete || !d.cursor) return print({ ...d, requeued }, () => `${requeued} deliveries re-queued`);
+      if (!opts().json) process.stderr.write(`${requeued} deliveries re-queued so far, going on\n`);
+      cursor = d.cursor;
+    }
+  });
 
 // dead letters
 const deadLetters = program.command('dead-letters').alias('dlq').description('list, show, redrive, discard');

@@ -96,6 +96,15 @@ describe('the plant-store CLI', () => {
     expect(shown.stdout).toMatch(/\s204\s/);
     expect(shown.stdout).toMatch(/^webhook-signature: v1,/m); // what was sent, signature included
 
+    // Replay: the failed ones only (none), then everything since an hour ago (the one that succeeded, sent again).
+    expect((await cli(['deliveries', 'recover', '--subscription', sub.id, '--since', '1h'])).stdout).toMatch(
+      /^0 failed deliveries re-queued/,
+    );
+    const replayed = await json(['deliveries', 'recover', '--all', '--subscription', sub.id, '--since', '1h']);
+    expect(replayed).toMatchObject({ requeued: 1, status: 'all', complete: true, cursor: null });
+    const again = await waitFor('the replay', () => receiver.on('/cli', sent.plant.id)[1], 30_000);
+    expect(again.headers['webhook-id']).toBe(receiver.on('/cli', sent.plant.id)[0].headers['webhook-id']);
+
     const tested = await cli(['subscriptions', 'test', sub.id]);
     expect(tested.code).toBe(0);
     expect(tested.stdout).toMatch(/^webhook-id: msg_test_/m);
@@ -129,6 +138,9 @@ describe('the plant-store CLI', () => {
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/--since.*RFC 3339/);
     expect((await cli(['no-such-command'])).code).toBe(2);
+    const allOfWhat = await cli(['deliveries', 'recover', '--all', '--since', '1h']);
+    expect(allOfWhat.code).toBe(2);
+    expect(allOfWhat.stderr).toMatch(/--all replays one subscription since a time: give --subscription/);
     const down = await cli(['subscriptions', 'list'], { PLANT_STORE_URL: 'http://127.0.0.1:1' });
     expect(down.code).toBe(3);
     expect(down.stderr).toMatch(/cannot reach Plant Store at http:\/\/127\.0\.0\.1:1/);
