@@ -180,7 +180,12 @@ describe('portal links', () => {
     expect((await portal.call('POST', `/deliveries/${aDelivery}/retry`)).status).toBe(202);
     await waitFor('the retry delivered', async () => (await admin().deliveriesOf(a.id))[0].status === 'succeeded');
     const since = new Date(Date.now() - 3_600_000).toISOString();
-    expect((await portal.call('POST', `/subscriptions/${a.id}/recover?since=${since}`)).body).toEqual({ requeued: 0 });
+    expect((await portal.call('POST', `/subscriptions/${a.id}/recover?since=${since}`)).body).toEqual({
+      requeued: 0,
+      status: 'failed',
+      complete: true,
+      cursor: null,
+    });
     expect((await portal.call('POST', '/deliveries/retry', { since })).body).toEqual({ requeued: 0 });
 
     // What it did is audited under the link's name, never its token.
