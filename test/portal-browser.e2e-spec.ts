@@ -153,6 +153,14 @@ describe('the subscriber portal in a browser', () => {
     await tabTo(subscriber, 'Subscription');
     await tabTo(subscriber, 'Send a test New Plant');
     await subscriber.getByRole('status').filter({ hasText: 'Test sent: HTTP 204' }).waitFor();
+
+    // Replay everything since an hour ago: the delivery that succeeded on its retry goes once more.
+    const replay = subscriber.getByRole('form', { name: 'Replay deliveries' });
+    const hourAgo = new Date(Date.now() - 3_600_000 - new Date().getTimezoneOffset() * 60_000);
+    await replay.getByLabel('Since', { exact: true }).fill(hourAgo.toISOString().slice(0, 16));
+    await replay.getByLabel('Which').selectOption('all');
+    await replay.getByRole('button', { name: 'Replay' }).click();
+    await subscriber.getByRole('status').filter({ hasText: '1 deliveries re-queued' }).waitFor();
   });
 
   it("cannot load another subscriber's pages, by URL or by an API call from the page", async () => {
