@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
-import { AttemptOutcome, ClaimedDelivery, IngestEvent, NO_LEASE } from '@app/delivery';
+import { AttemptOutcome, ClaimedDelivery, IngestEvent, NO_LEASE, planFanOut } from '@app/delivery';
 import {
   IngestRepository,
   OutboxRepository,
@@ -8,6 +8,7 @@ import {
   runMigrations,
   SecretBox,
   subscriptionContext,
+  SubscriptionRepository,
 } from '@app/persistence';
 import * as e2e from '../tools/support/stack';
 import { adminClient } from '../tools/support/admin';
@@ -26,6 +27,7 @@ describe('the delivery log', () => {
   let admin: ReturnType<typeof adminClient>;
   let ingest: IngestRepository;
   let outbox: OutboxRepository;
+  let subscriptions: SubscriptionRepository;
   const box = new SecretBox(randomBytes(32));
   let plantId = 7_000_000;
   let offset = 0;
@@ -38,6 +40,9 @@ describe('the delivery log', () => {
       ...{ hops: 0, originEventId: eventId, traceparent: null, digest: randomUUID() },
     };
   };
+  /** Stored as a worker stores them: fanned out to the subscriptions as they are now (its copy of them). */
+  const store = async (events: IngestEvent[]) =>
+    ingest.applyEvents(events, NO_LEASE, 10, planFanOut(events, await subscriptions.load(), 10));
   const subscribe = async (): Promise<string> => {
     const id = randomUUID();
     const secret = box.seal('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', subscriptionContext(id));
@@ -77,6 +82,7 @@ describe('the delivery log', () => {
     await runMigrations(pool);
     ingest = new IngestRepository(pool, box);
     outbox = new OutboxRepository(pool, box);
+    subscriptions = new SubscriptionRepository(pool, box);
     gateway = await e2e.startGateway(e2e.baseEnv({ DATABASE_URL: db.url }));
     admin = adminClient(gateway.url);
   });
@@ -94,7 +100,7 @@ describe('the delivery log', () => {
   it('a crash between the append and the mark: each delivery listed once, the unrecorded one sent again', async () => {
     const [a, b] = [await subscribe(), await subscribe()];
     const e = event();
-    await ingest.applyEvents([e], NO_LEASE, 10);
+    await store([e]);
     const { claimed } = await outbox.fanOut(100, [], LEASE_MS);
     const first = (s: string) => claimed.find((d) => d.subscriptionId === s)!;
     // a's success is appended; the event is not marked (b is not answered yet)...
@@ -133,7 +139,7 @@ describe('the delivery log', () => {
     const sub = await subscribe();
     // Twelve plants: their deliveries succeed at once (appended) or not (mutable rows), interleaved.
     const events = Array.from({ length: 12 }, (_, i) => event(plantId + i));
-    await ingest.applyEvents(events, NO_LEASE, 10);
+    await store(events);
     const { claimed } = await outbox.fanOut(100, [], LEASE_MS);
     expect(claimed).toHaveLength(12);
     for (const [i, d] of claimed.entries()) {
@@ -168,7 +174,7 @@ describe('the delivery log', () => {
     );
     expect((await admin.call('POST', `/deliveries/${failed.rows[0].id}/retry`)).status).toBe(202);
     const late = event(plantId + 100);
-    await ingest.applyEvents([late], NO_LEASE, 10);
+    await store([late]);
     const [d] = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
     await record(outbox, d, { kind: 'succeeded' }, [sub]);
     let rest: string[] = [];

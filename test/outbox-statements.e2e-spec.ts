@@ -1,7 +1,23 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
-import { AttemptOutcome, ClaimedDelivery, ClaimResult, IngestEvent, NO_LEASE, OutboxLease } from '@app/delivery';
-import { IngestRepository, OutboxRepository, runMigrations, SecretBox, subscriptionContext } from '@app/persistence';
+import {
+  AttemptOutcome,
+  ClaimedDelivery,
+  ClaimResult,
+  fannedOutDeliveries,
+  IngestEvent,
+  NO_LEASE,
+  OutboxLease,
+  planFanOut,
+} from '@app/delivery';
+import {
+  IngestRepository,
+  OutboxRepository,
+  runMigrations,
+  SecretBox,
+  SubscriptionRepository,
+  subscriptionContext,
+} from '@app/persistence';
 import * as e2e from '../tools/support/stack';
 
 // The hardest statements, against the real PostgreSQL, in a database of their own (a claim sees every pending
@@ -21,7 +37,18 @@ describe('the ingest statement and the claim', () => {
   let pool: Pool;
   let ingest: IngestRepository;
   let outbox: OutboxRepository;
+  let subscriptions: SubscriptionRepository;
   let offset = 0;
+  /**
+   * The ingest statement as the worker sends it: fanned out to the subscriptions as they are now (a worker's copy
+   * of them), its deliveries to send built from the events.
+   */
+  const apply = async (events: IngestEvent[], lease: OutboxLease, maxHops: number) => {
+    const set = await subscriptions.load();
+    const plan = planFanOut(events, set, maxHops);
+    const r = await ingest.applyEvents(events, lease, maxHops, plan);
+    return { ...r, fanned: fannedOutDeliveries(events, plan, set, r) };
+  };
   let plantId = 1000;
 
   const event = (over: Partial<IngestEvent> = {}): IngestEvent => {
@@ -75,7 +102,7 @@ describe('the ingest statement and the claim', () => {
   const failOnce = (d: ClaimedDelivery, completes?: string[]) => record(d, { kind: 'retry', delayMs: 0 }, completes);
   /** Stores events and writes every delivery they owe as a row (each subscriber treated as saturated). */
   const storeAsRows = async (events: IngestEvent[]) => {
-    await ingest.applyEvents(events, NO_LEASE, MAX_HOPS);
+    await apply(events, NO_LEASE, MAX_HOPS);
     const all = (await pool.query('SELECT id FROM subscriptions')).rows.map((r) => r.id);
     for (;;) {
       const r = await outbox.fanOut(10_000, all, LEASE_MS);
@@ -111,6 +138,7 @@ describe('the ingest statement and the claim', () => {
     await runMigrations(pool);
     ingest = new IngestRepository(pool, box);
     outbox = new OutboxRepository(pool, box);
+    subscriptions = new SubscriptionRepository(pool, box);
   });
 
   afterAll(() => db?.drop());
@@ -125,8 +153,8 @@ describe('the ingest statement and the claim', () => {
   describe('ingest', () => {
     it('applies an event id once, however often it comes', async () => {
       const e = event();
-      const first = await ingest.applyEvents([e, { ...e, offset: String(offset++) }], NO_LEASE, MAX_HOPS);
-      const again = await ingest.applyEvents([e], NO_LEASE, MAX_HOPS);
+      const first = await apply([e, { ...e, offset: String(offset++) }], NO_LEASE, MAX_HOPS);
+      const again = await apply([e], NO_LEASE, MAX_HOPS);
       expect([...first.fresh]).toEqual([e.eventId]);
       expect([...first.applied]).toEqual([e.eventId]);
       expect(again.fresh.size + again.applied.size).toBe(0);
@@ -136,10 +164,10 @@ describe('the ingest statement and the claim', () => {
       const t = Date.now();
       const older = event({ name: 'Old', eventTime: new Date(t - 1000).toISOString() });
       const newer = event({ name: 'New', eventTime: new Date(t).toISOString() });
-      const r = await ingest.applyEvents([newer, older], NO_LEASE, MAX_HOPS);
+      const r = await apply([newer, older], NO_LEASE, MAX_HOPS);
       expect([...r.applied]).toEqual([newer.eventId]);
       const late = event({ name: 'Late but older', eventTime: new Date(t - 500).toISOString() });
-      const stale = await ingest.applyEvents([late], NO_LEASE, MAX_HOPS);
+      const stale = await apply([late], NO_LEASE, MAX_HOPS);
       expect([...stale.fresh]).toEqual([late.eventId]);
       expect(stale.applied.size).toBe(0);
       const { rows } = await pool.query('SELECT name, last_event_id FROM plants WHERE id = $1', [plantId]);
@@ -147,30 +175,30 @@ describe('the ingest statement and the claim', () => {
     });
 
     it('writes one outbox event per changed plant, none for the same data again, none with no one subscribed', async () => {
-      const nobody = await ingest.applyEvents([event({ name: 'Alone' })], NO_LEASE, MAX_HOPS);
+      const nobody = await apply([event({ name: 'Alone' })], NO_LEASE, MAX_HOPS);
       expect([...nobody.applied]).toHaveLength(1);
       expect(nobody.outboxed).toBe(0);
       await subscribe();
-      const r = await ingest.applyEvents([event({ name: 'Fern', tag: 'x' })], NO_LEASE, MAX_HOPS);
+      const r = await apply([event({ name: 'Fern', tag: 'x' })], NO_LEASE, MAX_HOPS);
       expect(r.outboxed).toBe(1);
       expect(await deliveriesOf(plantId)).toEqual([]); // written when fanned out
       const same = event({ name: 'Fern', tag: 'x' });
-      const echo = await ingest.applyEvents([same], NO_LEASE, MAX_HOPS);
+      const echo = await apply([same], NO_LEASE, MAX_HOPS);
       expect([...echo.unchanged]).toEqual([same.eventId]);
       expect(echo.outboxed).toBe(0);
     });
 
     it('reports, and does not store, an event id that comes again with another plant (a reused key)', async () => {
       const first = event({ name: 'Fern' });
-      const r1 = await ingest.applyEvents([first], NO_LEASE, MAX_HOPS);
+      const r1 = await apply([first], NO_LEASE, MAX_HOPS);
       expect(r1.keyReused).toEqual([]);
       // Another replica accepted the same key with another plant: same event id, another digest.
       const other = { ...first, name: 'Not a fern', digest: 'digest of Not a fern', offset: String(offset++) };
-      const r2 = await ingest.applyEvents([other], NO_LEASE, MAX_HOPS);
+      const r2 = await apply([other], NO_LEASE, MAX_HOPS);
       expect(r2.keyReused).toEqual([`${other.partition}:${other.offset}`]);
       expect(r2.fresh.size + r2.applied.size).toBe(0);
       // The same plant again (a sender's retry, a redelivered record) is an ordinary duplicate.
-      const retry = await ingest.applyEvents([{ ...first, offset: String(offset++) }], NO_LEASE, MAX_HOPS);
+      const retry = await apply([{ ...first, offset: String(offset++) }], NO_LEASE, MAX_HOPS);
       expect(retry.keyReused).toEqual([]);
       // Within one batch, the first by offset is stored and the other reported.
       const e = event({ name: 'Palm' });
@@ -181,7 +209,7 @@ describe('the ingest statement and the claim', () => {
         digest: 'digest of Cactus',
         offset: String(offset++),
       };
-      const r3 = await ingest.applyEvents([clash, e], NO_LEASE, MAX_HOPS);
+      const r3 = await apply([clash, e], NO_LEASE, MAX_HOPS);
       expect(r3.keyReused).toEqual([`${clash.partition}:${clash.offset}`]);
       expect([...r3.applied]).toEqual([e.eventId]);
       const { rows } = await pool.query('SELECT id, name FROM plants WHERE id = ANY($1) ORDER BY id', [
@@ -193,7 +221,7 @@ describe('the ingest statement and the claim', () => {
     it('stores but does not fan out an event that has been through MAX_WEBHOOK_HOPS deliveries', async () => {
       await subscribe();
       const looped = event({ name: 'echo', hops: MAX_HOPS, originEventId: randomUUID() });
-      const r = await ingest.applyEvents([looped], NO_LEASE, MAX_HOPS);
+      const r = await apply([looped], NO_LEASE, MAX_HOPS);
       expect([...r.applied]).toEqual([looped.eventId]);
       expect(r.outboxed).toBe(0);
       expect(r.suppressed).toEqual([
@@ -206,7 +234,7 @@ describe('the ingest statement and the claim', () => {
     it("takes on the new events' deliveries while they fit the room given; the rest are left for a fan-out", async () => {
       const subs = [await subscribe(), await subscribe(), await subscribe()];
       const [first, second] = [event({ plantId }), event({ plantId: plantId + 1 })];
-      const r = await ingest.applyEvents([first, second], room(4), MAX_HOPS);
+      const r = await apply([first, second], room(4), MAX_HOPS);
       expect(r.outboxed).toBe(2);
       expect(r.leftForFanOut).toBe(1);
       expect(r.fanned.map((d) => d.subscriptionId).sort()).toEqual([...subs].sort());
@@ -224,12 +252,12 @@ describe('the ingest statement and the claim', () => {
     it('writes as rows what must wait, and takes no event behind an earlier one of its plant still going out', async () => {
       const [a, b] = [await subscribe(), await subscribe()];
       const v1 = event({ name: 'v1' });
-      const r1 = await ingest.applyEvents([v1], room(10, [b]), MAX_HOPS);
+      const r1 = await apply([v1], room(10, [b]), MAX_HOPS);
       expect(r1.fanned.map((d) => d.subscriptionId)).toEqual([a]);
       expect(r1.deferred).toBe(1);
       expect((await deliveriesOf(plantId)).map((d) => [d.subscription_id, d.status])).toEqual([[b, 'pending']]);
       // v1 is still going out to a (not recorded): v2 of the same plant is left for a fan-out, and waits.
-      const r2 = await ingest.applyEvents([event({ name: 'v2' })], room(10), MAX_HOPS);
+      const r2 = await apply([event({ name: 'v2' })], room(10), MAX_HOPS);
       expect(r2.fanned).toEqual([]);
       expect(r2.leftForFanOut).toBe(1);
       expect((await outbox.fanOut(100, [], LEASE_MS)).claimed).toEqual([]);
@@ -240,18 +268,49 @@ describe('the ingest statement and the claim', () => {
       expect(r3.deferred).toBe(1);
     });
 
-    it("marks an event fanned out at once when no subscriber's filter lets it through", async () => {
+    it("writes no outbox event when no subscriber's filter lets it through", async () => {
       const a = await subscribe();
       await pool.query(`UPDATE subscriptions SET filter = '{"tags": ["other"]}' WHERE id = $1`, [a]);
-      const r = await ingest.applyEvents([event({ tag: 'x' })], room(10), MAX_HOPS);
-      expect(r.outboxed).toBe(1);
+      const r = await apply([event({ tag: 'x' })], room(10), MAX_HOPS);
+      expect(r.outboxed).toBe(0);
       expect(r.leftForFanOut).toBe(0);
-      expect((await outboxRows()).map((e) => e.fanned_out_at !== null)).toEqual([true]);
+      expect(await outboxRows()).toEqual([]);
+    });
+
+    it("leaves every event for a fan-out when the caller's subscriptions are out of date; the fan-out honours the change", async () => {
+      const [a, b] = [await subscribe(), await subscribe()];
+      const set = await subscriptions.load();
+      await pool.query('UPDATE subscriptions SET enabled = false WHERE id = $1', [b]); // after the caller's copy
+      const e = event();
+      const r = await ingest.applyEvents([e], room(10), MAX_HOPS, planFanOut([e], set, MAX_HOPS));
+      expect(r.current).toBe(false);
+      expect(r.sending).toEqual([]);
+      expect([r.outboxed, r.leftForFanOut]).toEqual([1, 1]);
+      const fanned = await outbox.fanOut(10, [], LEASE_MS);
+      expect(fanned.claimed.map((d) => d.subscriptionId)).toEqual([a]);
+    });
+
+    it("fans out from the caller's copy while it is current: the body and the credentials come from the worker", async () => {
+      const a = await subscribe();
+      const e = event({ name: 'Monstera', tag: 'green', extra: { colour: 'green' } });
+      const r = await apply([e], room(10), MAX_HOPS);
+      expect(r.current).toBe(true);
+      expect(r.fanned.map((d) => [d.subscriptionId, d.eventId, JSON.parse(d.body), d.secrets])).toEqual([
+        [
+          a,
+          e.eventId,
+          { colour: 'green', id: e.plantId, name: 'Monstera', tag: 'green' },
+          ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
+        ],
+      ]);
+      // The body stored for a retry is the one sent.
+      const { rows } = await pool.query('SELECT body FROM outbox_events WHERE event_id = $1', [e.eventId]);
+      expect(rows[0].body).toBe(r.fanned[0].body);
     });
 
     it('marks an event fanned out at once when all of its deliveries had to be written as rows', async () => {
       const a = await subscribe();
-      const r = await ingest.applyEvents([event()], room(10, [a]), MAX_HOPS);
+      const r = await apply([event()], room(10, [a]), MAX_HOPS);
       expect(r.fanned).toEqual([]);
       expect(r.leftForFanOut).toBe(0);
       expect((await outboxRows()).map((e) => e.fanned_out_at !== null)).toEqual([true]);
@@ -266,7 +325,7 @@ describe('the ingest statement and the claim', () => {
       const other = await subscribe();
       await pool.query(`UPDATE subscriptions SET filter = '{"tags": ["other"]}' WHERE id = $1`, [other]);
       const e = event({ name: 'Fern', tag: 'x' });
-      await ingest.applyEvents([e], NO_LEASE, MAX_HOPS);
+      await apply([e], NO_LEASE, MAX_HOPS);
       const first = await outbox.fanOut(100, [], LEASE_MS);
       expect(first.claimed.map((d) => d.subscriptionId).sort()).toEqual([a, b].sort());
       expect(first.claimed[0]).toMatchObject({ stored: false, eventId: e.eventId, plantId, attempts: 0, hops: 0 });
@@ -281,7 +340,7 @@ describe('the ingest statement and the claim', () => {
     it('writes each delivery once with its outcome; after a crash only the unrecorded ones are sent again', async () => {
       const [a, b] = [await subscribe(), await subscribe()];
       const e = event();
-      await ingest.applyEvents([e], NO_LEASE, MAX_HOPS);
+      await apply([e], NO_LEASE, MAX_HOPS);
       const { claimed } = await outbox.fanOut(100, [], LEASE_MS);
       const [da, db] = [claimed.find((d) => d.subscriptionId === a)!, claimed.find((d) => d.subscriptionId === b)!];
       await succeed(da);
@@ -312,7 +371,7 @@ describe('the ingest statement and the claim', () => {
     it('marks an event fanned out with its last delivery only if every other one has its row', async () => {
       const [a, b] = [await subscribe(), await subscribe()];
       const e = event();
-      await ingest.applyEvents([e], NO_LEASE, MAX_HOPS);
+      await apply([e], NO_LEASE, MAX_HOPS);
       const { claimed } = await outbox.fanOut(100, [], LEASE_MS);
       const [da, db] = [claimed.find((d) => d.subscriptionId === a)!, claimed.find((d) => d.subscriptionId === b)!];
       // a's write failed (nothing of it stored); b is answered last and carries the event's subscribers.
@@ -320,7 +379,7 @@ describe('the ingest statement and the claim', () => {
       expect((await outboxRows()).map((r) => r.fanned_out_at)).toEqual([null]);
       // Both in one statement: done.
       const e2 = event({ plantId: plantId + 1 });
-      await ingest.applyEvents([e2], NO_LEASE, MAX_HOPS);
+      await apply([e2], NO_LEASE, MAX_HOPS);
       const second = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
       await outbox.record(
         second.map((d, i) => ({
@@ -346,14 +405,14 @@ describe('the ingest statement and the claim', () => {
     it('keeps per-plant order when the first delivery of a fan-out fails and the next event arrives', async () => {
       const [a, b] = [await subscribe(), await subscribe()];
       const v1 = event({ name: 'v1' });
-      await ingest.applyEvents([v1], NO_LEASE, MAX_HOPS);
+      await apply([v1], NO_LEASE, MAX_HOPS);
       const first = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
       await failOnce(first.find((d) => d.subscriptionId === a)!);
       await succeed(
         first.find((d) => d.subscriptionId === b)!,
         [a, b],
       );
-      await ingest.applyEvents([event({ name: 'v2' })], NO_LEASE, MAX_HOPS);
+      await apply([event({ name: 'v2' })], NO_LEASE, MAX_HOPS);
       // b has nothing pending for the plant: v2 goes at once. a waits behind its v1 retry: written as a row.
       const second = await outbox.fanOut(100, [], LEASE_MS);
       expect(second.claimed.map((d) => [d.subscriptionId, JSON.parse(d.body).name])).toEqual([[b, 'v2']]);
@@ -368,7 +427,7 @@ describe('the ingest statement and the claim', () => {
 
     it("writes a saturated subscriber's deliveries as rows for the claims, in order", async () => {
       const [a, b] = [await subscribe(), await subscribe()];
-      await ingest.applyEvents([event({ plantId }), event({ plantId: plantId + 1 })], NO_LEASE, MAX_HOPS);
+      await apply([event({ plantId }), event({ plantId: plantId + 1 })], NO_LEASE, MAX_HOPS);
       const r = await outbox.fanOut(100, [b], LEASE_MS);
       expect(r.claimed.map((d) => d.subscriptionId)).toEqual([a, a]);
       expect(r.deferred).toBe(2);
@@ -382,10 +441,10 @@ describe('the ingest statement and the claim', () => {
     it('does not fan out an event while an earlier one of its plant is; other plants go', async () => {
       await subscribe();
       const v1 = event({ name: 'v1' });
-      await ingest.applyEvents([v1], NO_LEASE, MAX_HOPS);
+      await apply([v1], NO_LEASE, MAX_HOPS);
       const [d1] = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
-      await ingest.applyEvents([event({ name: 'v2' })], NO_LEASE, MAX_HOPS);
-      await ingest.applyEvents([event({ plantId: plantId + 1, name: 'other plant' })], NO_LEASE, MAX_HOPS);
+      await apply([event({ name: 'v2' })], NO_LEASE, MAX_HOPS);
+      await apply([event({ plantId: plantId + 1, name: 'other plant' })], NO_LEASE, MAX_HOPS);
       const meanwhile = await outbox.fanOut(100, [], LEASE_MS);
       expect(meanwhile.claimed.map((d) => JSON.parse(d.body).name)).toEqual(['other plant']);
       expect(meanwhile.more).toBe(true); // v2 waits
@@ -395,7 +454,7 @@ describe('the ingest statement and the claim', () => {
 
     it('takes as many events as fit the room, and an event with nothing to send is done at once', async () => {
       const [a, b] = [await subscribe(), await subscribe()];
-      await ingest.applyEvents(
+      await apply(
         Array.from({ length: 5 }, (_, i) => event({ plantId: plantId + i })),
         NO_LEASE,
         MAX_HOPS,
@@ -412,7 +471,7 @@ describe('the ingest statement and the claim', () => {
     it('never hands back more than the room: an event with more subscribers has the rest written as rows', async () => {
       for (let i = 0; i < 5; i++) await subscribe();
       const e = event();
-      await ingest.applyEvents([e], NO_LEASE, MAX_HOPS);
+      await apply([e], NO_LEASE, MAX_HOPS);
       const r = await outbox.fanOut(3, [], LEASE_MS);
       expect(r.claimed).toHaveLength(3);
       expect(r.deferred).toBe(2);
@@ -422,7 +481,7 @@ describe('the ingest statement and the claim', () => {
     it('holds back only the plant with a pending delivery: another plant goes from memory to the same subscriber', async () => {
       const a = await subscribe();
       await storeAsRows([event()]); // a has a pending delivery of this plant
-      await ingest.applyEvents([event({ name: 'v2' }), event({ plantId: plantId + 1 })], NO_LEASE, MAX_HOPS);
+      await apply([event({ name: 'v2' }), event({ plantId: plantId + 1 })], NO_LEASE, MAX_HOPS);
       const r = await outbox.fanOut(100, [], LEASE_MS);
       expect(r.claimed.map((d) => [d.subscriptionId, d.plantId])).toEqual([[a, plantId + 1]]);
     });
@@ -432,7 +491,7 @@ describe('the ingest statement and the claim', () => {
       await subscribe();
       const events = Array.from({ length: 2000 }, (_, i) => event({ plantId: plantId + i }));
       plantId += 10_000; // past these plants: later tests store new ones
-      await ingest.applyEvents(events, NO_LEASE, MAX_HOPS);
+      await apply(events, NO_LEASE, MAX_HOPS);
       const sent = (await race((o) => o.fanOut(50, [], 60_000))).map((d) => `${d.subscriptionId}:${d.eventId}`);
       expect(new Set(sent).size).toBe(4000);
       expect(sent).toHaveLength(4000);
@@ -564,7 +623,7 @@ describe('the ingest statement and the claim', () => {
     it('an event fanned out again after its lease lapsed: the stale worker writes no row and completes nothing', async () => {
       const [a] = [await subscribe()];
       const e = event();
-      await ingest.applyEvents([e], NO_LEASE, MAX_HOPS);
+      await apply([e], NO_LEASE, MAX_HOPS);
       const [stale] = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
       await expireLeases();
       const [holder] = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
@@ -596,7 +655,7 @@ describe('the ingest statement and the claim', () => {
       await storeAsRows([event()]);
       const claimed = (await outbox.claimDue(10, [], 30_000)).claimed;
       const e2 = event({ plantId: plantId + 1 });
-      await ingest.applyEvents([e2], NO_LEASE, MAX_HOPS);
+      await apply([e2], NO_LEASE, MAX_HOPS);
       const fanned = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
       const reply = (d: ClaimedDelivery) => (d.subscriptionId === a ? 'O\u0000K\u0000' : 'fine');
       await outbox.record(

@@ -21,11 +21,21 @@
 -- $16: subscriptions saturated there (their deliveries are written to wait)
 -- $17: the lease, ms
 -- $18: the lease's token
+-- $19: with $20: each (event, subscription) pair the caller's filters let through, the event's id
+-- $20: the pair's subscription
+-- $21: the version of the subscriptions the pairs come from
+-- $22: the events' bodies (the NewPlant sent)
 WITH input AS (
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::int[], $8::bigint[],
-                       $9::int[], $10::text[], $12::jsonb[], $13::text[], $14::text[])
+                       $9::int[], $10::text[], $12::jsonb[], $13::text[], $14::text[],
+                       $22::text[])
     AS t(event_id, plant_id, name, tag, event_time, topic, kafka_partition, kafka_offset, hops, origin_event_id, extra,
-         traceparent, digest)
+         traceparent, digest, body)
+), current AS MATERIALIZED (
+  -- The caller's subscriptions are the stored ones: its pairs say who receives what.
+  SELECT (SELECT version FROM subscription_versions) = $21::bigint AS ok
+), pairs AS (
+  SELECT * FROM unnest($19::text[], $20::uuid[]) AS p(event_id, subscription_id) WHERE (SELECT ok FROM current)
 ), firsts AS (
   -- One row per event id: the first by offset (a record redelivered within a batch is the same event).
   SELECT DISTINCT ON (event_id) * FROM input ORDER BY event_id, kafka_partition, kafka_offset
@@ -60,24 +70,22 @@ WITH input AS (
       AND (p.name, p.tag, p.extra) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.tag, EXCLUDED.extra)
   RETURNING p.id, p.name, p.tag, p.extra, p.last_event_id, p.last_event_time
 ), changed AS (
-  SELECT u.*, l.hops, l.origin_event_id, l.traceparent FROM upserted u JOIN latest l ON l.event_id = u.last_event_id
+  SELECT u.*, l.hops, l.origin_event_id, l.traceparent, l.body FROM upserted u JOIN latest l ON l.event_id = u.last_event_id
 ), to_outbox AS (
   SELECT last_event_id AS event_id, id AS plant_id, tag, last_event_time AS event_time, hops, origin_event_id,
-         traceparent, (c.extra || jsonb_strip_nulls(jsonb_build_object('id', c.id, 'name', c.name, 'tag', c.tag)))::text AS body,
-         NOT EXISTS (
+         traceparent, body, NOT EXISTS (
   SELECT 1 FROM outbox_events p
   WHERE p.plant_id = c.id AND p.fanned_out_at IS NULL) AS free
   FROM changed c
-  WHERE hops < $11 AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.enabled AND s.kind = 'plants')
+  -- IN, not a correlated EXISTS: one hashed look-up per event, not a scan of the pairs.
+  WHERE hops < $11 AND (c.last_event_id IN (SELECT event_id FROM pairs)
+                        OR NOT (SELECT ok FROM current) AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.enabled AND s.kind = 'plants'))
 ), fanout AS (
-  SELECT t.event_id, t.event_time, t.plant_id, s.id AS subscription_id,
-         NOT (s.id = ANY($16::uuid[])) AND NOT EXISTS (
+  SELECT t.event_id, t.event_time, t.plant_id, p.subscription_id,
+         NOT (p.subscription_id = ANY($16::uuid[])) AND NOT EXISTS (
   SELECT 1 FROM deliveries earlier
-  WHERE earlier.subscription_id = s.id AND earlier.plant_id = t.plant_id AND earlier.status = 'pending') AS sendable
-  FROM to_outbox t JOIN subscriptions s ON s.enabled AND s.kind = 'plants' AND 
-  (NOT s.filter ? 'tags' OR coalesce(s.filter->'tags' ? t.tag, false))
-  AND (s.filter #>> '{plantIds,min}' IS NULL OR t.plant_id >= (s.filter #>> '{plantIds,min}')::bigint)
-  AND (s.filter #>> '{plantIds,max}' IS NULL OR t.plant_id <= (s.filter #>> '{plantIds,max}')::bigint)
+  WHERE earlier.subscription_id = p.subscription_id AND earlier.plant_id = t.plant_id AND earlier.status = 'pending') AS sendable
+  FROM to_outbox t JOIN pairs p USING (event_id)
   WHERE t.free
 ), per_event AS (
   SELECT event_id, count(*) FILTER (WHERE sendable) AS sending,
@@ -87,7 +95,7 @@ WITH input AS (
   SELECT event_id, sending FROM per_event WHERE upto <= $15
   UNION ALL -- no subscriber's filter lets it through: nothing to send, done now
   SELECT t.event_id, 0 FROM to_outbox t
-  WHERE t.free AND NOT EXISTS (SELECT 1 FROM fanout f WHERE f.event_id = t.event_id)
+  WHERE t.free AND (SELECT ok FROM current) AND NOT EXISTS (SELECT 1 FROM fanout f WHERE f.event_id = t.event_id)
 ), outbox AS (
   INSERT INTO outbox_events (event_id, plant_id, tag, body, event_time, hops, origin_event_id, traceparent,
                              leased_until, lease_token, fanned_out_at)
@@ -116,11 +124,8 @@ SELECT (SELECT coalesce(array_agg(event_id), '{}') FROM fresh) AS fresh,
        (SELECT count(*) FROM outbox)::int AS outboxed,
        (SELECT count(*) FROM taken)::int AS taken,
        (SELECT count(*) FROM deferred)::int AS deferred,
-       (SELECT coalesce(json_agg(h), '[]') FROM (
-          SELECT NULL::uuid AS id, f.subscription_id, t.event_id, t.plant_id, t.body, t.event_time, 0 AS attempts,
-   t.hops, t.origin_event_id, t.traceparent, s.url, s.token, s.secret, s.max_deliveries_per_second, s.max_concurrency,
-  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret,
-  s.headers, s.secret_headers
-          FROM fanout f JOIN taken USING (event_id) JOIN to_outbox t USING (event_id)
-          JOIN subscriptions s ON s.id = f.subscription_id
-          WHERE f.sendable) h) AS fanned;
+       (SELECT ok FROM current) AS current,
+       sending.*
+FROM (SELECT coalesce(array_agg(f.event_id), '{}') AS sending_events,
+             coalesce(array_agg(f.subscription_id::text), '{}') AS sending_subscriptions
+      FROM fanout f JOIN taken USING (event_id) WHERE f.sendable) sending;

@@ -101,3 +101,21 @@ SELECT s.url, s.token, s.secret, s.max_deliveries_per_second, s.max_concurrency,
   CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret,
   s.headers, s.secret_headers, s.kind, s.event_types FROM subscriptions s
        WHERE s.id = $1 AND s.deleted_at IS NULL;
+
+-- load-subscribers
+-- Sent by SubscriptionRepository.load.
+SELECT (SELECT version FROM subscription_versions)::text AS version,
+       coalesce(json_agg(json_build_object('id', s.id, 'url', s.url, 'token', s.token, 'secret', s.secret,
+         'previous_secret', s.previous_secret, 'previous_until', s.previous_secret_expires_at, 'filter', s.filter,
+         'kind', s.kind, 'max_deliveries_per_second', s.max_deliveries_per_second,
+         'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers)
+         ORDER BY s.created_at, s.id), '[]') AS subscribers
+FROM subscriptions s WHERE s.enabled AND s.deleted_at IS NULL;
+
+-- subscriptions-version
+-- Sent by SubscriptionChanges.poll.
+SELECT version::text AS version FROM subscription_versions;
+
+-- listen-subscriptions
+-- Sent by SubscriptionChanges.poll.
+LISTEN plant_store_subscriptions;

@@ -25,3 +25,4 @@ export * from './dead-letters/dead-letter.repository';
 export * from './portal-links/portal-link.repository';
 export * from './operational/operational-event.repository';
 export * from './write-coalescer';
+export * from './subscriptions/subscription-changes';

@@ -16,6 +16,7 @@ import {
   isValidSecret,
   mergeCustomHeaders,
   SignatureScheme,
+  SUBSCRIBERS_CONFIRM_WINDOW_MS,
   urlOriginAndPath,
 } from '@app/delivery';
 import { invalidField, invalidFields, ProblemException } from '@app/observability';
@@ -143,6 +144,9 @@ export class SubscriptionsService {
   async delete(id: string, actor: string): Promise<void> {
     const existing = found(await this.subscriptions.findById(id), id);
     if (!(await this.subscriptions.delete(id))) throw subscriptionNotFound(id);
+    // Each worker sends only while its copy of the subscriptions was confirmed current within this window: past
+    // it, none can still send to this one (see SubscriberCache), so the 204 means nothing more goes to it.
+    await new Promise((r) => setTimeout(r, SUBSCRIBERS_CONFIRM_WINDOW_MS));
     await this.audit.record({
       actor,
       action: 'subscription.deleted',

@@ -44,6 +44,7 @@ function fakeHealth() {
   };
   return { health, state };
 }
+import { SubscriberCache } from './subscriber-cache';
 
 /**
  * A delivery fanned out from event `event` (no row yet), or with `stored`, one claimed from the rows; leased for
@@ -150,7 +151,13 @@ function setup(env: Record<string, string> = {}) {
   const metrics = new WorkerMetrics();
   const shared = fakeHealth();
   const gates = new SubscriberGates(config, shared.health, metrics);
-  const sut = new DeliveryDispatcher(config, fake.repo, sender, new DeliverySignal(), metrics, gates);
+  /** The subscriptions this worker holds: every one but those in `gone`. */
+  const gone = new Set<string>();
+  const subscribers = {
+    onChange: () => undefined,
+    admit: (id: string) => (gone.has(id) ? undefined : { id }),
+  } as unknown as SubscriberCache;
+  const sut = new DeliveryDispatcher(config, fake.repo, sender, new DeliverySignal(), metrics, gates, subscribers);
   made.push(sut);
   const inbox: DeliveryInbox = sut; // what the consumer sees of it
   /** Starts the loop with these events' deliveries for its first fan-out. */
@@ -162,6 +169,7 @@ function setup(env: Record<string, string> = {}) {
     ...fake,
     shared,
     gates,
+    gone,
     sut,
     inbox,
     sent,
@@ -193,6 +201,18 @@ describe(DeliveryDispatcher.name, () => {
       'succeeded',
       'succeeded',
     ]);
+    await sut.onModuleDestroy();
+  });
+
+  it('sends nothing to a subscription its copy of them no longer holds; the event is left to its lease', async () => {
+    const { sut, writes, sent, start, gone } = setup();
+    gone.add('s2');
+    start(delivery('a', 's1', 'e1'), delivery('b', 's2', 'e1'));
+    await until('one outcome written', () => writes.flatMap((w) => w.records).length === 1);
+    await settle();
+    expect(sent).toEqual(['a']);
+    // The event is not completed by a's record: its lease lapses and the next fan-out finishes it.
+    expect(writes.flatMap((w) => w.records).map((r) => [r.delivery.id, r.completes])).toEqual([['a', undefined]]);
     await sut.onModuleDestroy();
   });
 

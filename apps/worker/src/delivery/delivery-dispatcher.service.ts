@@ -18,6 +18,7 @@ import { DeliveryInbox } from './delivery-inbox';
 import { DeliverySender } from './delivery-sender';
 import { DeliverySignal } from './delivery-signal';
 import { HEARTBEAT_MS, SubscriberGates } from './subscriber-gates';
+import { SubscriberCache } from './subscriber-cache';
 
 const CLAIM_COALESCE_MS = 5;
 /**
@@ -121,6 +122,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     private readonly signal: DeliverySignal,
     private readonly metrics: WorkerMetrics,
     private readonly gates: SubscriberGates,
+    private readonly subscribers: SubscriberCache,
   ) {
     this.schedule = parseSchedule(config.DELIVERY_RETRY_SCHEDULE);
     // Long enough for a short wait in the queue, the attempt and its bookkeeping; a lease outliving its
@@ -139,6 +141,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
         if (!this.stopped) this.pump();
       },
     });
+    subscribers.onChange((set) => this.dropUnsubscribed((id) => set.subscribers.has(id)));
     metrics.watchDispatcher(this.window, () => ({
       sending: this.sending,
       queued: this.queuedCount,
@@ -509,6 +512,23 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     );
   }
 
+  /** Takes out of the queues, unsent, what is queued for subscriptions no longer enabled (`keep` says false). */
+  private dropUnsubscribed(keep: (subscriptionId: string) => boolean) {
+    for (const [subscriptionId, q] of [...this.queued])
+      if (!keep(subscriptionId)) for (const d of [...q]) if (this.dequeue(d)) this.unsubscribed(d);
+  }
+
+  /**
+   * A delivery not sent because its subscription is no longer enabled (or its copy could not be confirmed). A
+   * delivery row is handed back (it stays pending, or the delete has closed it). An event fanned out here is left
+   * to its lease: the other deliveries are written with their outcomes without completing it, and once the lease
+   * lapses the next fan-out finishes it with the subscriptions enabled then.
+   */
+  private unsubscribed(d: ClaimedDelivery) {
+    if (d.stored) this.deliveries.releaseLeases([{ id: d.id, token: d.lease.token }]).catch(() => undefined);
+    else if (this.fanOuts.get(d.eventId)?.token === d.lease.token) this.fanOuts.delete(d.eventId);
+  }
+
   /**
    * Writes an attempt's outcome. If the database refuses this one record for its data (the batch it was in was
    * split until it stood alone, and the others were written), it is written again without the subscriber's reply,
@@ -533,6 +553,15 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     if (!this.leaseLasts(d) && !(await this.renewLease(d))) {
       release();
       this.abandon(d);
+      return;
+    }
+    // Only to a subscription enabled in a copy of them confirmed current a moment ago (see SubscriberCache): never
+    // to one whose delete has returned, whichever replica holds the delivery.
+    let admitted = this.subscribers.admit(d.subscriptionId);
+    if (admitted instanceof Promise) admitted = await admitted;
+    if (!admitted) {
+      release();
+      this.unsubscribed(d);
       return;
     }
     const labels = { subscription: d.subscriptionId };

@@ -6,8 +6,9 @@ import { DELIVERY_INBOX } from './delivery-inbox';
 import { DeliverySender } from './delivery-sender';
 import { DeliverySignal } from './delivery-signal';
 import { SubscriberGates } from './subscriber-gates';
+import { SubscriberCache } from './subscriber-cache';
 
-/** Sends the outbox: claims, hand-overs from the ingest stage (DELIVERY_INBOX), attempts and their outcomes. */
+/** Sends the outbox, to the subscriptions held in memory (SubscriberCache, also the ingest's fan-out): claims, hand-overs from the ingest stage (DELIVERY_INBOX), attempts and their outcomes. */
 @Module({
   imports: [DatabaseModule, MetricsModule],
   providers: [
@@ -15,8 +16,9 @@ import { SubscriberGates } from './subscriber-gates';
     DeliverySender,
     DeliverySignal,
     SubscriberGates,
+    SubscriberCache,
     { provide: DELIVERY_INBOX, useExisting: DeliveryDispatcher },
   ],
-  exports: [DELIVERY_INBOX],
+  exports: [DELIVERY_INBOX, SubscriberCache],
 })
 export class DeliveryModule {}

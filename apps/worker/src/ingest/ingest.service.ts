@@ -5,14 +5,17 @@ import { AclNeed, explainKafkaError, workerConsumerGroup } from '@app/kafka';
 import {
   ApplyResult,
   emptyApplyResult,
+  fannedOutDeliveries,
   IngestEvent,
   NO_LEASE,
   PLANT_EVENT_STORE,
   PlantEventStore,
+  planFanOut,
 } from '@app/delivery';
 import { nestSink, RateLimitedLog, Tracing } from '@app/observability';
 import { isDataError, WriteCoalescer } from '@app/persistence';
 import { DELIVERY_INBOX, DeliveryInbox } from '../delivery/delivery-inbox';
+import { SubscriberCache } from '../delivery/subscriber-cache';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { BatchPlan, planBatch, PoisonMessage } from './batch-plan';
 import { BatchSpans } from './event-spans';
@@ -50,6 +53,7 @@ export class IngestService {
     @Inject(APP_CONFIG) private readonly config: WorkerConfig,
     private readonly tracing: Tracing,
     private readonly state: ConsumerState,
+    private readonly subscribers: SubscriberCache,
   ) {
     this.group = workerConsumerGroup(config.WORKER_GROUP_ID);
     this.debug = ['debug', 'trace'].includes(config.LOG_LEVEL);
@@ -113,13 +117,20 @@ export class IngestService {
   }
 
   /**
-   * One statement for many batches. Stored: the deliveries of the events leased to this worker go to the
-   * dispatcher now, before the dead letters and the offset commits; the other events wait for a fan-out.
+   * One statement for many batches, fanned out to the subscriptions held in memory. Stored: the deliveries of the
+   * events leased to this worker, built from the events in hand, go to the dispatcher now, before the dead letters
+   * and the offset commits; the other events wait for a fan-out.
    */
   private async storeAndHandOver(events: IngestEvent[]): Promise<ApplyResult> {
-    const result = await this.store.applyEvents(events, this.inbox.room(), this.maxHops);
+    const set = await this.subscribers.current();
+    const plan = planFanOut(events, set, this.maxHops);
+    const result = await this.store.applyEvents(events, this.inbox.room(), this.maxHops, plan);
+    if (!result.current) this.subscribers.refresh(); // a subscription changed: the events went to FAN_OUT
     this.loops.record(result.suppressed);
-    this.inbox.accept(result.fanned, { events: result.leftForFanOut, rows: result.deferred });
+    this.inbox.accept(fannedOutDeliveries(events, plan, set, result), {
+      events: result.leftForFanOut,
+      rows: result.deferred,
+    });
     return result;
   }
 
@@ -131,9 +142,10 @@ export class IngestService {
     const byOffset = new Map(batch.messages.map((m) => [m.offset, m]));
     const result = emptyApplyResult();
     const unstorable: PoisonMessage[] = [];
+    const set = await this.subscribers.current();
     for (const event of plan.events) {
       try {
-        const r = await this.store.applyEvents([event], NO_LEASE, this.maxHops);
+        const r = await this.store.applyEvents([event], NO_LEASE, this.maxHops, planFanOut([event], set, this.maxHops));
         r.fresh.forEach((id) => result.fresh.add(id));
         r.applied.forEach((id) => result.applied.add(id));
         r.unchanged.forEach((id) => result.unchanged.add(id));

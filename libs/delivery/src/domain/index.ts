@@ -1,3 +1,4 @@
 export * from './delivery';
 export * from './ingest';
 export * from './ports';
+export * from './subscribers';

@@ -1,6 +1,6 @@
 // Storing a plant.created event and the deliveries it owes (the transactional outbox): what goes in, what
 // comes out, and how much of the fan-out the storing worker takes on itself.
-import { ClaimedDelivery } from './delivery';
+import { DeliveryLease } from './delivery';
 
 /** One decoded plant.created event with the Kafka position it came from. */
 export interface IngestEvent {
@@ -52,8 +52,18 @@ export interface ApplyResult {
   leftForFanOut: number;
   /** Delivery rows written to wait (behind an earlier one of their plant, or for a saturated subscriber). */
   deferred: number;
-  /** The deliveries of the events the caller took on, to send from memory (their rows are not written yet). */
-  fanned: ClaimedDelivery[];
+  /**
+   * The deliveries of the events the caller took on, to send from memory (their rows are not written yet), as
+   * (event, subscriber) pairs: the caller builds them from the events in hand and its subscribers.
+   */
+  sending: { eventId: string; subscriptionId: string }[];
+  /** The lease those events are held under. */
+  lease: DeliveryLease;
+  /**
+   * Whether the caller's subscriptions (FanOutPlan.version) were the stored ones. If not, nothing was taken on:
+   * the events were left for a fan-out, and the caller's copy is out of date.
+   */
+  current: boolean;
 }
 
 /** A result with nothing in it, to add to (its sets are new each time). */
@@ -66,7 +76,9 @@ export const emptyApplyResult = (): ApplyResult => ({
   outboxed: 0,
   leftForFanOut: 0,
   deferred: 0,
-  fanned: [],
+  sending: [],
+  lease: { token: '', until: 0 },
+  current: true,
 });
 
 /**

@@ -6,19 +6,28 @@ import { AttemptRecord, ClaimedDelivery, ClaimResult, FanOutResult, LeasedRef } 
 import type { OperationalEventData, OperationalEventType } from '@app/contracts';
 import { ApplyResult, IngestEvent, OutboxLease } from './ingest';
 import { BreakerPolicy, HealthTransition, OutcomeSummary, SubscriberGate } from '../flow-control';
+import { FanOutPlan, SubscriberSet } from './subscribers';
 
 /** Injection tokens for the ports below (an interface is gone at run time): `@Inject(OUTBOX) outbox: Outbox`. */
 export const PLANT_EVENT_STORE = Symbol('PlantEventStore');
 export const OUTBOX = Symbol('Outbox');
 export const SUBSCRIBER_HEALTH = Symbol('SubscriberHealth');
+export const SUBSCRIBER_SOURCE = Symbol('SubscriberSource');
 
 /** Stores a batch of events, each changed plant's with an outbox row that owes its deliveries, in one transaction. */
 export interface PlantEventStore {
   /**
    * `lease`: how much of the new events' fan-out the caller takes on now; `maxHops`: events that have been
-   * through this many deliveries are stored but not delivered again.
+   * through this many deliveries are stored but not delivered again; `plan`: the events' bodies and who receives
+   * each, as the caller's subscriptions say (used only while their version is the stored one).
    */
-  applyEvents(events: IngestEvent[], lease: OutboxLease, maxHops: number): Promise<ApplyResult>;
+  applyEvents(events: IngestEvent[], lease: OutboxLease, maxHops: number, plan: FanOutPlan): Promise<ApplyResult>;
+}
+
+/** The enabled subscriptions with their credentials opened, and their version, for a worker to keep in memory. */
+export interface SubscriberSource {
+  /** The enabled subscriptions at the version they were read at (one snapshot). */
+  load(): Promise<SubscriberSet>;
 }
 
 /** The deliveries waiting to be sent, shared by every worker replica through leases. */

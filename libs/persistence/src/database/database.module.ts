@@ -1,7 +1,7 @@
 import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { Pool } from 'pg';
 import { APP_CONFIG, APP_NAME } from '@app/config';
-import { OPERATIONAL_EVENTS, OUTBOX, PLANT_EVENT_STORE, SUBSCRIBER_HEALTH } from '@app/delivery';
+import { OPERATIONAL_EVENTS, OUTBOX, PLANT_EVENT_STORE, SUBSCRIBER_HEALTH, SUBSCRIBER_SOURCE } from '@app/delivery';
 import { DeliveryRepository } from '../deliveries/delivery.repository';
 import { OutboxRepository } from '../deliveries/outbox.repository';
 import { IngestRepository } from '../ingest/ingest.repository';
@@ -105,6 +105,7 @@ const repositories = [
     { provide: OUTBOX, useExisting: OutboxRepository },
     { provide: OPERATIONAL_EVENTS, useExisting: OperationalEventRepository },
     { provide: SUBSCRIBER_HEALTH, useExisting: SubscriberHealthRepository },
+    { provide: SUBSCRIBER_SOURCE, useExisting: SubscriptionRepository },
   ],
   exports: [
     PG_POOL,
@@ -115,6 +116,7 @@ const repositories = [
     OUTBOX,
     OPERATIONAL_EVENTS,
     SUBSCRIBER_HEALTH,
+    SUBSCRIBER_SOURCE,
   ],
 })
 export class DatabaseModule implements OnApplicationShutdown {

@@ -1,12 +1,4 @@
-import {
-  FANNED_OUT_SEND_COLUMNS,
-  matchesFilter,
-  newPlantBody,
-  noEarlierEventPending,
-  noEarlierPending,
-  receivesPlants,
-  writeWaiting,
-} from '../sql/fragments/outbox';
+import { noEarlierEventPending, noEarlierPending, receivesPlants, writeWaiting } from '../sql/fragments/outbox';
 import { statement } from '../sql/statement';
 
 /**
@@ -15,13 +7,18 @@ import { statement } from '../sql/statement';
  * stored plant comes from a newer event or already holds the same data (an update that changes nothing
  * changes and sends nothing: that is what ends an echo loop), and write one outbox row for every plant that
  * changed (the transactional outbox), unless its event has already been through MAX_WEBHOOK_HOPS deliveries
- * (a loop that changes data) or no subscription is enabled.
+ * (a loop that changes data) or no enabled subscription's filter lets it through.
  *
  * The caller's dispatcher takes the new events on at once, as FAN_OUT would but without a statement of its
  * own: in event order, while their deliveries to send fit its room, each event no earlier one of its plant is
- * still being fanned out, they are written leased to it and their deliveries come back to send from memory
- * (a delivery that must wait is written as a row, as in FAN_OUT). Nobody else can see these rows before the
- * commit. The other events are left for FAN_OUT (by any replica).
+ * still being fanned out, they are written leased to it and the (event, subscriber) pairs to send from memory
+ * come back (a delivery that must wait is written as a row, as in FAN_OUT). Nobody else can see these rows before
+ * the commit. The other events are left for FAN_OUT (by any replica).
+ *
+ * Who receives an event is the caller's to say: its worker holds the enabled subscriptions in memory and sends
+ * the pairs their filters let through, with the version of the subscriptions they come from. Only while that
+ * version is still the stored one are they used; otherwise (a subscription changed since) every changed plant's
+ * event is written for FAN_OUT, which reads the subscriptions itself, and the caller reloads.
  */
 export const APPLY_EVENTS = statement({
   name: 'apply-events',
@@ -45,13 +42,23 @@ export const APPLY_EVENTS = statement({
     'subscriptions saturated there (their deliveries are written to wait)',
     'the lease, ms',
     "the lease's token",
+    "with $20: each (event, subscription) pair the caller's filters let through, the event's id",
+    "the pair's subscription",
+    'the version of the subscriptions the pairs come from',
+    "the events' bodies (the NewPlant sent)",
   ],
   text: `
 WITH input AS (
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::int[], $8::bigint[],
-                       $9::int[], $10::text[], $12::jsonb[], $13::text[], $14::text[])
+                       $9::int[], $10::text[], $12::jsonb[], $13::text[], $14::text[],
+                       $22::text[])
     AS t(event_id, plant_id, name, tag, event_time, topic, kafka_partition, kafka_offset, hops, origin_event_id, extra,
-         traceparent, digest)
+         traceparent, digest, body)
+), current AS MATERIALIZED (
+  -- The caller's subscriptions are the stored ones: its pairs say who receives what.
+  SELECT (SELECT version FROM subscription_versions) = $21::bigint AS ok
+), pairs AS (
+  SELECT * FROM unnest($19::text[], $20::uuid[]) AS p(event_id, subscription_id) WHERE (SELECT ok FROM current)
 ), firsts AS (
   -- One row per event id: the first by offset (a record redelivered within a batch is the same event).
   SELECT DISTINCT ON (event_id) * FROM input ORDER BY event_id, kafka_partition, kafka_offset
@@ -86,17 +93,18 @@ WITH input AS (
       AND (p.name, p.tag, p.extra) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.tag, EXCLUDED.extra)
   RETURNING p.id, p.name, p.tag, p.extra, p.last_event_id, p.last_event_time
 ), changed AS (
-  SELECT u.*, l.hops, l.origin_event_id, l.traceparent FROM upserted u JOIN latest l ON l.event_id = u.last_event_id
+  SELECT u.*, l.hops, l.origin_event_id, l.traceparent, l.body FROM upserted u JOIN latest l ON l.event_id = u.last_event_id
 ), to_outbox AS (
   SELECT last_event_id AS event_id, id AS plant_id, tag, last_event_time AS event_time, hops, origin_event_id,
-         traceparent, ${newPlantBody('c')} AS body,
-         ${noEarlierEventPending('c.id')} AS free
+         traceparent, body, ${noEarlierEventPending('c.id')} AS free
   FROM changed c
-  WHERE hops < $11 AND EXISTS (SELECT 1 FROM subscriptions s WHERE ${receivesPlants('s')})
+  -- IN, not a correlated EXISTS: one hashed look-up per event, not a scan of the pairs.
+  WHERE hops < $11 AND (c.last_event_id IN (SELECT event_id FROM pairs)
+                        OR NOT (SELECT ok FROM current) AND EXISTS (SELECT 1 FROM subscriptions s WHERE ${receivesPlants('s')}))
 ), fanout AS (
-  SELECT t.event_id, t.event_time, t.plant_id, s.id AS subscription_id,
-         NOT (s.id = ANY($16::uuid[])) AND ${noEarlierPending('s.id', 't.plant_id')} AS sendable
-  FROM to_outbox t JOIN subscriptions s ON ${receivesPlants('s')} AND ${matchesFilter('s', 't.plant_id', 't.tag')}
+  SELECT t.event_id, t.event_time, t.plant_id, p.subscription_id,
+         NOT (p.subscription_id = ANY($16::uuid[])) AND ${noEarlierPending('p.subscription_id', 't.plant_id')} AS sendable
+  FROM to_outbox t JOIN pairs p USING (event_id)
   WHERE t.free
 ), per_event AS (
   SELECT event_id, count(*) FILTER (WHERE sendable) AS sending,
@@ -106,7 +114,7 @@ WITH input AS (
   SELECT event_id, sending FROM per_event WHERE upto <= $15
   UNION ALL -- no subscriber's filter lets it through: nothing to send, done now
   SELECT t.event_id, 0 FROM to_outbox t
-  WHERE t.free AND NOT EXISTS (SELECT 1 FROM fanout f WHERE f.event_id = t.event_id)
+  WHERE t.free AND (SELECT ok FROM current) AND NOT EXISTS (SELECT 1 FROM fanout f WHERE f.event_id = t.event_id)
 ), outbox AS (
   INSERT INTO outbox_events (event_id, plant_id, tag, body, event_time, hops, origin_event_id, traceparent,
                              leased_until, lease_token, fanned_out_at)
@@ -129,9 +137,9 @@ SELECT (SELECT coalesce(array_agg(event_id), '{}') FROM fresh) AS fresh,
        (SELECT count(*) FROM outbox)::int AS outboxed,
        (SELECT count(*) FROM taken)::int AS taken,
        (SELECT count(*) FROM deferred)::int AS deferred,
-       (SELECT coalesce(json_agg(h), '[]') FROM (
-          SELECT ${FANNED_OUT_SEND_COLUMNS('f', 't')}
-          FROM fanout f JOIN taken USING (event_id) JOIN to_outbox t USING (event_id)
-          JOIN subscriptions s ON s.id = f.subscription_id
-          WHERE f.sendable) h) AS fanned`,
+       (SELECT ok FROM current) AS current,
+       sending.*
+FROM (SELECT coalesce(array_agg(f.event_id), '{}') AS sending_events,
+             coalesce(array_agg(f.subscription_id::text), '{}') AS sending_subscriptions
+      FROM fanout f JOIN taken USING (event_id) WHERE f.sendable) sending`,
 });

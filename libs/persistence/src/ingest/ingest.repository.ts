@@ -2,23 +2,29 @@ import { Pool } from 'pg';
 import {
   ApplyResult,
   emptyApplyResult,
+  FanOutPlan,
   IngestEvent,
   OutboxLease,
   PlantEventStore,
   SuppressedEvent,
 } from '@app/delivery';
-import { SecretBox } from '../secrets/secret-box';
-import { newLease, SendRow, toClaimedDelivery } from '../sql/send-row';
+import { newLease } from '../sql/send-row';
 import { APPLY_EVENTS } from './apply-events.sql';
 
 /** Stores plant.created events with the deliveries they owe (see APPLY_EVENTS). */
 export class IngestRepository implements PlantEventStore {
+  // The second argument (the SecretBox every repository is built with) is not needed: no credential passes here.
   constructor(
     private readonly pool: Pool,
-    private readonly box: SecretBox,
+    _box?: unknown,
   ) {}
 
-  async applyEvents(events: IngestEvent[], lease: OutboxLease, maxHops: number): Promise<ApplyResult> {
+  async applyEvents(
+    events: IngestEvent[],
+    lease: OutboxLease,
+    maxHops: number,
+    plan: FanOutPlan,
+  ): Promise<ApplyResult> {
     if (events.length === 0) return emptyApplyResult();
     const col = <K extends keyof IngestEvent>(k: K) => events.map((e) => e[k]);
     const taken = newLease(lease.leaseMs);
@@ -32,7 +38,9 @@ export class IngestRepository implements PlantEventStore {
       outboxed: number;
       taken: number;
       deferred: number;
-      fanned: SendRow[];
+      current: boolean;
+      sending_events: string[];
+      sending_subscriptions: string[];
     }>({
       name: APPLY_EVENTS.name,
       text: APPLY_EVENTS.text,
@@ -55,6 +63,10 @@ export class IngestRepository implements PlantEventStore {
         lease.skipSubscriptions,
         lease.leaseMs,
         taken.token,
+        plan.pairs.map((p) => p.eventId),
+        plan.pairs.map((p) => p.subscriptionId),
+        plan.version,
+        plan.bodies,
       ],
     });
     const r = rows[0];
@@ -67,7 +79,9 @@ export class IngestRepository implements PlantEventStore {
       outboxed: r.outboxed,
       leftForFanOut: r.outboxed - r.taken,
       deferred: r.deferred,
-      fanned: r.fanned.map((row) => toClaimedDelivery(row, this.box, taken)),
+      current: r.current,
+      sending: r.sending_events.map((eventId, i) => ({ eventId, subscriptionId: r.sending_subscriptions[i] })),
+      lease: taken,
     };
   }
 }

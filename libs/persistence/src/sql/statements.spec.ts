@@ -13,6 +13,7 @@ import { PortalLinkRepository } from '../portal-links/portal-link.repository';
 import { RetentionRepository } from '../retention/retention.repository';
 import { SecretBox } from '../secrets/secret-box';
 import { NewSubscription, SubscriptionRepository } from '../subscriptions/subscription.repository';
+import { SubscriptionChanges } from '../subscriptions/subscription-changes';
 import { STATEMENTS } from './statements';
 
 const all = Object.values(STATEMENTS).flat();
@@ -35,7 +36,20 @@ describe('the statements', () => {
   // pool that records the text it is given, and each text must be a listed statement's, as it is.
   it('are every text the repositories send', async () => {
     const sent: string[] = [];
-    const row = { due_events: 0, events: 0, deferred: 0, subscription_id: null, due: 0, id: null, n: 0, fanned: [] };
+    const row = {
+      version: '1',
+      subscribers: [],
+      sending_events: [],
+      sending_subscriptions: [],
+      due_events: 0,
+      events: 0,
+      deferred: 0,
+      subscription_id: null,
+      due: 0,
+      id: null,
+      n: 0,
+      fanned: [],
+    };
     // A backfill that queues: its tick sends every one of its statements.
     Object.assign(row, {
       subscription_enabled: true,
@@ -52,7 +66,10 @@ describe('the statements', () => {
         const fields = { fresh: [], applied: [], unchanged: [], key_reused: [], suppressed: [], ...extra };
         return { rows: [{ ...row, ...fields }], rowCount: 0 };
       };
-      return { query, connect: async () => ({ query, release: () => undefined }) } as unknown as Pool;
+      return {
+        query,
+        connect: async () => ({ query, release: () => undefined, on: () => undefined }),
+      } as unknown as Pool;
     };
     const pool = poolWith({});
     const box = new SecretBox(Buffer.alloc(32, 1));
@@ -90,6 +107,7 @@ describe('the statements', () => {
           [{ extra: {} } as IngestEvent],
           { leaseMs: 1, limit: 1, skipSubscriptions: [] } as unknown as OutboxLease,
           1,
+          { version: '1', bodies: ['{}'], pairs: [] },
         ),
       () =>
         subscriptions.create({
@@ -118,6 +136,8 @@ describe('the statements', () => {
           probeMaxMs: 1,
           disableAfterMs: 1,
         }),
+      () => subscriptions.load(),
+      () => new SubscriptionChanges(pool, () => undefined).poll(),
       () => plants.findById(1),
       () => plants.listNewest(1, null),
       () => plants.countStoredSince(1),

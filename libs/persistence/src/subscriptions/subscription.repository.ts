@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { OperationalEventType, SubscriptionFilter } from '@app/contracts';
-import { CircuitState } from '@app/delivery';
+import { CircuitState, Subscriber, SubscriberSet, SubscriberSource } from '@app/delivery';
 import { SecretBox, secretHeaderContext, subscriptionContext } from '../secrets/secret-box';
 import { openSecretHeaders, openSendCredentials, SubscriptionSendRow } from '../sql/send-row';
 import {
@@ -10,6 +10,7 @@ import {
   FIND_SENDABLE,
   FIND_SUBSCRIPTION,
   LIST_SUBSCRIPTIONS,
+  LOAD_SUBSCRIBERS,
   ROTATE_SECRET,
   UPDATE_SUBSCRIPTION,
 } from './subscription.sql';
@@ -118,7 +119,7 @@ export interface SendableSubscription {
 /** Disabling keeps (or sets) a reason; enabling clears it. */
 const DISABLED_BY_ADMIN = 'disabled by an admin';
 
-export class SubscriptionRepository {
+export class SubscriptionRepository implements SubscriberSource {
   constructor(
     private readonly pool: Pool,
     private readonly box: SecretBox,
@@ -227,4 +228,47 @@ export class SubscriptionRepository {
     if (!r) return null;
     return { id, url: r.url, ...openSendCredentials(r, id, this.box), kind: r.kind, eventTypes: r.event_types };
   }
+
+  /** The enabled subscriptions, credentials opened, at the version read in the same snapshot (LOAD_SUBSCRIBERS). */
+  async load(): Promise<SubscriberSet> {
+    const { rows } = await this.pool.query<{ version: string; subscribers: LoadedSubscriber[] }>({
+      name: LOAD_SUBSCRIBERS.name,
+      text: LOAD_SUBSCRIBERS.text,
+    });
+    const subscribers = new Map<string, Subscriber>();
+    for (const r of rows[0].subscribers) {
+      const context = subscriptionContext(r.id);
+      subscribers.set(r.id, {
+        id: r.id,
+        url: r.url,
+        token: this.box.openOptional(r.token, context),
+        secret: this.box.open(r.secret, context),
+        previousSecret: r.previous_secret && r.previous_until ? this.box.open(r.previous_secret, context) : null,
+        previousUntil: r.previous_secret && r.previous_until ? Date.parse(r.previous_until) : null,
+        filter: r.filter,
+        limits: { maxDeliveriesPerSecond: r.max_deliveries_per_second, maxConcurrency: r.max_concurrency },
+        headers: r.headers ?? {},
+        secretHeaders: openSecretHeaders(r.secret_headers ?? {}, r.id, this.box),
+        kind: r.kind,
+      });
+    }
+    return { version: rows[0].version, subscribers };
+  }
+}
+
+/** A row of LOAD_SUBSCRIBERS' list, credentials sealed. */
+interface LoadedSubscriber {
+  id: string;
+  url: string;
+  token: string | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_until: string | null;
+  filter: SubscriptionFilter;
+  kind: Subscriber['kind'];
+  max_deliveries_per_second: number | null;
+  max_concurrency: number | null;
+  headers: Record<string, string>;
+  /** name -> sealed value */
+  secret_headers: Record<string, string>;
 }

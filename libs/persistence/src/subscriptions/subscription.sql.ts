@@ -126,3 +126,38 @@ export const FIND_SENDABLE = statement({
   text: `SELECT ${SUBSCRIPTION_SEND_COLUMNS}, s.kind, s.event_types FROM subscriptions s
        WHERE s.id = $1 AND s.deleted_at IS NULL`,
 });
+
+/**
+ * The enabled subscriptions a worker keeps in memory, and the version they are at, from one snapshot (one
+ * statement): a change committed after it bumps the version past the one returned. Every column a delivery is
+ * sent with (SUBSCRIPTION_SEND_COLUMNS) and who receives what (kind, filter); migration 23's trigger watches
+ * the same columns.
+ */
+export const LOAD_SUBSCRIBERS = statement({
+  name: 'load-subscribers',
+  runBy: 'SubscriptionRepository.load',
+  params: [],
+  text: `SELECT (SELECT version FROM subscription_versions)::text AS version,
+       coalesce(json_agg(json_build_object('id', s.id, 'url', s.url, 'token', s.token, 'secret', s.secret,
+         'previous_secret', s.previous_secret, 'previous_until', s.previous_secret_expires_at, 'filter', s.filter,
+         'kind', s.kind, 'max_deliveries_per_second', s.max_deliveries_per_second,
+         'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers)
+         ORDER BY s.created_at, s.id), '[]') AS subscribers
+FROM subscriptions s WHERE s.enabled AND s.deleted_at IS NULL`,
+});
+
+/** The subscriptions' version alone: a worker's poll (its copy is current while this is the same). */
+export const SUBSCRIPTIONS_VERSION = statement({
+  name: 'subscriptions-version',
+  runBy: 'SubscriptionChanges.poll',
+  params: [],
+  text: `SELECT version::text AS version FROM subscription_versions`,
+});
+
+/** A worker's connection for the subscriptions' changes: migration 23's trigger notifies this channel. */
+export const LISTEN_SUBSCRIPTIONS = statement({
+  name: 'listen-subscriptions',
+  runBy: 'SubscriptionChanges.poll',
+  params: [],
+  text: `LISTEN plant_store_subscriptions`,
+});
