@@ -62,6 +62,46 @@ describe('the subscriptions a worker holds in memory', () => {
     expect(receiver.on('/disabled', ...next)).toEqual([]);
   });
 
+  it('sends a change of custom headers, secret headers and URL with the next fan-out', async () => {
+    const id = await subscribe('/before');
+    const res = await admin.call('PATCH', `/subscriptions/${id}`, {
+      headers: { 'X-Team': 'plants' },
+      secretHeaders: { 'X-Api-Key': 'key-one' },
+    });
+    expect(res.status).toBe(200);
+    const first = nextId();
+    await post(first);
+    await waitFor('the first plant', () => receiver.on('/before', first).length === 1);
+    expect(receiver.on('/before', first)[0].headers).toMatchObject({ 'x-team': 'plants', 'x-api-key': 'key-one' });
+    // Changed, then at once a plant: it goes where the subscription says now, with what it says now.
+    const patched = await admin.call('PATCH', `/subscriptions/${id}`, {
+      url: receiver.url + '/after',
+      headers: { 'X-Team': 'trees' },
+      secretHeaders: { 'X-Api-Key': 'key-two' },
+    });
+    expect(patched.status).toBe(200);
+    const next = nextId();
+    await post(next);
+    await waitFor('the next plant at the new URL', () => receiver.on('/after', next).length === 1);
+    expect(receiver.on('/after', next)[0].headers).toMatchObject({ 'x-team': 'trees', 'x-api-key': 'key-two' });
+    expect(receiver.on('/before', next)).toEqual([]);
+  });
+
+  it('fans no New Plant out to an operational subscription', async () => {
+    const res = await admin.call('POST', '/subscriptions', {
+      url: receiver.url + '/operational',
+      kind: 'operational',
+    });
+    expect(res.status).toBe(201);
+    subscriptions.push(res.body.id);
+    await subscribe('/witness-3');
+    const id = nextId();
+    await post(id);
+    await waitFor('the plant at the witness', () => receiver.on('/witness-3', id).length === 1);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(receiver.on('/operational', id)).toEqual([]);
+  });
+
   it('sends nothing to a deleted subscription once its delete has returned, even what was queued for it', async () => {
     const doomed = await subscribe('/doomed');
     await subscribe('/witness-2');
@@ -135,6 +175,39 @@ describe('a missed notification', () => {
     // It listens again: the next change comes by notification, sooner than a poll.
     await db.pool.query('UPDATE subscriptions SET enabled = false WHERE id = $1', [id]);
     await waitFor('the disabled subscription gone from memory', async () => !(await holds(id)), 2000);
+  });
+
+  it("moves the version for what a worker sends with, not for the breaker's own columns", async () => {
+    const id = await addSubscription();
+    const version = async () =>
+      (await db.pool.query('SELECT version::text AS v FROM subscription_versions')).rows[0].v as string;
+    const before = await version();
+    // What every batch of outcomes writes (its count, its circuit, a pause): read by the heartbeat instead.
+    await db.pool.query(
+      `UPDATE subscriptions SET consecutive_failures = 3, failing_since = now(), circuit_state = 'open',
+       circuit_probe_at = now(), paused_until = now() + interval '1 minute', updated_at = now() WHERE id = $1`,
+      [id],
+    );
+    expect(await version()).toBe(before);
+    await db.pool.query(`UPDATE subscriptions SET headers = '{"X-Team": "plants"}' WHERE id = $1`, [id]);
+    expect(BigInt(await version())).toBe(BigInt(before) + 1n);
+    await waitFor(
+      'the header in memory',
+      async () => {
+        const s = (await cache.current()).subscribers.get(id);
+        return s?.headers['X-Team'] === 'plants';
+      },
+      2000,
+    );
+    await db.pool.query('UPDATE subscriptions SET max_concurrency = 2 WHERE id = $1', [id]);
+    await waitFor(
+      'the limit in memory',
+      async () => {
+        const s = (await cache.current()).subscribers.get(id);
+        return s?.limits.maxConcurrency === 2;
+      },
+      2000,
+    );
   });
 
   it('admits a send only while its copy is confirmed current', async () => {
