@@ -2,9 +2,10 @@ import { PROFILES } from '../tools/chaos/scenarios';
 import { printResults, runChaos } from '../tools/chaos/run';
 
 // The fault suite's short profile (`npm run chaos -- --profile short`), on every `npm test`: its own broker,
-// database, two workers and two gateways; per scenario a stream of unique plants with one fault mid-load (the
-// broker, a worker and PostgreSQL killed and restarted, both gateways stopped, a poison burst). Nothing
-// acknowledged may be lost, stored twice or stored wrong. `npm run chaos` runs every scenario at full size.
+// database, two workers and two gateways; per scenario a stream of unique plants with one fault mid-load (a
+// worker and PostgreSQL killed and restarted, both gateways stopped, a poison burst; brokers are killed on three
+// nodes, below). Nothing acknowledged may be lost, stored twice or stored wrong. `npm run chaos` runs every
+// scenario at full size, the single broker's SIGKILL and SIGSTOP too.
 
 jest.setTimeout(10 * 60_000);
 
@@ -28,8 +29,7 @@ describe('fault suite (short profile)', () => {
       expect(r.passed).toBe(true);
     }
     const by = (name: string) => results.find((r) => r.scenario.startsWith(name))!;
-    // A fault that nobody noticed proves nothing: the senders felt the broker and the gateways go.
-    expect(by('broker SIGKILL').sender503s + by('broker SIGKILL').senderConnectionErrors).toBeGreaterThan(0);
+    // A fault that nobody noticed proves nothing: the senders felt the gateways go (and the brokers, below).
     expect(by('gateway').sender503s + by('gateway').senderConnectionErrors).toBeGreaterThan(0);
     expect(by('poison').deadLettered).toBeGreaterThanOrEqual(profile.poisonRecords);
   });
