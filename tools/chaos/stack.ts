@@ -84,6 +84,8 @@ export async function startChaosStack(
         label,
         readyUrl: `http://127.0.0.1:${port}/readyz`,
         logFile: path.join(LOG_DIR, `${label}.log`),
+        // At the end the four stop at once: each waits out its own drain, and none needs another to stop.
+        stopTogether: 'chaos-apps',
       },
     );
   };

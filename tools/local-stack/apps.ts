@@ -93,11 +93,22 @@ export function appService(
     restart = false,
     owner,
     logFile,
-  }: { readyUrl: string; label?: string; quiet?: boolean; restart?: boolean; owner?: string; logFile?: string },
+    stopTogether,
+  }: {
+    readyUrl: string;
+    label?: string;
+    quiet?: boolean;
+    restart?: boolean;
+    owner?: string;
+    logFile?: string;
+    /** Stopped at once with the other services that share it (supervisor.ts), not one after the other. */
+    stopTogether?: string;
+  },
 ): Supervised {
   return new Supervised(label, {
     owner,
     restart,
+    stopTogether,
     readyTimeoutMs: 120000, // the gateway waits up to 60 s for the schema and topics
     stopGraceMs: 30000,
     spawn: () => runApp(app, env, { quiet, label, logFile }),
