@@ -25,12 +25,11 @@ async function main() {
   const jestArgs = args.filter((a) => !a.startsWith('--node='));
   ensureDependencies();
   registerTypeScript(); // the rest of the launcher is TypeScript
-  const { build, typecheck, lint, ensureChromium } = require('./local-stack/build');
+  const { build, typecheckAndLint, ensureChromium } = require('./local-stack/build');
   const { ensureNodeLts, NODE_LTS_MAJOR } = require('./local-stack/node-lts');
   // The crash tests run the built apps as separate processes (to signal them), and CI checks the build.
   build();
-  typecheck();
-  lint();
+  await typecheckAndLint();
   const chromium = ensureChromium();
   const lts = machineOnly ? process.execPath : ensureNodeLts();
   const { bringUp } = require('./local-stack');

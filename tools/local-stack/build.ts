@@ -1,6 +1,6 @@
 // Once dependencies are installed (deps.js): the build, the type-check and lint that `npm test` runs first, and
 // the Chromium its browser tests drive.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -57,22 +57,32 @@ export function build(): void {
   s.done();
 }
 
+/** A command's exit code, its output passed through. */
+const run = (command: string, args: string[]) =>
+  new Promise<number>((resolve, reject) =>
+    spawn(command, args, { cwd: ROOT, stdio: 'inherit' })
+      .once('error', reject)
+      .once('exit', (code) => resolve(code ?? 1)),
+  );
+
 /** jest transpiles without type-checking, so the tests' own types are checked here, once. */
-export function typecheck(): void {
-  const s = step('Type-checking apps, libs, tests and launchers');
+export async function typecheck(): Promise<void> {
   // tsconfig.json also checks the JavaScript that runs before npm ci (allowJs, and // @ts-check in each file).
-  for (const project of ['tsconfig.json', 'apps/console/tsconfig.json']) {
-    const r = spawnSync('npx', ['tsc', '--noEmit', '-p', project], { cwd: ROOT, stdio: 'inherit' });
-    if (r.status !== 0) throw new Error(`type errors (${project})`);
-  }
-  s.done();
+  for (const project of ['tsconfig.json', 'apps/console/tsconfig.json'])
+    if ((await run('npx', ['tsc', '--noEmit', '-p', project])) !== 0) throw new Error(`type errors (${project})`);
 }
 
 /** ESLint and Prettier, zero warnings (`npm run format` fixes what can be fixed). */
-export function lint(): void {
-  const s = step('Linting (ESLint, Prettier)');
-  const r = spawnSync('npm', ['run', '--silent', 'lint'], { cwd: ROOT, stdio: 'inherit' });
-  if (r.status !== 0) throw new Error('lint failed: run `npm run format`, then fix what is left');
+export async function lint(): Promise<void> {
+  if ((await run('npm', ['run', '--silent', 'lint'])) !== 0)
+    throw new Error('lint failed: run `npm run format`, then fix what is left');
+}
+
+/** Both at once: each runs on one core, and they read the same files. */
+export async function typecheckAndLint(): Promise<void> {
+  const s = step('Type-checking apps, libs, tests and launchers; linting (ESLint, Prettier)');
+  const [types, style] = await Promise.allSettled([typecheck(), lint()]);
+  for (const r of [types, style]) if (r.status === 'rejected') throw r.reason;
   s.done();
 }
 
