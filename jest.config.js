@@ -30,6 +30,43 @@ const STATIC = [
   'sql-files',
 ].map((name) => `<rootDir>/test/${name}.e2e-spec.ts`);
 
+// End-to-end suites that must have the test stack to themselves; `npm test` runs them one at a time after the
+// others, which run two at a time (tools/test.js). Every other suite keeps to its own plant ids, consumer groups,
+// databases and ports, so two of them at once do not see each other.
+const SERIAL = [
+  // They pause the shared broker (SIGSTOP): every other suite's publishes would stall with it.
+  'gateway',
+  'publish-outcome',
+  // A worker on the shared database: it claims and sends every suite's deliveries there, with its own settings
+  // (timeouts, retry schedule, SSRF rules, tracing), so two such suites at once would send each other's.
+  'api-conformance',
+  'cli',
+  'delivery',
+  'delivery-crash',
+  'logs',
+  'pipeline',
+  'ssrf-send',
+  'subscription-filters',
+  'subscription-loop',
+  'tracing',
+  'walkthrough',
+  'worker-listen',
+  // Their own servers on fixed ports.
+  'chaos',
+  'database-freeze',
+  'database-tls',
+  // Load that needs the machine to itself: the fuzzer's bounds (no 5xx, the gateway's memory) and the burst of
+  // 20,000 poison records that every later worker would re-read (tools/support/sequencer.js runs it last).
+  'fuzz',
+  'dead-letter-burst',
+].map((name) => `<rootDir>/test/${name}.e2e-spec.ts`);
+
+// E2E_LANE, set by tools/test.js: `parallel` leaves the serial suites out of the e2e project, `serial` keeps only
+// them; unset (a plain `npx jest`), every suite is in it.
+const lane = process.env.E2E_LANE;
+const e2eMatch = lane === 'serial' ? { testMatch: SERIAL } : { testMatch: ['**/*.e2e-spec.ts'] };
+const e2eIgnore = lane === 'parallel' ? [...STATIC, ...SERIAL] : STATIC;
+
 module.exports = {
   testTimeout: 60000,
   testSequencer: '<rootDir>/tools/support/sequencer.js',
@@ -40,8 +77,8 @@ module.exports = {
       ...shared,
       displayName: 'e2e',
       roots: ['<rootDir>/test'],
-      testMatch: ['**/*.e2e-spec.ts'],
-      testPathIgnorePatterns: STATIC,
+      ...e2eMatch,
+      testPathIgnorePatterns: e2eIgnore,
       slowTestThreshold: 20,
     },
   ],
