@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Receiver } from '../tools/support/receiver';
 import * as e2e from '../tools/support/stack';
+import { startAtTopicEnd } from '../tools/support/topic-end';
 import { waitFor } from '../tools/support/wait';
 
 const CLI = path.resolve(__dirname, '../cli/plant-store.js');
@@ -43,6 +44,8 @@ describe('the plant-store CLI', () => {
     await receiver.start();
     const env = e2e.baseEnv();
     gw = await e2e.startGateway(env);
+    // From the topic's end: its own plants only, not every earlier suite's records first.
+    await startAtTopicEnd(env.WORKER_GROUP_ID!);
     worker = await e2e.startWorker(env);
   });
 

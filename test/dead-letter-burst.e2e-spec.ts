@@ -2,6 +2,7 @@ import { Consumer, Producer } from 'kafkajs';
 import { Pool } from 'pg';
 import { newPlantCreatedEvent, PLANT_CREATED_DLQ_TOPIC, PLANT_CREATED_TOPIC } from '@app/contracts';
 import * as e2e from '../tools/support/stack';
+import { startAtTopicEnd } from '../tools/support/topic-end';
 import { waitFor } from '../tools/support/wait';
 
 // The attack (issue #10, item 2): a misconfigured producer writes 20,000 raw JSON records to plant.created.
@@ -17,9 +18,12 @@ describe('a burst of poison on one partition', () => {
   const letters = new Map<string, { truncated: boolean; bytes: number; originalBytes?: string }>();
   const key = `raw-burst-${Date.now()}`;
   const nextId = e2e.plantIds();
+  const env = e2e.baseEnv();
 
   beforeAll(async () => {
     await e2e.prepareTestInfrastructure();
+    // From the topic's end: the burst and what is behind it, not every earlier suite's records first.
+    await startAtTopicEnd(env.WORKER_GROUP_ID!);
     producer = e2e.testKafka().producer();
     await producer.connect();
     pool = e2e.testPool();
@@ -61,7 +65,7 @@ describe('a burst of poison on one partition', () => {
       ],
     });
 
-    worker = await e2e.startWorker(e2e.baseEnv());
+    worker = await e2e.startWorker(env);
     await waitFor(
       'the valid event behind the burst stored',
       async () => (await pool.query('SELECT 1 FROM plants WHERE id = $1', [id])).rowCount === 1,

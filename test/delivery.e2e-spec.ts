@@ -2,6 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { adminClient } from '../tools/support/admin';
 import { Receiver } from '../tools/support/receiver';
 import * as e2e from '../tools/support/stack';
+import { startAtTopicEnd } from '../tools/support/topic-end';
 import { waitFor } from '../tools/support/wait';
 
 // Outgoing New Plant webhooks: real gateway, worker, Kafka, PostgreSQL and an HTTP receiver on loopback.
@@ -23,6 +24,8 @@ describe('delivery: subscribers get the New Plant webhook', () => {
       DELIVERY_CIRCUIT_FAILURES: '1000',
     });
     gw = await e2e.startGateway(env);
+    // From the topic's end: its own plants only, not every earlier suite's records first.
+    await startAtTopicEnd(env.WORKER_GROUP_ID!);
     worker = await e2e.startWorker(env);
     admin = adminClient(gw.url);
   });
