@@ -51,6 +51,8 @@ const SERIAL = [
   'tracing',
   'walkthrough',
   'worker-listen',
+  // An unfiltered subscription and the newest plants' page: it counts every plant posted while it runs.
+  'console-browser',
   // Their own servers on fixed ports.
   'chaos',
   'database-freeze',
