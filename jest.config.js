@@ -46,6 +46,7 @@ const SERIAL = [
   'logs',
   'pipeline',
   'ssrf-send',
+  'subscription-cache',
   'subscription-filters',
   'subscription-loop',
   'tracing',
