@@ -22,7 +22,7 @@ describe('the subscriptions a worker holds in memory', () => {
   beforeAll(async () => {
     await receiver.start();
     // Two requests at a time per subscriber: a slow one queues its deliveries in the worker.
-    const env = { ...e2e.baseEnv(), DELIVERY_CONCURRENCY_PER_SUBSCRIPTION: '2' };
+    const env = e2e.baseEnv({ DELIVERY_CONCURRENCY_PER_SUBSCRIPTION: '2' });
     gw = await e2e.startGateway(env);
     await startAtTopicEnd(env.WORKER_GROUP_ID!); // earlier suites' records are not this one's
     worker = await e2e.startWorker(env);
