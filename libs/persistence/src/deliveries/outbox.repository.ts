@@ -97,8 +97,10 @@ export class OutboxRepository implements Outbox {
     const col = <T>(f: (d: ClaimedDelivery) => T) => records.map((r) => f(r.delivery));
     const [attemptedAt, status, latencyMs, error, responseBody, nextStatus, delayMs, disable, signature] =
       attemptColumns(records);
+    // Unnamed: planned on every call, with the batch's size and the tables as they are now. A plan cached while
+    // `deliveries` was small (a new database, or a healthy one: successes go to the log) probed it by a scan per
+    // record once it had grown (retries pile up there exactly when a subscriber fails): tens of ms per batch.
     await db.query({
-      name: RECORD_FANNED_OUT.name,
       text: RECORD_FANNED_OUT.text,
       values: [
         col((d) => d.id),
