@@ -221,6 +221,81 @@ op_events AS MATERIALIZED (
 )
 SELECT (SELECT count(*) FROM op_deliveries)::int AS operational;
 
+-- record-succeeded
+-- Sent by OutboxRepository.record.
+-- $1: their subscriptions
+-- $2: their events' ids
+-- $3: their plants' ids
+-- $4: their events' times
+-- $5: their hops
+-- $6: their origin events' ids
+-- $7: their traceparents
+-- $8: the attempts' times (attemptedAt)
+-- $9: the HTTP statuses they got
+-- $10: their latencies, ms
+-- $11: the errors they ended with (storable text)
+-- $12: what the subscribers answered (storable text)
+-- $13: the signatures sent
+-- $14: the leases' tokens (the events' as fanned out)
+-- $15: with $16: each (event, subscription) pair a completing event must have a row for, the event's id
+-- $16: the pair's subscription
+WITH r AS MATERIALIZED (
+  SELECT t.*, md5(t.event_id || '/' || t.subscription_id::text)::uuid AS key
+  FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::timestamptz[], $5::int[], $6::text[], $7::text[],
+              $8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::text[], $13::text[], $14::uuid[])
+    AS t(subscription_id, event_id, plant_id, event_time, hops, origin_event_id, traceparent, attempted_at, status,
+         latency_ms, error, response_body, signature, lease_token)
+), owned AS MATERIALIZED (
+  SELECT e.event_id, e.created_at FROM outbox_events e
+  WHERE e.event_id IN (SELECT event_id FROM r) AND e.fanned_out_at IS NULL
+    AND e.lease_token IN (SELECT lease_token FROM r WHERE r.event_id = e.event_id)
+  ORDER BY e.event_id
+  FOR UPDATE OF e
+), expected AS (
+  SELECT * FROM unnest($15::text[], $16::uuid[]) AS x(event_id, subscription_id)
+), probed AS MATERIALIZED (
+  -- Every delivery whose record this statement needs: the batch's (sent), and those its completing events must
+  -- have that are not in it (written earlier, or not: then the event is not complete yet).
+  SELECT r.event_id, r.subscription_id, r.key, true AS sent FROM r
+  UNION ALL
+  SELECT x.event_id, x.subscription_id, md5(x.event_id || '/' || x.subscription_id::text)::uuid, false FROM expected x
+  WHERE (x.event_id, x.subscription_id) NOT IN (SELECT event_id, subscription_id FROM r)
+), found AS MATERIALIZED (
+  -- Those written already, in either table: one pass over each for the whole batch. Under the events' locks
+  -- nothing of theirs is written meanwhile (see RECORD_FANNED_OUT's known).
+  SELECT d.event_id, d.subscription_id FROM deliveries d
+  JOIN probed p ON d.subscription_id = p.subscription_id AND d.event_id = p.event_id
+  UNION ALL
+  SELECT l.event_id, l.subscription_id FROM delivery_log l
+  WHERE l.id IN (SELECT key FROM probed) AND l.created_at >= coalesce((SELECT min(created_at) FROM owned) - interval '1 minute', '-infinity')
+), clear AS MATERIALIZED (
+  SELECT NOT EXISTS (SELECT 1 FROM r WHERE r.event_id NOT IN (SELECT event_id FROM owned))
+     AND NOT EXISTS (SELECT 1 FROM probed p WHERE p.sent
+                       AND (p.event_id, p.subscription_id) IN (SELECT event_id, subscription_id FROM found)) AS ok
+), appended AS (
+  INSERT INTO delivery_log (id, subscription_id, event_id, plant_id, event_time, hops, origin_event_id, traceparent,
+                            attempt_log)
+  SELECT r.key, r.subscription_id, r.event_id, r.plant_id, r.event_time, r.hops, r.origin_event_id, r.traceparent,
+         jsonb_build_array(jsonb_build_object(
+  'attemptedAt', r.attempted_at, 'status', r.status, 'latencyMs', r.latency_ms,
+  'error', r.error, 'responseBody', r.response_body, 'signature', r.signature))
+  FROM r
+  WHERE (SELECT ok FROM clear)
+    -- A subscription removed for good meanwhile (retention) takes its deliveries with it.
+    AND r.subscription_id IN (SELECT id FROM subscriptions)
+  RETURNING 1
+), done AS (
+  UPDATE outbox_events o SET fanned_out_at = now(), leased_until = NULL, lease_token = NULL
+  WHERE (SELECT ok FROM clear)
+    AND o.event_id IN (SELECT event_id FROM expected) AND o.event_id IN (SELECT event_id FROM owned)
+    AND o.event_id NOT IN (
+      -- Events with a delivery neither in this batch nor written before.
+      SELECT p.event_id FROM probed p
+      WHERE NOT p.sent AND (p.event_id, p.subscription_id) NOT IN (SELECT event_id, subscription_id FROM found))
+  RETURNING 1
+)
+SELECT ok AS clear FROM clear;
+
 -- claim
 -- Sent by OutboxRepository.claimDue.
 -- $1: how many deliveries to claim at most

@@ -10,6 +10,7 @@ import {
   RELEASE_EVENT_LEASES,
   RENEW_LEASES,
 } from './outbox.sql';
+import { RECORD_SUCCEEDED } from './record-succeeded.sql';
 import { newLease, SendRow, toClaimedDelivery } from '../sql/send-row';
 import { SecretBox } from '../secrets/secret-box';
 
@@ -97,6 +98,29 @@ export class OutboxRepository implements Outbox {
     const col = <T>(f: (d: ClaimedDelivery) => T) => records.map((r) => f(r.delivery));
     const [attemptedAt, status, latencyMs, error, responseBody, nextStatus, delayMs, disable, signature] =
       attemptColumns(records);
+    if (records.every((r) => r.attempt !== null && r.outcome.kind === 'succeeded')) {
+      // The common case, and the cheap statement; it writes nothing unless it can write the whole batch.
+      // Unnamed: planned on every call, with the batch's size and the tables as they are now (see RECORD_SUCCEEDED).
+      const { rows } = await db.query<{ clear: boolean }>(RECORD_SUCCEEDED.text, [
+        col((d) => d.subscriptionId),
+        col((d) => d.eventId),
+        col((d) => d.plantId),
+        col((d) => d.eventTime),
+        col((d) => d.hops),
+        col((d) => d.originEventId),
+        col((d) => d.traceparent),
+        attemptedAt,
+        status,
+        latencyMs,
+        error,
+        responseBody,
+        signature,
+        col((d) => d.lease.token),
+        expected.map(([event]) => event),
+        expected.map(([, subscription]) => subscription),
+      ]);
+      if (rows[0].clear) return;
+    }
     // Unnamed: planned on every call, with the batch's size and the tables as they are now. A plan cached while
     // `deliveries` was small (a new database, or a healthy one: successes go to the log) probed it by a scan per
     // record once it had grown (retries pile up there exactly when a subscriber fails): tens of ms per batch.

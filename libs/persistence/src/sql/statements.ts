@@ -6,6 +6,7 @@ import * as deadLetters from '../dead-letters/dead-letter.sql';
 import * as deliveries from '../deliveries/delivery.sql';
 import * as fanOut from '../deliveries/fan-out.sql';
 import * as outbox from '../deliveries/outbox.sql';
+import * as recordSucceeded from '../deliveries/record-succeeded.sql';
 import * as ingest from '../ingest/apply-events.sql';
 import * as operational from '../operational/operational-event.sql';
 import * as plants from '../plants/plant.sql';
@@ -20,6 +21,7 @@ export const STATEMENTS: Record<string, readonly Statement[]> = {
   outbox: [
     fanOut.FAN_OUT,
     fanOut.RECORD_FANNED_OUT,
+    recordSucceeded.RECORD_SUCCEEDED,
     outbox.CLAIM,
     outbox.RECORD_ATTEMPTS,
     outbox.RENEW_LEASES,
