@@ -245,12 +245,18 @@ WITH r AS MATERIALIZED (
               $8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::text[], $13::text[], $14::uuid[])
     AS t(subscription_id, event_id, plant_id, event_time, hops, origin_event_id, traceparent, attempted_at, status,
          latency_ms, error, response_body, signature, lease_token)
-), owned AS MATERIALIZED (
-  SELECT e.event_id, e.created_at FROM outbox_events e
-  WHERE e.event_id IN (SELECT event_id FROM r) AND e.fanned_out_at IS NULL
-    AND e.lease_token IN (SELECT lease_token FROM r WHERE r.event_id = e.event_id)
+), locked AS MATERIALIZED (
+  -- The batch's events, locked by key. Looked up by an array of keys, which the planner takes as a few index
+  -- probes whatever the statistics say: a filter on fanned_out_at here let it pick the partial index of events
+  -- not yet fanned out instead, a scan of the whole backlog on each call. Whether each is still this claim's is
+  -- asked of the row as locked (its newest version), in owned.
+  SELECT e.event_id, e.created_at, e.fanned_out_at, e.lease_token FROM outbox_events e
+  WHERE e.event_id = ANY ((SELECT array_agg(DISTINCT event_id) FROM r)::text[])
   ORDER BY e.event_id
   FOR UPDATE OF e
+), owned AS MATERIALIZED (
+  SELECT e.event_id, e.created_at FROM locked e
+  WHERE e.fanned_out_at IS NULL AND (e.event_id, e.lease_token) IN (SELECT event_id, lease_token FROM r)
 ), expected AS (
   SELECT * FROM unnest($15::text[], $16::uuid[]) AS x(event_id, subscription_id)
 ), probed AS MATERIALIZED (
@@ -261,13 +267,16 @@ WITH r AS MATERIALIZED (
   SELECT x.event_id, x.subscription_id, md5(x.event_id || '/' || x.subscription_id::text)::uuid, false FROM expected x
   WHERE (x.event_id, x.subscription_id) NOT IN (SELECT event_id, subscription_id FROM r)
 ), found AS MATERIALIZED (
-  -- Those written already, in either table: one pass over each for the whole batch. Under the events' locks
+  -- Those written already, in either table: one pass over each for the whole batch, by arrays of keys (index
+  -- probes, as in locked; joined to probed, a join chose whole scans of the day's log). Under the events' locks
   -- nothing of theirs is written meanwhile (see RECORD_FANNED_OUT's known).
   SELECT d.event_id, d.subscription_id FROM deliveries d
-  JOIN probed p ON d.subscription_id = p.subscription_id AND d.event_id = p.event_id
+  WHERE d.subscription_id = ANY ((SELECT array_agg(DISTINCT subscription_id) FROM probed)::uuid[])
+    AND d.event_id = ANY ((SELECT array_agg(DISTINCT event_id) FROM probed)::text[])
   UNION ALL
   SELECT l.event_id, l.subscription_id FROM delivery_log l
-  WHERE l.id IN (SELECT key FROM probed) AND l.created_at >= coalesce((SELECT min(created_at) FROM owned) - interval '1 minute', '-infinity')
+  WHERE l.id = ANY ((SELECT array_agg(key) FROM probed)::uuid[])
+    AND l.created_at >= coalesce((SELECT min(created_at) FROM owned) - interval '1 minute', '-infinity')
 ), clear AS MATERIALIZED (
   SELECT NOT EXISTS (SELECT 1 FROM r WHERE r.event_id NOT IN (SELECT event_id FROM owned))
      AND NOT EXISTS (SELECT 1 FROM probed p WHERE p.sent
