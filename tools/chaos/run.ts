@@ -126,6 +126,7 @@ export function printResults(results: ScenarioResult[]) {
       LOST: r.lost,
       'stored twice/wrong': `${r.storedTwice}/${r.wrongLastEvent}`,
       'delivered 2x': r.deliveredTwice,
+      'of them unrecorded': r.unrecordedSends,
       '503s': r.sender503s,
       'conn errors': r.senderConnectionErrors,
       'ack gap s': r.longestAckGapS,
