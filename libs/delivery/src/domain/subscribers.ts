@@ -69,8 +69,12 @@ export interface FanOutPlan {
 export function planFanOut(events: IngestEvent[], set: SubscriberSet, maxHops: number): FanOutPlan {
   const pairs: FanOutPlan['pairs'] = [];
   const subscribers = [...set.subscribers.values()].filter((s) => s.kind === 'plants');
-  for (const e of events) {
-    if (e.hops >= maxHops) continue;
+  // An event id that comes twice in the batch (a sender's retry whose first publish was written after all, a record
+  // fetched again) is one event, stored once: its pairs are asked for once, or the statement hands each back twice
+  // and the subscriber is sent it twice.
+  const first = firstRecords(events);
+  for (const [i, e] of events.entries()) {
+    if (first.get(e.eventId) !== i || e.hops >= maxHops) continue;
     for (const s of subscribers)
       if (receives(s.filter, e.plantId, e.tag)) pairs.push({ eventId: e.eventId, subscriptionId: s.id });
   }
@@ -123,6 +127,18 @@ export function fannedOutDeliveries(
   r: ApplyResult,
 ): ClaimedDelivery[] {
   if (r.sending.length === 0) return [];
+  const first = firstRecords(events);
+  return r.sending.map(({ eventId, subscriptionId }) => {
+    const i = first.get(eventId)!;
+    return fannedOutDelivery(events[i], plan.bodies[i], set.subscribers.get(subscriptionId)!, r.lease);
+  });
+}
+
+/**
+ * The index of each event id's first record in the batch by partition and offset: the one APPLY_EVENTS stores (a
+ * record redelivered within the batch is the same event; one whose key was reused with another plant is not stored).
+ */
+function firstRecords(events: IngestEvent[]): Map<string, number> {
   const first = new Map<string, number>();
   events.forEach((e, i) => {
     const j = first.get(e.eventId);
@@ -132,8 +148,5 @@ export function fannedOutDeliveries(
       (e.partition === events[j].partition && BigInt(e.offset) < BigInt(events[j].offset));
     if (earlier) first.set(e.eventId, i);
   });
-  return r.sending.map(({ eventId, subscriptionId }) => {
-    const i = first.get(eventId)!;
-    return fannedOutDelivery(events[i], plan.bodies[i], set.subscribers.get(subscriptionId)!, r.lease);
-  });
+  return first;
 }
