@@ -112,6 +112,7 @@ export async function audit(
     [twiceDelivered.map((e) => e.eventId!)],
   );
   const attempts = new Map(recorded.rows.map((r) => [r.event_id, r.attempts]));
+  await describeSecondSends(pool, receiver, twiceDelivered);
   const unrecorded = twiceDelivered.reduce(
     (n, e) => n + Math.max(0, receiver.acknowledged.get(e.eventId!)! - (attempts.get(e.eventId!) ?? 0)),
     0,
@@ -148,3 +149,61 @@ export async function audit(
 }
 
 const round = (s: number) => (Number.isFinite(s) ? Math.round(s * 10) / 10 : s);
+
+/**
+ * For whoever has to find out why: each plant delivered more than once (the first 20), what its sender went through,
+ * when the receiver acknowledged each send, and every recorded delivery of its event with its attempt log (which
+ * table holds it, the attempts' times, statuses and errors). Two sends a few ms apart in two log rows with one key
+ * were fanned out twice at once; one row whose second attempt came a lease later was sent again after a lapse.
+ */
+async function describeSecondSends(pool: Pool, receiver: ChaosReceiver, twice: LedgerEntry[]) {
+  if (twice.length === 0) return;
+  const shown = twice.slice(0, 20);
+  const { rows } = await pool.query<{
+    event_id: string;
+    subscription_id: string;
+    id: string;
+    appended: boolean;
+    status: string;
+    attempts: number;
+    created_at: Date;
+    attempt_log: { attemptedAt: string; status: number | null; latencyMs: number; error: string | null }[];
+    kafka_partition: number;
+    kafka_offset: string;
+  }>(
+    `SELECT d.event_id, d.subscription_id, d.id, d.appended, d.status, d.attempts, d.created_at, d.attempt_log,
+            p.kafka_partition, p.kafka_offset
+     FROM all_deliveries d LEFT JOIN processed_events p USING (event_id)
+     WHERE d.event_id = ANY($1::text[]) ORDER BY d.event_id, d.seq`,
+    [shown.map((e) => e.eventId!)],
+  );
+  const at = (t: number | string) => new Date(t).toISOString().slice(11, 23);
+  console.log(`  delivered more than once (${shown.length} of ${twice.length} shown):`);
+  for (const e of shown) {
+    const sends = (receiver.arrivals.get(e.eventId!) ?? []).map(at).join(', ');
+    const told = [e.first503, e.last503].filter((a) => a !== undefined).map((a) => outcomeOf(a.body));
+    console.log(
+      `    plant ${e.plantId} event ${e.eventId}: sender ${e.attempts} attempts, ${e.unavailable} 503s, ` +
+        `${e.connectionErrors} connection errors${told.length > 0 ? ` (503s said: ${told.join(', ')})` : ''}; ` +
+        `receiver acknowledged at ${sends}`,
+    );
+    for (const r of rows.filter((x) => x.event_id === e.eventId)) {
+      const log = r.attempt_log
+        .map((a) => `${at(a.attemptedAt)} ${a.status ?? 'no answer'} ${a.latencyMs}ms${a.error ? ` (${a.error})` : ''}`)
+        .join('; ');
+      console.log(
+        `      ${r.appended ? 'delivery_log' : 'deliveries'} ${r.id} ${r.status} attempts=${r.attempts} ` +
+          `created ${at(r.created_at.getTime())} [@${r.kafka_partition}:${r.kafka_offset}]: ${log}`,
+      );
+    }
+  }
+}
+
+/** What a 503 said of the publish (`unknown`: it may yet be written, and the retry puts the event on the topic twice). */
+function outcomeOf(body: string): string {
+  try {
+    return String((JSON.parse(body) as { outcome?: unknown }).outcome ?? '?');
+  } catch {
+    return '?';
+  }
+}

@@ -6,6 +6,8 @@ import { AddressInfo } from 'node:net';
 export class ChaosReceiver {
   /** webhook-id → how many times it was acknowledged (more than once: a redelivery). */
   readonly acknowledged = new Map<string, number>();
+  /** webhook-id → when each acknowledged send arrived (ms since epoch): to tell a second send's cause. */
+  readonly arrivals = new Map<string, number[]>();
   /** plant id → when it was first acknowledged (ms since epoch). */
   readonly firstDelivered = new Map<number, number>();
   refused = 0;
@@ -21,6 +23,7 @@ export class ChaosReceiver {
       }
       const id = String(req.headers['webhook-id'] ?? '');
       this.acknowledged.set(id, (this.acknowledged.get(id) ?? 0) + 1);
+      this.arrivals.set(id, [...(this.arrivals.get(id) ?? []), Date.now()]);
       try {
         const plant = JSON.parse(Buffer.concat(chunks).toString()) as { id: number };
         if (!this.firstDelivered.has(plant.id)) this.firstDelivered.set(plant.id, Date.now());
