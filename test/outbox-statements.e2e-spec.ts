@@ -308,6 +308,30 @@ describe('the ingest statement and the claim', () => {
       expect(rows[0].body).toBe(r.fanned[0].body);
     });
 
+    // A sender's retry after a 503 whose first publish was written after all puts the event on the topic twice,
+    // often in one batch: it is one event, and each subscriber is sent it once.
+    it('takes on an event whose record came twice in the batch once, one delivery per subscriber', async () => {
+      const [a, b] = [await subscribe(), await subscribe()];
+      const e = event();
+      const again = { ...e, offset: String(offset++) };
+      const r = await apply([e, again], room(10), MAX_HOPS);
+      expect(r.fanned.map((d) => [d.eventId, d.subscriptionId]).sort()).toEqual(
+        [
+          [e.eventId, a],
+          [e.eventId, b],
+        ].sort(),
+      );
+      // The statement takes each pair once whatever its caller asks.
+      const set = await subscriptions.load();
+      const e2 = event({ plantId: plantId + 1 });
+      const plan = planFanOut([e2], set, MAX_HOPS);
+      const twice = await ingest.applyEvents([e2], room(10), MAX_HOPS, {
+        ...plan,
+        pairs: [...plan.pairs, ...plan.pairs],
+      });
+      expect(twice.sending.map((p) => p.subscriptionId).sort()).toEqual([a, b].sort());
+    });
+
     it('marks an event fanned out at once when all of its deliveries had to be written as rows', async () => {
       const a = await subscribe();
       const r = await apply([event()], room(10, [a]), MAX_HOPS);

@@ -58,7 +58,9 @@ WITH input AS (
   -- The caller's subscriptions are the stored ones: its pairs say who receives what.
   SELECT (SELECT version FROM subscription_versions) = $21::bigint AS ok
 ), pairs AS (
-  SELECT * FROM unnest($19::text[], $20::uuid[]) AS p(event_id, subscription_id) WHERE (SELECT ok FROM current)
+  -- Each pair once, however often the caller gave it: fanout joins each to its event, and a pair given twice
+  -- would be handed back twice to send.
+  SELECT DISTINCT * FROM unnest($19::text[], $20::uuid[]) AS p(event_id, subscription_id) WHERE (SELECT ok FROM current)
 ), firsts AS (
   -- One row per event id: the first by offset (a record redelivered within a batch is the same event).
   SELECT DISTINCT ON (event_id) * FROM input ORDER BY event_id, kafka_partition, kafka_offset
