@@ -18,6 +18,7 @@ import {
   SubscriptionRepository,
   subscriptionContext,
 } from '@app/persistence';
+import { RECORD_SUCCEEDED } from '@app/persistence/deliveries/record-succeeded.sql';
 import * as e2e from '../tools/support/stack';
 
 // The hardest statements, against the real PostgreSQL, in a database of their own (a claim sees every pending
@@ -390,6 +391,56 @@ describe('the ingest statement and the claim', () => {
       expect(rows.find((r) => r.subscription_id === b)).toMatchObject({ status: 'pending', attempts: 2, logged: 2 });
       expect(JSON.parse(rows.find((r) => r.subscription_id === b).body).id).toBe(plantId);
       expect((await outbox.fanOut(100, [], LEASE_MS)).claimed).toEqual([]);
+    });
+
+    // The common batch: every delivery sent from memory succeeded at once. The events' other deliveries, set aside
+    // as rows (a subscriber over its share when the batch was handed over), are found as written, which completes
+    // the events; they are not deliveries of the batch, so the batch is still written by the cheap statement.
+    it('records successes by the cheap statement alone when their events have other deliveries set aside as rows', async () => {
+      const [a, b, c] = [await subscribe(), await subscribe(), await subscribe()];
+      const [e1, e2] = [event(), event({ plantId: plantId + 1 })];
+      const r = await apply([e1, e2], room(10), MAX_HOPS);
+      const of = (e: IngestEvent, s: string) =>
+        r.fanned.find((d) => d.eventId === e.eventId && d.subscriptionId === s)!;
+      const setAside = (d: ClaimedDelivery) =>
+        outbox.record([{ delivery: d, attempt: null, outcome: { kind: 'retry', delayMs: 0 } }]);
+      await setAside(of(e1, c));
+      await setAside(of(e2, a));
+      const sent: string[] = [];
+      const recording = {
+        query: (...args: Parameters<Pool['query']>) => {
+          const q = args[0] as unknown as string | { text: string };
+          sent.push(typeof q === 'string' ? q : q.text);
+          return (pool.query as (...a: unknown[]) => unknown)(...args);
+        },
+      } as unknown as Pool;
+      const ok = (d: ClaimedDelivery, completes?: string[]) => ({
+        delivery: d,
+        attempt: attempt(204),
+        outcome: { kind: 'succeeded' as const },
+        completes,
+      });
+      await new OutboxRepository(recording, box).record([
+        ok(of(e1, a)),
+        ok(of(e2, b)),
+        ok(of(e1, b), [a, b, c]),
+        ok(of(e2, c), [a, b, c]),
+      ]);
+      expect(sent).toEqual([RECORD_SUCCEEDED.text]);
+      expect((await outboxRows()).map((x) => x.fanned_out_at !== null)).toEqual([true, true]);
+      const { rows } = await pool.query(
+        'SELECT event_id, subscription_id, status, attempts, appended FROM all_deliveries ORDER BY seq',
+      );
+      const row = (e: IngestEvent, s: string) =>
+        rows.filter((x) => x.event_id === e.eventId && x.subscription_id === s).map((x) => [x.status, x.attempts]);
+      expect([row(e1, a), row(e1, b), row(e1, c), row(e2, a), row(e2, b), row(e2, c)]).toEqual([
+        [['succeeded', 1]],
+        [['succeeded', 1]],
+        [['pending', 0]],
+        [['pending', 0]],
+        [['succeeded', 1]],
+        [['succeeded', 1]],
+      ]);
     });
 
     it('marks an event fanned out with its last delivery only if every other one has its row', async () => {
