@@ -107,8 +107,14 @@ export async function audit(
     0,
   );
   const twiceDelivered = acked.filter((e) => (receiver.acknowledged.get(e.eventId!) ?? 0) > 1);
+  // Each delivery counted once by its id: a send written down as a second row of the same delivery (the log has
+  // no unique key; a fan-out that handed one pair out twice wrote two rows of one attempt each) is not a record of
+  // it, and shows here as unrecorded.
   const recorded = await pool.query<{ event_id: string; attempts: number }>(
-    'SELECT event_id, sum(attempts)::int AS attempts FROM all_deliveries WHERE event_id = ANY($1::text[]) GROUP BY event_id',
+    `SELECT event_id, sum(attempts)::int AS attempts FROM (
+       SELECT DISTINCT ON (id) event_id, attempts FROM all_deliveries WHERE event_id = ANY($1::text[])
+       ORDER BY id, attempts DESC) d
+     GROUP BY event_id`,
     [twiceDelivered.map((e) => e.eventId!)],
   );
   const attempts = new Map(recorded.rows.map((r) => [r.event_id, r.attempts]));
