@@ -84,11 +84,12 @@ describe('flow control and the circuit breaker per subscriber', () => {
     const later = receiver.on('/paused').slice(1);
     expect(new Set(later.map(idOf))).toEqual(new Set(ids));
     for (const r of later) expect(r.at - first.at).toBeGreaterThanOrEqual(1900);
-    const deliveries = (await admin.call('GET', `/deliveries?subscriptionId=${paused.id}`)).body.items as {
-      plantId: number;
-      attempts: number;
-      status: string;
-    }[];
+    // The receiver has the last request before the worker has recorded its answer: wait for the records.
+    type Listed = { plantId: number; attempts: number; status: string };
+    const deliveries = await waitFor('every outcome recorded', async () => {
+      const items = (await admin.call('GET', `/deliveries?subscriptionId=${paused.id}`)).body.items as Listed[];
+      return items.length === ids.length && items.every((d) => d.status !== 'pending') ? items : undefined;
+    });
     const attempts = Object.fromEntries(deliveries.map((d) => [d.plantId, d.attempts]));
     expect(deliveries.every((d) => d.status === 'succeeded')).toBe(true);
     expect(attempts[idOf(first)]).toBe(2);
