@@ -1,3 +1,4 @@
+import './kafkajs-fixes'; // before anything else opens a connection
 export * from './kafka-options';
 export * from './topics';
 export * from './batching-publisher';
@@ -6,3 +7,4 @@ export * from './kafka-logs';
 export * from './consumer-lag';
 export * from './kafka-errors';
 export * from './oauth-bearer';
+export * from './consumer-watchdog';
