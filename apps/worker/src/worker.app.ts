@@ -51,6 +51,7 @@ export async function createWorkerApp(env: NodeJS.ProcessEnv = process.env) {
         },
         consumerState,
         config.PLANT_CREATED_PARTITIONS,
+        config.KAFKA_CONSUMER_STALL_MS,
         {
           topics: { [PLANT_CREATED]: topics.plantCreated },
           deadLetterTopic: topics.deadLetters,

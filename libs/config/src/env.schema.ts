@@ -170,6 +170,10 @@ export const workerEnvSchema = z
     // where the container's own network is the boundary and probes and Prometheus come from outside it.
     WORKER_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
     WORKER_MAX_BATCH_BYTES: positiveInt.default(1048576),
+    // A Kafka consumer that shows no sign of life this long (no fetch, heartbeat or batch; out of its group; an
+    // owned partition with lag left unconsumed) is judged stuck: readiness fails, it rejoins with a new consumer.
+    // Above DATABASE_QUERY_TIMEOUT_MS: a batch waiting on one query heartbeats only between queries.
+    KAFKA_CONSUMER_STALL_MS: positiveInt.min(5000).default(30000),
     DELIVERY_RETRY_SCHEDULE: z
       .string()
       .regex(

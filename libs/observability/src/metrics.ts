@@ -18,8 +18,26 @@ export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 export function instruments(registry: Registry) {
   const registers = [registry];
   return {
-    counter: <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
-      new Counter<L>({ name, help, labelNames, registers }),
+    counter: <L extends string>(
+      name: string,
+      help: string,
+      labelNames: readonly L[] = [],
+      /** Sets the counter from a running total kept elsewhere when it is scraped (the total only grows). */
+      collect?: (counter: Counter<L>) => void,
+    ) =>
+      new Counter<L>({
+        name,
+        help,
+        labelNames,
+        registers,
+        ...(collect
+          ? {
+              collect(this: Counter<L>) {
+                collect(this);
+              },
+            }
+          : {}),
+      }),
     gauge: <L extends string>(
       name: string,
       help: string,

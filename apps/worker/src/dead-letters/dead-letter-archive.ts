@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { Consumer, Kafka } from 'kafkajs';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
-import { explainKafkaError, kafkaClientConfig, topicNamesFrom } from '@app/kafka';
+import { ConsumerWatchdog, explainKafkaError, kafkaClientConfig, topicNamesFrom } from '@app/kafka';
 import { DeadLetterRepository } from '@app/persistence';
 import { ConsumerState } from '../health/consumer-state';
 import { toArchivedDeadLetter } from './dead-letter-record';
@@ -15,8 +15,12 @@ import { toArchivedDeadLetter } from './dead-letter-record';
 @Injectable()
 export class DeadLetterArchive implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(DeadLetterArchive.name);
-  private readonly consumer: Consumer;
+  private readonly kafka: Kafka;
+  private consumer: Consumer;
   private readonly topic: string;
+  /** Replaces a consumer that stopped making progress, as ingest's does (see ConsumerWatchdog). */
+  private readonly watchdog: ConsumerWatchdog;
+  private stopping = false;
 
   constructor(
     private readonly letters: DeadLetterRepository,
@@ -24,16 +28,47 @@ export class DeadLetterArchive implements OnApplicationBootstrap, OnModuleDestro
     @Inject(APP_CONFIG) private readonly config: WorkerConfig,
   ) {
     this.topic = topicNamesFrom(config).deadLetters;
-    this.consumer = new Kafka(kafkaClientConfig(config, 'plant-store-worker-dead-letters')).consumer({
-      groupId: `${config.WORKER_GROUP_ID}-dead-letters`,
+    this.kafka = new Kafka(kafkaClientConfig(config, 'plant-store-worker-dead-letters'));
+    this.consumer = this.newConsumer();
+    this.watchdog = new ConsumerWatchdog({
+      name: 'dead-letter archive',
+      stallMs: config.KAFKA_CONSUMER_STALL_MS,
+      rejoin: (reason) => this.rejoin(reason),
+      onVerdict: (reason) =>
+        reason ? state.stalled.set('dead-letter archive', reason) : state.stalled.delete('dead-letter archive'),
+    });
+  }
+
+  private newConsumer(): Consumer {
+    return this.kafka.consumer({
+      groupId: `${this.config.WORKER_GROUP_ID}-dead-letters`,
       maxBytes: 4 * 1024 * 1024, // a batch of dead letters is bounded in memory
     });
   }
 
   async onApplicationBootstrap() {
+    await this.run(this.consumer);
+    this.watchdog.start();
+  }
+
+  /** The watchdog's remedy: let the stuck consumer go (bounded) and join the group with a new one. */
+  private async rejoin(reason: string) {
+    // A denied ACL (blocked) is only an operator's to end; a new consumer would be refused the same way.
+    if (this.stopping || this.state.blocked.has('dead-letter archive')) return;
+    this.state.countRejoin('dead-letter archive');
+    this.logger.error(`dead-letter archive consumer stuck: ${reason}; rejoining the group with a new consumer`);
+    const old = this.consumer;
+    await Promise.race([old.disconnect().catch(() => undefined), new Promise((r) => setTimeout(r, 10000).unref())]);
+    if (this.stopping) return;
+    this.consumer = this.newConsumer();
+    await this.run(this.consumer);
+  }
+
+  private async run(consumer: Consumer) {
     const group = `${this.config.WORKER_GROUP_ID}-dead-letters`;
+    this.watchdog.track(consumer);
     // A crash kafkajs does not retry (a denied READ on the topic or the group) is said once, naming the ACL.
-    this.consumer.on(this.consumer.events.CRASH, (e) => {
+    consumer.on(consumer.events.CRASH, (e) => {
       if (e.payload.restart) return;
       const need = /GROUP_/.test(String((e.payload.error as { type?: string }).type))
         ? { operation: 'READ' as const, resource: 'GROUP' as const, name: group }
@@ -42,9 +77,9 @@ export class DeadLetterArchive implements OnApplicationBootstrap, OnModuleDestro
       this.state.blocked.set('dead-letter archive', why);
       this.logger.error(`dead-letter archive stopped: ${why}`);
     });
-    await this.consumer.connect();
-    await this.consumer.subscribe({ topic: this.topic, fromBeginning: true });
-    await this.consumer.run({
+    await consumer.connect();
+    await consumer.subscribe({ topic: this.topic, fromBeginning: true });
+    await consumer.run({
       autoCommit: true,
       eachBatchAutoResolve: false,
       eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
@@ -61,6 +96,8 @@ export class DeadLetterArchive implements OnApplicationBootstrap, OnModuleDestro
 
   /** Before the database pool closes (an application-shutdown hook): a batch being stored finishes first. */
   async onModuleDestroy() {
+    this.stopping = true;
+    this.watchdog.stop();
     await this.consumer.disconnect();
   }
 }

@@ -23,7 +23,10 @@ export class WorkerHealthController {
   async ready() {
     const database = (await isDatabaseUp(this.pool)) ? 'up' : 'down';
     const consuming = this.consumer.consuming;
-    const blocked = [...this.consumer.blocked.values()];
+    const blocked = [
+      ...this.consumer.blocked.values(),
+      ...[...this.consumer.stalled].map(([name, why]) => `${name} consumer stuck: ${why}`),
+    ];
     if (!consuming || database !== 'up' || blocked.length > 0) {
       const why = blocked.length > 0 ? `; ${blocked.join('; ')}` : '';
       throw ProblemException.of('unavailable', `consuming=${consuming} database=${database}${why}`, {

@@ -2,6 +2,7 @@ import { ServerKafka, KafkaOptions } from '@nestjs/microservices';
 import { Consumer, EachBatchPayload, TopicPartitionOffset } from 'kafkajs';
 import { isObservable, lastValueFrom } from 'rxjs';
 import { PLANT_CREATED } from '@app/contracts';
+import { ConsumerWatchdog } from '@app/kafka';
 import { ConsumerState } from '../health/consumer-state';
 import { IngestBatch } from './ingest-batch';
 
@@ -27,11 +28,26 @@ export class IngestServer extends ServerKafka {
     options: NonNullable<KafkaOptions['options']>,
     private readonly state: ConsumerState,
     private readonly partitionsConcurrently: number,
+    /** KAFKA_CONSUMER_STALL_MS: how long the consumer may show no progress before it is replaced. */
+    private readonly stallMs: number,
     private readonly routing: TopicRouting,
     private readonly commitIntervalMs = 1000,
   ) {
     super(options);
+    this.watchdog = new ConsumerWatchdog({
+      name: 'ingest',
+      stallMs,
+      lagOf: (topic, partition) => (topic === this.topicOf(PLANT_CREATED) ? this.state.lag.get(partition) : undefined),
+      rejoin: (reason) => this.rejoin(reason),
+      onVerdict: (reason) => (reason ? this.state.stalled.set('ingest', reason) : this.state.stalled.delete('ingest')),
+    });
   }
+
+  /** Sees a consumer that stopped making progress (kafkajs after a coordinator move) and replaces it. */
+  private readonly watchdog: ConsumerWatchdog;
+  private closing = false;
+  /** A crash kafkajs will not retry (a denied ACL): only an operator ends it, and a rejoin would not. */
+  private stoppedForGood = false;
 
   /** Offsets of stored batches not yet committed, by topic:partition. */
   private readonly uncommitted = new Map<string, TopicPartitionOffset>();
@@ -40,6 +56,8 @@ export class IngestServer extends ServerKafka {
 
   /** Commits every stored-but-uncommitted offset, then lets Nest stop the consumer and the producer. */
   async close() {
+    this.closing = true;
+    this.watchdog.stop();
     if (this.commitTimer) clearInterval(this.commitTimer);
     await this.committing;
     await this.commitUncommitted();
@@ -62,7 +80,32 @@ export class IngestServer extends ServerKafka {
     }
   }
 
+  /**
+   * The watchdog's remedy for a stuck consumer: let it go (bounded: a stuck kafkajs consumer may never finish
+   * stopping) and join the group with a new one, which reads from the group's committed offsets. What the old one
+   * stored but did not commit is read again and applied once (event ids). Offsets it had resolved are dropped:
+   * only the new member commits.
+   */
+  private async rejoin(reason: string) {
+    const old = this.consumer;
+    if (!old || !this.client || this.closing || this.stoppedForGood) return;
+    this.state.countRejoin('ingest');
+    this.state.consuming = false;
+    this.logger.error(`ingest consumer stuck: ${reason}; leaving it and rejoining the group with a new consumer`);
+    this.uncommitted.clear();
+    await settleWithin(old.disconnect(), Math.min(this.stallMs, 10000));
+    if (this.closing) return;
+    const fresh = this.client.consumer({ ...this.options.consumer, groupId: this.groupId });
+    this.consumer = fresh;
+    this.registerConsumerEventListeners();
+    await fresh.connect();
+    await this.bindEvents(fresh);
+    this.logger.warn('ingest consumer replaced; waiting for its group assignment');
+  }
+
   async bindEvents(consumer: Consumer) {
+    this.watchdog.track(consumer);
+    this.watchdog.start();
     consumer.on(consumer.events.GROUP_JOIN, (e) => {
       this.state.consuming = true;
       // Partitions we no longer own are someone else's to commit now: never move their offsets from here.
@@ -79,7 +122,10 @@ export class IngestServer extends ServerKafka {
       this.state.lastError = e.payload.restart
         ? String(e.payload.error?.message ?? e.payload.error)
         : this.routing.explain(e.payload.error, this.topicOf(PLANT_CREATED));
-      if (!e.payload.restart) this.logger.error(`consumer stopped: ${this.state.lastError}`);
+      if (!e.payload.restart) {
+        this.stoppedForGood = true;
+        this.logger.error(`consumer stopped: ${this.state.lastError}`);
+      }
     });
     consumer.on(consumer.events.STOP, () => (this.state.consuming = false));
     consumer.on(consumer.events.DISCONNECT, () => (this.state.consuming = false));
@@ -119,6 +165,8 @@ export class IngestServer extends ServerKafka {
       heartbeat: payload.heartbeat,
       shouldContinue: () => payload.isRunning() && !payload.isStale(),
       commit: async (lastOffset) => {
+        // A consumer the watchdog replaced commits nothing: the new member owns the group's offsets now.
+        if (consumer !== this.consumer) return;
         payload.resolveOffset(lastOffset);
         const next = { topic: batch.topic, partition: batch.partition, offset: (BigInt(lastOffset) + 1n).toString() };
         const key = `${batch.topic}:${batch.partition}`;
@@ -134,4 +182,13 @@ export class IngestServer extends ServerKafka {
     const result = await handler(plantBatch);
     if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
   }
+}
+
+/** Waits for `work` at most `ms`; what it does after that, or how it fails, is no longer waited for. */
+async function settleWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    work.catch(() => undefined),
+    new Promise((resolve) => (timer = setTimeout(resolve, ms))),
+  ]).finally(() => clearTimeout(timer));
 }

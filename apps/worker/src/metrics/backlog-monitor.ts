@@ -3,6 +3,7 @@ import { Admin, Kafka } from 'kafkajs';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { consumerLag, kafkaClientConfig, topicNamesFrom, workerConsumerGroup } from '@app/kafka';
 import { Outbox, OUTBOX } from '@app/delivery';
+import { ConsumerState } from '../health/consumer-state';
 import { WorkerMetrics } from './worker-metrics';
 
 const SAMPLE_MS = 5000;
@@ -29,7 +30,9 @@ export class BacklogMonitor implements OnApplicationBootstrap, OnApplicationShut
     private readonly metrics: WorkerMetrics,
     @Inject(OUTBOX) private readonly outbox: Outbox,
     @Inject(APP_CONFIG) config: WorkerConfig,
+    private readonly consumers: ConsumerState,
   ) {
+    metrics.watchConsumers(() => consumers.forcedRejoins);
     this.admin = new Kafka(kafkaClientConfig(config, 'plant-store-worker-monitor')).admin();
     this.groupId = workerConsumerGroup(config.WORKER_GROUP_ID);
     this.topic = topicNamesFrom(config).plantCreated;
@@ -50,11 +53,14 @@ export class BacklogMonitor implements OnApplicationBootstrap, OnApplicationShut
     try {
       this.connected ??= this.admin.connect();
       await this.connected;
-      for (const p of await consumerLag(this.admin, this.groupId, this.topic))
+      for (const p of await consumerLag(this.admin, this.groupId, this.topic)) {
         this.metrics.consumerLag.set({ topic: this.topic, partition: String(p.partition) }, p.lag);
+        this.consumers.lag.set(p.partition, p.lag); // the ingest watchdog: owned lag left unconsumed
+      }
     } catch (err) {
       this.connected = null;
       this.metrics.consumerLag.reset();
+      this.consumers.lag.clear(); // unknown is not "behind": the watchdog's other signs still hold
       this.logger.debug(`consumer lag not sampled: ${(err as Error).message}`);
     }
   }

@@ -36,6 +36,24 @@ export class WorkerMetrics {
     ['topic', 'partition'],
   );
 
+  /** Forced rejoins so far, by consumer: kept by ConsumerState, read when scraped (see watchConsumers). */
+  private rejoins: () => Map<string, number> = () => new Map();
+
+  readonly forcedRejoins = this.m.counter(
+    'plant_store_consumer_forced_rejoins_total',
+    'Kafka consumers (ingest, dead-letter archive) this worker replaced because they made no progress for ' +
+      'KAFKA_CONSUMER_STALL_MS: no fetch, heartbeat or batch, out of their group, or owned lag left unconsumed',
+    ['consumer'],
+    (c) => {
+      c.reset();
+      for (const [consumer, n] of this.rejoins()) c.inc({ consumer }, n);
+    },
+  );
+
+  watchConsumers(rejoins: () => Map<string, number>) {
+    this.rejoins = rejoins;
+  }
+
   readonly deliveries = this.m.counter(
     'plant_store_deliveries_total',
     'Webhook delivery attempts by subscription and outcome: sent, succeeded, retried, failed',
