@@ -40,6 +40,8 @@ export interface ScenarioResult {
   /** From the last 200 until the last delivery, seconds. */
   settledAfterS: number;
   deadLettered?: number;
+  /** Consumers the workers' watchdogs replaced during the scenario (plant_store_consumer_forced_rejoins_total). */
+  forcedRejoins?: number;
   /** What the scenario's own checks found (a 200 while below min.insync.replicas, a fault that did not happen). */
   failures?: string[];
   passed: boolean;

@@ -93,3 +93,27 @@ export async function waitInSync(brokers: string[], timeoutMs = 120_000): Promis
     await new Promise((r) => setTimeout(r, 500));
   }
 }
+
+/**
+ * The node that coordinates `groupId`: the leader of its __consumer_offsets partition, which Kafka picks as
+ * abs(Java's String.hashCode(groupId)) % the topic's partition count (GroupCoordinator.partitionFor). Killing it
+ * moves the group's coordinator: what left kafkajs 2.2.4 consumers silent for good (issue #33).
+ */
+export function groupCoordinator(brokers: string[], groupId: string): Promise<number> {
+  return withAdmin(brokers, async (admin) => {
+    const md = await admin.fetchTopicMetadata({ topics: ['__consumer_offsets'] });
+    const partitions = md.topics[0].partitions;
+    const wanted = javaAbs(javaHashCode(groupId)) % partitions.length;
+    const p = partitions.find((x) => x.partitionId === wanted);
+    if (!p || p.leader < 0) throw new Error(`__consumer_offsets-${wanted} has no leader`);
+    return p.leader;
+  });
+}
+
+function javaHashCode(s: string): number {
+  let h = 0;
+  for (let i = 0; i < s.length; i++) h = (Math.imul(31, h) + s.charCodeAt(i)) | 0;
+  return h;
+}
+
+const javaAbs = (n: number) => (n === -2147483648 ? 0 : Math.abs(n));

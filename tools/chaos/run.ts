@@ -13,6 +13,7 @@ import { Pool } from 'pg';
 import { build } from '../local-stack/build';
 import { stopEverythingOnInterrupt } from '../local-stack/supervisor';
 import { audit, ScenarioResult, settle, topicSize } from './audit';
+import { forcedRejoins, notReadyWorkers } from './consumers';
 import { ChaosReceiver } from './receiver';
 import { FaultContext, Profile, PROFILES, SCENARIOS } from './scenarios';
 import { sendPlants } from './sender';
@@ -44,6 +45,7 @@ export async function runChaos(
       await ensureRunning(stack);
       const ctx: FaultContext = { stack, receiver, profile, poisoned: 0, failures: [] };
       const dlqBefore = await topicSize(stack.brokers, 'plant.created.dlq');
+      const rejoinsBefore = await forcedRejoins(stack);
       const s = step(
         `Scenario ${i + 1}/${scenarios.length}: ${scenario.name} (${profile.plants} plants at ${profile.rate}/s)`,
       );
@@ -76,7 +78,11 @@ export async function runChaos(
         result.deadLettered = (await topicSize(stack.brokers, 'plant.created.dlq')) - dlqBefore;
         result.passed &&= result.deadLettered >= ctx.poisoned;
       }
+      result.forcedRejoins = (await forcedRejoins(stack)) - rejoinsBefore;
       result.failures = [...ctx.failures, ...(scenario.check?.(ledger, ctx) ?? [])];
+      // Something never arrived: say which consumer was stuck and why, as its worker's /readyz tells it.
+      if (!Number.isFinite(result.recoveredAfterS) || result.lost > 0)
+        for (const w of await notReadyWorkers(stack)) result.failures.push(`not ready: ${w}`);
       result.passed &&= result.failures.length === 0;
       for (const f of result.failures) info(`  FAILED: ${f}`);
       // A failed scenario's ledger, every answer of it, for whoever has to find out why.
@@ -132,6 +138,7 @@ export function printResults(results: ScenarioResult[]) {
       'ack gap s': r.longestAckGapS,
       'slowest ack s': r.slowestAckS,
       'recovered s': r.recoveredAfterS,
+      'forced rejoins': r.forcedRejoins ?? '',
       'dead-lettered': r.deadLettered ?? '',
       result: r.passed ? 'pass' : 'FAIL',
     })),

@@ -10,6 +10,9 @@ export interface LedgerEntry {
   eventId?: string;
   firstSentAt: number;
   ackedAt?: number;
+  /** When the attempt answered 200 was sent, and to which gateway (0, 1): a 200 late in a fault window is judged by it. */
+  ackSentAt?: number;
+  ackGateway?: number;
   attempts: number;
   unavailable: number; // 503s
   connectionErrors: number; // resets, refused connections, timeouts
@@ -89,6 +92,8 @@ async function sendOne(entry: LedgerEntry, gateways: string[], token: string, fi
       if (res.status === 200) {
         entry.eventId = (JSON.parse(res.body) as { eventId: string }).eventId;
         entry.ackedAt = Date.now();
+        entry.ackSentAt = res.sentAt;
+        entry.ackGateway = g % gateways.length;
         return;
       }
       if (res.status !== 503) {

@@ -29,6 +29,8 @@ export interface ChaosStack {
   gateways: Service[];
   workers: Service[];
   gatewayUrls: string[];
+  /** Each worker's health and metrics port, in the order of `workers`. */
+  workerPorts: number[];
   databaseUrl: string;
   brokers: string[];
   env: Record<string, string>;
@@ -108,6 +110,7 @@ export async function startChaosStack(
     gateways,
     workers,
     gatewayUrls: GATEWAY_PORTS.map((p) => `http://127.0.0.1:${p}`),
+    workerPorts: WORKER_PORTS,
     databaseUrl: infra.env.DATABASE_URL,
     brokers: infra.env.KAFKA_BROKERS.split(','),
     env,
