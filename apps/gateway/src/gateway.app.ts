@@ -8,9 +8,11 @@ import { databaseProblem } from '@app/persistence';
 import { authenticateBeforeBody } from './auth/before-body';
 import { refuseMisplacedCredentials } from './auth/credential-placement';
 import { GatewayModule } from './gateway.module';
+import { BodyBudget } from './http/body-budget';
 import { decodeRequestBodies } from './http/content-encoding';
 import { ConnectionTracker } from './http/http-limits';
 import { createHttpAdapter, instrumentHttp } from './http/http-server';
+import { parseJsonBodies } from './http/json-parser';
 import { refuseOversizedChunks } from './http/chunk-limit';
 import { lingerBeforeClose } from './http/lingering-close';
 import { refuseAmbiguousFraming } from './http/framing';
@@ -51,6 +53,9 @@ export async function createGatewayApp(env: NodeJS.ProcessEnv = process.env): Pr
   refuseAmbiguousFraming(fastify, metrics); // the first onRequest hook: before tracing, routing or auth
   traceRequests(fastify, tracing);
   instrumentHttp(app, metrics, logger, app.get(ShutdownState));
+  // Bodies are read as Buffers within one budget for the process and a share per sender (issue #34).
+  const bodies = new BodyBudget(config.HTTP_BODY_BUDGET_BYTES, config.HTTP_BODY_SENDER_SHARE_BYTES);
+  parseJsonBodies(fastify, { maxBytes: config.WEBHOOK_MAX_BYTES, budget: bodies });
   decodeRequestBodies(fastify, config.WEBHOOK_MAX_BYTES, config.HTTP_MAX_CONCURRENT_DECODES);
   refuseMisplacedCredentials(fastify);
   // After the misplaced-token check: a token in the query is a 400, not a 401.

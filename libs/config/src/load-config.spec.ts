@@ -74,6 +74,21 @@ describe(loadConfig.name, () => {
     ).toThrow(/DATABASE_QUERY_TIMEOUT_MS: must be longer than DATABASE_STATEMENT_TIMEOUT_MS/);
   });
 
+  it('bounds the bytes of bodies held, a sender to a share that fits a body of the largest size', () => {
+    const config = loadConfig(gatewayEnvSchema, { WEBHOOK_TOKENS: token, SECRETS_KEY });
+    expect(config.HTTP_BODY_BUDGET_BYTES).toBe(16 * 1024 * 1024);
+    expect(config.HTTP_BODY_SENDER_SHARE_BYTES).toBe(4 * 1024 * 1024);
+    const withBodies = (env: Record<string, string>) => () =>
+      loadConfig(gatewayEnvSchema, { WEBHOOK_TOKENS: token, SECRETS_KEY, ...env });
+    expect(withBodies({ HTTP_BODY_BUDGET_BYTES: '1000000', HTTP_BODY_SENDER_SHARE_BYTES: '2000000' })).toThrow(
+      /HTTP_BODY_SENDER_SHARE_BYTES: must be at most HTTP_BODY_BUDGET_BYTES/,
+    );
+    expect(withBodies({ WEBHOOK_MAX_BYTES: '8000000' })).toThrow(
+      /HTTP_BODY_SENDER_SHARE_BYTES: must be at least WEBHOOK_MAX_BYTES \(8000000\)/,
+    );
+    expect(withBodies({ HTTP_BODY_SENDER_SHARE_BYTES: '65536' })).not.toThrow();
+  });
+
   it('refuses a DATABASE_URL whose TLS parameters cannot mean what libpq users expect', () => {
     const withUrl = (name: string, url: string) => () => loadConfig(workerEnvSchema, { SECRETS_KEY, [name]: url });
     expect(withUrl('DATABASE_URL', 'postgresql://a@db/p?sslmode=prefer')).toThrow(/DATABASE_URL: sslmode=prefer/);

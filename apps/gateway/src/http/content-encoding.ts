@@ -118,9 +118,9 @@ function decodeWithLimit(
     },
   }) as Transform & { receivedEncodedLength?: number };
   limiter.receivedEncodedLength = 0;
-  // Fastify stops listening once it has refused the body (its own size check counts the body as a string, where
-  // each byte that is not UTF-8 counts three): a decoder error after that has no one left to tell, and must not
-  // be thrown as an unhandled 'error' (it took the process down). Until then Fastify's listener answers it.
+  // The body reader stops listening once it has refused the body (too large, or past the body budget): a decoder
+  // error after that has no one left to tell, and must not be thrown as an unhandled 'error' (it took the process
+  // down). Until then the reader's listener answers it.
   limiter.on('error', () => undefined);
   source.on('data', (chunk: Buffer) => (limiter.receivedEncodedLength! += chunk.length));
   source.on('error', (err) => limiter.destroy(err));

@@ -7,14 +7,12 @@ import { pinoSink, ProblemException, RateLimitedLog, sendProblem } from '@app/ob
 import { ShutdownState } from '../lifecycle/shutdown-state';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { clientErrorHandler, serverLimits } from './http-limits';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth';
 import { API_CSP, BASE_SECURITY_HEADERS } from './security-headers';
-import { noteInexactNumbers } from './stored-as-sent';
 
 /**
- * Fastify enforces the body limit on the stream (a chunked body over it is rejected with 413, never
- * truncated) and answers 415 for bodies it has no parser for. Nest's own body parsers are off (bodyParser:
- * false), so only JSON is parsed.
+ * The body limit is enforced as the body is read (json-parser.ts: a chunked body over it is rejected with 413,
+ * never truncated), and Fastify answers 415 for bodies it has no parser for. Nest's own body parsers are off
+ * (bodyParser: false), so only JSON is parsed.
  */
 export function createHttpAdapter(config: GatewayConfig, metrics: GatewayMetrics): FastifyAdapter {
   return new FastifyAdapter({
@@ -73,30 +71,6 @@ export function instrumentHttp(
 ) {
   const fastify = app.getHttpAdapter().getInstance();
   const repeated = new RateLimitedLog(pinoSink(logger));
-  fastify.removeContentTypeParser(['text/plain', 'application/json']);
-  // Fastify's own JSON parser (prototype-poisoning safe), with its errors turned into our problem kind.
-  const parseJson = fastify.getDefaultJsonParser('error', 'error');
-  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    // Many clients send `Content-Type: application/json` on a DELETE or an action POST with no body: that
-    // is no body, not malformed JSON. Routes that need a body say so (validatedBody).
-    if ((body as string).length === 0) return done(null, undefined);
-    if (nestsDeeperThan(body as string, MAX_JSON_DEPTH)) {
-      return done(
-        ProblemException.of(
-          'nestingTooDeep',
-          `The body nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep; flatten it`,
-        ),
-        undefined,
-      );
-    }
-    parseJson(req, body as string, (err: Error | null, value?: unknown) => {
-      if (!err) {
-        noteInexactNumbers(body as string, value); // refused by validatedBody, with the schema's errors
-        return done(null, value);
-      }
-      done(ProblemException.of('malformedJson', 'The body is not valid JSON'), undefined);
-    });
-  });
   fastify.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
     if (shutdown.draining) {
