@@ -55,7 +55,8 @@ export async function createGatewayApp(env: NodeJS.ProcessEnv = process.env): Pr
   instrumentHttp(app, metrics, logger, app.get(ShutdownState));
   // Bodies are read as Buffers within one budget for the process and a share per sender (issue #34).
   const bodies = new BodyBudget(config.HTTP_BODY_BUDGET_BYTES, config.HTTP_BODY_SENDER_SHARE_BYTES);
-  parseJsonBodies(fastify, { maxBytes: config.WEBHOOK_MAX_BYTES, budget: bodies });
+  metrics.watchBodyBudget(bodies);
+  parseJsonBodies(fastify, { maxBytes: config.WEBHOOK_MAX_BYTES, budget: bodies, metrics });
   decodeRequestBodies(fastify, config.WEBHOOK_MAX_BYTES, config.HTTP_MAX_CONCURRENT_DECODES);
   refuseMisplacedCredentials(fastify);
   // After the misplaced-token check: a token in the query is a 400, not a 401.

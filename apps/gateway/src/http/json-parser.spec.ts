@@ -32,7 +32,7 @@ describe('parseJsonBodies', () => {
       const name = req.headers['x-sender'];
       if (typeof name === 'string') req.user = { kind: 'webhook', name, scope: null };
     });
-    parseJsonBodies(fastify, { maxBytes: BODY, budget });
+    parseJsonBodies(fastify, { maxBytes: BODY, budget, metrics });
     fastify.setErrorHandler((err, req, reply) => sendProblem(reply, req, err));
     fastify.post('/echo', async (req) => ({ length: JSON.stringify(req.body).length }));
     await fastify.listen({ port: 0, host: '127.0.0.1' });
@@ -81,6 +81,9 @@ describe('parseJsonBodies', () => {
     const held = await Promise.all(['a', 'a', 'b', 'b'].map((s) => post(s, json(BODY), BODY / 2)));
     await until(() => budget.held === 4 * BODY);
 
+    const refused = async (reason: string) =>
+      (await metrics.bodiesRefused.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
+    const before = [await refused('budget'), await refused('sender_share')];
     const overBudget = await (await post('c', json(BODY), 10)).answer;
     expect(overBudget.status).toBe(503);
     expect(overBudget.text).toMatch(/content-type: application\/problem\+json/i);
@@ -90,6 +93,7 @@ describe('parseJsonBodies', () => {
     const overShare = await (await post('a', json(100))).answer;
     expect(overShare.status).toBe(503);
     expect(overShare.text).toMatch(/HTTP_BODY_SENDER_SHARE_BYTES.*"reason":"sender-share"/);
+    expect([await refused('budget'), await refused('sender_share')]).toEqual([before[0] + 1, before[1] + 1]);
     expect(budget.held).toBe(4 * BODY); // the refusals took nothing
 
     held.forEach((h) => h.rest());

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ProblemException } from '@app/observability';
 import type { Principal } from '../auth/bearer.strategies';
+import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { BodyBudget } from './body-budget';
 import { BodyError, readBody } from './body-reader';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth';
@@ -27,15 +28,18 @@ export function senderOf(req: FastifyRequest): string {
  * (Fastify answers 415 without reading it). Every route that takes a body goes through here: the webhook, the
  * admin routes and the routes a portal link may call.
  */
-export function parseJsonBodies(fastify: FastifyInstance, options: { maxBytes: number; budget: BodyBudget }): void {
-  const { maxBytes, budget } = options;
+export function parseJsonBodies(
+  fastify: FastifyInstance,
+  options: { maxBytes: number; budget: BodyBudget; metrics: GatewayMetrics },
+): void {
+  const { maxBytes, budget, metrics } = options;
   fastify.removeContentTypeParser(['text/plain', 'application/json']);
   // Fastify's own JSON parser (prototype-poisoning safe), with its errors turned into our problem kind.
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   fastify.addContentTypeParser('application/json', (req, payload, done) => {
     const reservation = budget.open(senderOf(req));
     readBody(req.raw, payload, reservation, maxBytes, (err, bytes) => {
-      if (err) return done(bodyProblem(err, maxBytes, budget));
+      if (err) return done(bodyProblem(err, maxBytes, budget, metrics));
       // The reservation is given back: it bounds bodies still arriving. What this parses to lives as long as the
       // request does (the webhooks waiting for Kafka are bounded by MAX_PUBLISHES_IN_FLIGHT).
       const body = bytes!.toString('utf8');
@@ -65,7 +69,7 @@ export function parseJsonBodies(fastify: FastifyInstance, options: { maxBytes: n
  * every parser error), so the unread rest of the body is discarded, not read. Nothing of the request was kept:
  * retrying it is safe, the webhook's included.
  */
-function bodyProblem(err: BodyError, maxBytes: number, budget: BodyBudget): Error {
+function bodyProblem(err: BodyError, maxBytes: number, budget: BodyBudget, metrics: GatewayMetrics): Error {
   const retry = { 'retry-after': String(BODY_RETRY_AFTER_S) };
   switch (err.refusal) {
     case 'too-large':
@@ -74,6 +78,7 @@ function bodyProblem(err: BodyError, maxBytes: number, budget: BodyBudget): Erro
         `The body is larger than ${maxBytes} bytes (WEBHOOK_MAX_BYTES), the most this gateway reads; send a smaller one`,
       );
     case 'share':
+      metrics.bodiesRefused.inc({ reason: 'sender_share' });
       return ProblemException.of(
         'unavailable',
         `Bodies of your requests still arriving already hold ${budget.share} bytes of this gateway's memory, ` +
@@ -83,6 +88,7 @@ function bodyProblem(err: BodyError, maxBytes: number, budget: BodyBudget): Erro
         retry,
       );
     case 'budget':
+      metrics.bodiesRefused.inc({ reason: 'budget' });
       return ProblemException.of(
         'unavailable',
         `This gateway holds ${budget.limit} bytes of request bodies still arriving, the most it may ` +

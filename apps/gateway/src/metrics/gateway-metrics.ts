@@ -48,8 +48,16 @@ export class GatewayMetrics {
     ['kind'],
   );
 
+  readonly bodiesRefused = this.m.counter(
+    'plant_store_http_bodies_refused_total',
+    'Requests answered 503 before their body was read, as it would pass a bound on the bytes of bodies held: ' +
+      'budget (HTTP_BODY_BUDGET_BYTES, the whole process), sender_share (HTTP_BODY_SENDER_SHARE_BYTES, one sender)',
+    ['reason'],
+  );
+
   private limits = { publishesInFlight: 0, idempotencyKeys: 0 };
   private idempotencyKeyCount: () => number = () => 0;
+  private bodyBudget: { held: number; limit: number } = { held: 0, limit: 0 };
 
   readonly publishesInFlightLimit = this.m.gauge(
     'plant_store_publishes_in_flight_limit',
@@ -71,6 +79,25 @@ export class GatewayMetrics {
     [],
     (g) => g.set(this.limits.idempotencyKeys),
   );
+
+  readonly bodyBytes = this.m.gauge(
+    'plant_store_http_body_bytes',
+    'Bytes reserved for request bodies being read (a Content-Length at once, any other body as it arrives)',
+    [],
+    (g) => g.set(this.bodyBudget.held),
+  );
+
+  readonly bodyBytesLimit = this.m.gauge(
+    'plant_store_http_body_bytes_limit',
+    "The most bytes of request bodies read at once (HTTP_BODY_BUDGET_BYTES); past it, or past a sender's share, 503",
+    [],
+    (g) => g.set(this.bodyBudget.limit),
+  );
+
+  /** The body budget, read when scraped (body-budget.ts). */
+  watchBodyBudget(budget: { held: number; limit: number }) {
+    this.bodyBudget = budget;
+  }
 
   /** The in-memory bounds, so that each is read beside its limit. */
   watchBounds(publishesInFlight: number, idempotencyKeys: { limit: number; count: () => number }) {
