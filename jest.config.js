@@ -62,6 +62,8 @@ const SERIAL = [
   // 20,000 poison records that every later worker would re-read (tools/support/sequencer.js runs it last).
   'fuzz',
   'dead-letter-burst',
+  // 3,500 connections holding 64 KiB bodies against a gateway whose resident set is measured.
+  'body-budget',
 ].map((name) => `<rootDir>/test/${name}.e2e-spec.ts`);
 
 // E2E_LANE, set by tools/test.js: `parallel` leaves the serial suites out of the e2e project, `serial` keeps only
