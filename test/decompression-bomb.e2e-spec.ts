@@ -16,6 +16,8 @@ describe('decompression bombs', () => {
   let url: string;
 
   beforeAll(async () => {
+    // The gateway is ready once its topic exists: created here, not left to whichever suite ran before.
+    await e2e.prepareTestInfrastructure();
     const port = await freePort();
     ({ child, output } = spawnBuiltApp('gateway', e2e.baseEnv({ PORT: String(port), HOST: '127.0.0.1' })));
     url = `http://127.0.0.1:${port}`;
