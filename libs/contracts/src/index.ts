@@ -11,4 +11,5 @@ export * from './storable-json';
 export * from './exact-numbers';
 export * from './portal-link-lifetime';
 export * from './operational-events';
+export * from './reserved-headers';
 export { operationalExample } from './openapi/schemas';

@@ -1,6 +1,8 @@
 // A subscription's own headers, sent with each of its deliveries (an API key its receiver wants, a routing
 // header): what may be set, and the bounds. Anything that would break the request or the webhook contract is
-// refused, naming the header: hop-by-hop headers, the framing of the body, and every header the sender sets.
+// refused, naming the header: the reserved names (@app/contracts' reserved-headers, where the list lives), a name or
+// value a header cannot carry, and the bounds.
+import { whyReservedHeader } from '@app/contracts';
 
 /** At most this many custom headers per subscription, plain and secret together. */
 export const MAX_CUSTOM_HEADERS = 20;
@@ -19,30 +21,6 @@ export const HIDDEN_HEADER = '[secret header, not shown]';
 const NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Visible ASCII, space and tab: no CR, LF, NUL or other control character (no header can be smuggled in). */
 const VALUE = /^[\t\x20-\x7e]*$/;
-
-const HOP_BY_HOP = 'is a hop-by-hop header: it describes one connection, not the delivery';
-const SENDER_SETS = 'is set by Plant Store on every delivery';
-const RESERVED: Record<string, string> = {
-  connection: HOP_BY_HOP,
-  'keep-alive': HOP_BY_HOP,
-  te: HOP_BY_HOP,
-  trailer: HOP_BY_HOP,
-  'transfer-encoding': HOP_BY_HOP,
-  upgrade: HOP_BY_HOP,
-  host: 'is taken from the subscription URL',
-  'content-length': 'frames the signed body: Plant Store sets it',
-  'content-type': 'is application/json, the signed body: Plant Store sets it',
-  'content-encoding': 'would change what the signed body means: Plant Store sends it unencoded',
-  expect: 'would hold the body back waiting for the receiver: Plant Store sends it at once',
-  'user-agent': SENDER_SETS,
-  traceparent: `${SENDER_SETS} (each attempt's own trace context)`,
-  tracestate: `${SENDER_SETS} (each attempt's own trace context)`,
-};
-const RESERVED_PREFIXES: [string, string][] = [
-  ['proxy-', HOP_BY_HOP],
-  ['webhook-', 'is a Standard Webhooks header (webhook-id, webhook-timestamp, webhook-signature): Plant Store signs'],
-  ['plant-store-', 'is a Plant Store header (loop protection, backfill): Plant Store sets it'],
-];
 
 export interface HeaderProblem {
   field: string;
@@ -68,7 +46,7 @@ export function customHeaderProblems(
   for (const { n, v, field } of entries) {
     const lower = n.toLowerCase();
     bytes += n.length + v.length;
-    const reserved = RESERVED[lower] ?? RESERVED_PREFIXES.find(([p]) => lower.startsWith(p))?.[1];
+    const reserved = whyReservedHeader(n);
     const problem = !NAME.test(n)
       ? "is not a valid header name (letters, digits and !#$%&'*+-.^_`|~ only)"
       : n.length > MAX_HEADER_NAME_LENGTH

@@ -2,6 +2,7 @@
 // NewPlant, Error) stay in ./seed.ts, untouched.
 import { PORTAL_LINK_LIFETIME } from '../portal-link-lifetime';
 import { OPERATIONAL_EVENT_TYPES, OperationalEventType, operationalSchemaNames } from '../operational-events';
+import { RESERVED_HEADER_LIST } from '../reserved-headers';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const dateTime = { type: 'string', format: 'date-time' };
@@ -26,14 +27,12 @@ const maxConcurrency = {
     "null: only the worker's own bound, DELIVERY_CONCURRENCY_PER_SUBSCRIPTION per replica",
 };
 // A subscription's custom headers (libs/delivery/src/custom-headers.ts checks names, reserved headers and the
-// total; 422 names the header).
+// total; 422 names the header). The reserved names are read from the one list there is (reserved-headers.ts).
 const HEADER_RULES =
   'Names are RFC 9110 tokens (at most 64 characters, compared case-insensitively); values visible ASCII, space and ' +
   'tab (no CR or LF), at most 1,024 characters; at most 20 headers and 8,192 bytes of names and values, plain and ' +
-  'secret together. Refused with 422 naming the header: hop-by-hop headers (`connection`, `keep-alive`, `proxy-*`, ' +
-  '`te`, `trailer`, `transfer-encoding`, `upgrade`), `host`, `content-length`, `content-type`, `content-encoding`, ' +
-  '`expect`, and every header Plant Store sets: `user-agent`, `traceparent`, `tracestate`, `webhook-*` (the ' +
-  'signature), `plant-store-*`, and `authorization` while the subscription has a token.';
+  `secret together. Refused with 422 naming the header and why: ${RESERVED_HEADER_LIST} (hop-by-hop headers, the ` +
+  "body's framing, and every header Plant Store sets), and `authorization` while the subscription has a token.";
 const headerValue = { type: 'string', maxLength: 1024 };
 const headerMap = (description: string, nullable = false) => ({
   type: 'object',
