@@ -126,6 +126,12 @@ describe('custom headers', () => {
     ['webhook-signature', 'v1,forged'],
     ['User-Agent', 'me'],
     ['plant-store-hops', '0'],
+    // Issue 36 (d): a browser's session, and what proxies say of a request, which a receiver behind one trusts.
+    ['Cookie', 'session=stolen'],
+    ['Forwarded', 'for=203.0.113.9;proto=http'],
+    ['X-Forwarded-For', '203.0.113.9'],
+    ['X-Forwarded-Host', 'evil.example'],
+    ['x-forwarded-proto', 'http'],
     ['X-Bad Name', 'v'],
     ['X-Smuggle', 'a\r\nX-Injected: 1'],
   ])('refuses %s with 422 naming it', async (name, value) => {
@@ -139,6 +145,37 @@ describe('custom headers', () => {
       expect(res.body.errors.map((e: { field: string }) => e.field)).toContain(`${field}.${name}`);
       expect(JSON.stringify(res.body)).not.toContain(value.length > 4 ? value : '\u0000');
     }
+  });
+
+  it('never sends a header stored before its name was reserved, and asks for it to be removed', async () => {
+    // A filter nothing matches: only the test send reaches it.
+    const s = await admin.subscribe({
+      url: `${receiver.url}/older`,
+      headers: { 'X-Team': 'plants' },
+      filter: { tags: ['nowhere'] },
+    });
+    // As a subscription saved before Cookie and X-Forwarded-* were reserved holds them.
+    await db.pool.query(
+      `UPDATE subscriptions SET headers = headers || '{"Cookie": "session=1", "X-Forwarded-For": "10.1.2.3"}'
+       WHERE id = $1`,
+      [s.id],
+    );
+    expect((await admin.call('POST', `/subscriptions/${s.id}/test`)).body.succeeded).toBe(true);
+    const [got] = receiver.on('/older');
+    expect(got.headers['x-team']).toBe('plants');
+    expect(got.headers.cookie).toBeUndefined();
+    expect(got.headers['x-forwarded-for']).toBeUndefined();
+    const kept = await admin.call('PATCH', `/subscriptions/${s.id}`, { headers: { 'X-Region': 'eu' } });
+    expect(kept.status).toBe(422);
+    expect(kept.body.errors.map((e: { field: string }) => e.field).sort()).toEqual([
+      'headers.Cookie',
+      'headers.X-Forwarded-For',
+    ]);
+    const removed = await admin.call('PATCH', `/subscriptions/${s.id}`, {
+      headers: { Cookie: null, 'X-Forwarded-For': null },
+    });
+    expect(removed.body.headers).toEqual({ 'X-Team': 'plants' });
+    await admin.call('DELETE', `/subscriptions/${s.id}`);
   });
 
   it('refuses too many headers, authorization beside a token, and the same rules on a change', async () => {

@@ -4,6 +4,9 @@
 
 const HOP_BY_HOP = 'is a hop-by-hop header: it describes one connection, not the delivery';
 const SENDER_SETS = 'is set by Plant Store on every delivery';
+// A receiver behind a proxy believes these about where a request came from (client address, scheme, host): set
+// through a subscription's settings (by a portal link's holder, say), they would forge that for the receiver.
+const PROXY_SAYS = "is written by the proxies a request passes through: a receiver trusts it as its own proxy's word";
 
 /** Reserved names, lower case. */
 export const RESERVED_HEADERS: Readonly<Record<string, string>> = {
@@ -21,11 +24,15 @@ export const RESERVED_HEADERS: Readonly<Record<string, string>> = {
   'user-agent': SENDER_SETS,
   traceparent: `${SENDER_SETS} (each attempt's own trace context)`,
   tracestate: `${SENDER_SETS} (each attempt's own trace context)`,
+  // A browser's session state: a receiver that authenticates by it would take a delivery for a signed-in user.
+  cookie: 'carries a browser session, not a delivery: send a credential as a secret header (X-Api-Key, say)',
+  forwarded: PROXY_SAYS,
 };
 
 /** Reserved prefixes, lower case: every name that starts so. */
 export const RESERVED_HEADER_PREFIXES: readonly (readonly [prefix: string, why: string])[] = [
   ['proxy-', HOP_BY_HOP],
+  ['x-forwarded-', PROXY_SAYS],
   ['webhook-', 'is a Standard Webhooks header (webhook-id, webhook-timestamp, webhook-signature): Plant Store signs'],
   ['plant-store-', 'is a Plant Store header (loop protection, backfill): Plant Store sets it'],
 ];

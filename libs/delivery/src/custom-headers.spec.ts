@@ -40,6 +40,11 @@ describe(customHeaderProblems.name, () => {
     'plant-store-hops',
     'plant-store-origin',
     'plant-store-backfill',
+    'Cookie',
+    'Forwarded',
+    'X-Forwarded-For',
+    'x-forwarded-host',
+    'X-Forwarded-Proto',
   ])('refuses %s, naming it', (name) => {
     const found = problems({ [name]: 'x' });
     expect(found).toHaveLength(1);
@@ -106,6 +111,21 @@ describe('custom headers on the wire and in what an operator sees', () => {
       null,
     );
     expect(h).toMatchObject({ 'X-Team': 'plants', 'X-Api-Key': 'sk_123456', 'webhook-signature': 'v1,sig' });
+  });
+
+  it('never sends a reserved one stored before its name was reserved, plain or secret', () => {
+    const h = webhookHeaders(
+      signed,
+      {
+        hops: 0,
+        originEventId: 'e1',
+        headers: { 'X-Team': 'plants', Cookie: 'session=1', 'X-Forwarded-For': '10.0.0.1' },
+        secretHeaders: { Forwarded: 'for=10.0.0.1', 'X-Api-Key': 'sk_123456' },
+      },
+      null,
+    );
+    expect(Object.keys(h).filter((n) => /^(cookie|forwarded|x-forwarded-)/i.test(n))).toEqual([]);
+    expect(h).toMatchObject({ 'X-Team': 'plants', 'X-Api-Key': 'sk_123456' });
   });
 
   it('shows a secret value as a placeholder, and redacts it from an echoed reply', () => {

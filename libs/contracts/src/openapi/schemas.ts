@@ -32,7 +32,8 @@ const HEADER_RULES =
   'Names are RFC 9110 tokens (at most 64 characters, compared case-insensitively); values visible ASCII, space and ' +
   'tab (no CR or LF), at most 1,024 characters; at most 20 headers and 8,192 bytes of names and values, plain and ' +
   `secret together. Refused with 422 naming the header and why: ${RESERVED_HEADER_LIST} (hop-by-hop headers, the ` +
-  "body's framing, and every header Plant Store sets), and `authorization` while the subscription has a token.";
+  "body's framing, every header Plant Store sets, a browser's cookies and what proxies say of a request), and " +
+  '`authorization` while the subscription has a token.';
 const headerValue = { type: 'string', maxLength: 1024 };
 const headerMap = (description: string, nullable = false) => ({
   type: 'object',

@@ -1,4 +1,4 @@
-import { LoopHeaders } from '@app/contracts';
+import { LoopHeaders, whyReservedHeader } from '@app/contracts';
 import { DeliveryAttempt } from '../domain';
 import { HIDDEN_HEADER } from '../custom-headers';
 import { credentialsOf, redactCredentials } from '../redaction';
@@ -43,7 +43,8 @@ export const BACKFILL_HEADER = 'plant-store-backfill';
 
 /**
  * The headers a webhook goes out with, around its Standard Webhooks signature headers. The subscription's custom
- * headers come first: none can replace one of ours (they are refused when saved, and ours are written after).
+ * headers come first: none can replace one of ours (they are refused when saved, and ours are written after), and
+ * one saved before its name was reserved (reserved-headers.ts) is left out.
  */
 export function webhookHeaders(
   signed: { 'webhook-id': string; 'webhook-timestamp': string; 'webhook-signature': string },
@@ -51,8 +52,8 @@ export function webhookHeaders(
   authorization: string | null,
 ): Record<string, string> {
   const headers: Record<string, string> = {
-    ...r.headers,
-    ...r.secretHeaders,
+    ...unreserved(r.headers),
+    ...unreserved(r.secretHeaders),
     'content-type': 'application/json',
     'user-agent': USER_AGENT,
     ...signed,
@@ -65,6 +66,12 @@ export function webhookHeaders(
   if (r.traceparent) headers.traceparent = r.traceparent;
   if (r.backfillId) headers[BACKFILL_HEADER] = r.backfillId;
   return headers;
+}
+
+/** Custom headers but the reserved ones: the same rule that refuses them when they are saved. */
+function unreserved(headers: Record<string, string> | undefined): Record<string, string> | undefined {
+  if (!headers || Object.keys(headers).every((n) => whyReservedHeader(n) === null)) return headers;
+  return Object.fromEntries(Object.entries(headers).filter(([n]) => whyReservedHeader(n) === null));
 }
 
 /**
