@@ -12,4 +12,5 @@ export * from './exact-numbers';
 export * from './portal-link-lifetime';
 export * from './operational-events';
 export * from './reserved-headers';
+export * from './visible-text';
 export { operationalExample } from './openapi/schemas';
