@@ -3,6 +3,7 @@
 // environment or a file (`--…-token-file`, mode 600) keeps it out of both.
 import fs from 'node:fs';
 import { ApiError, EXIT } from './api';
+import { writeErr } from './output';
 
 export interface TokenSources {
   /** The option's name without dashes: `--<flag>` takes the token, `--<flag>-file` a file holding it. */
@@ -55,5 +56,5 @@ function fromFile(path: string, source: string, warn: (line: string) => void): s
 }
 
 function stderrLine(line: string) {
-  process.stderr.write(`plant-store: ${line}\n`);
+  writeErr(`plant-store: ${line}\n`);
 }

@@ -12,6 +12,7 @@ import type { operations } from '@app/contracts/openapi/shapes';
 import { OPERATIONAL_EVENT_TYPES } from '@app/contracts/operational-events';
 import { adminApi, ApiError, EXIT, postWebhook } from './api';
 import { readToken } from './credentials';
+import { asJson, writeErr, writeOut } from './output';
 import { type Column, details, table } from './table';
 
 type Query<Op extends keyof operations> = NonNullable<operations[Op]['parameters']['query']>;
@@ -31,6 +32,8 @@ const program = new Command('plant-store')
   .option('--admin-token <token>', 'the admin token itself: shown in the process list, prefer the file or variable')
   .option('--json', 'print JSON (for scripts) instead of tables')
   .showHelpAfterError('(add --help for usage)')
+  // Its help and its complaints quote what was typed: written the way every other output is (output.ts).
+  .configureOutput({ writeOut, writeErr })
   .exitOverride();
 
 const opts = () => program.opts<GlobalOptions>();
@@ -47,9 +50,9 @@ const admin = () =>
     tokenVariable: 'PLANT_STORE_ADMIN_TOKEN',
   });
 
-/** Prints the JSON, or the human form. */
+/** Prints the JSON, or the human form (each through output.ts: what others wrote is shown, never obeyed). */
 function print<T>(data: T, human: (d: T) => string) {
-  process.stdout.write(`${opts().json ? JSON.stringify(data, null, 2) : human(data)}\n`);
+  writeOut(`${opts().json ? asJson(data) : human(data)}\n`);
 }
 
 const integer = (v: string) => {
@@ -558,7 +561,7 @@ deliveries
       );
       requeued += d.requeued;
       if (d.complete || !d.cursor) return print({ ...d, requeued }, () => `${requeued} deliveries re-queued`);
-      if (!opts().json) process.stderr.write(`${requeued} deliveries re-queued so far, going on\n`);
+      if (!opts().json) writeErr(`${requeued} deliveries re-queued so far, going on\n`);
       cursor = d.cursor;
     }
   });
@@ -652,8 +655,8 @@ async function main() {
     await program.parseAsync(process.argv);
   } catch (err) {
     if (err instanceof ApiError) {
-      process.stderr.write(`plant-store: ${err.message}\n`);
-      if (opts().json && err.problem) process.stdout.write(`${JSON.stringify(err.problem, null, 2)}\n`);
+      writeErr(`plant-store: ${err.message}\n`);
+      if (opts().json && err.problem) writeOut(`${asJson(err.problem)}\n`);
       process.exitCode = err.exitCode;
       return;
     }
@@ -663,7 +666,7 @@ async function main() {
       process.exitCode = e.code === 'commander.helpDisplayed' || e.code === 'commander.version' ? 0 : EXIT.usage;
       return;
     }
-    process.stderr.write(`plant-store: ${e.message}\n`);
+    writeErr(`plant-store: ${e.message}\n`);
     process.exitCode = EXIT.unavailable;
   }
 }

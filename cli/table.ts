@@ -1,4 +1,6 @@
-// Human-readable output: aligned columns, a dash for nothing, long values cut with an ellipsis.
+// Human-readable output: aligned columns, a dash for nothing, long values cut with an ellipsis. Each value is shown
+// as one line (visibleLine): a line feed or a tab in a description, say, would otherwise draw a row of its own.
+import { visibleLine } from '@app/contracts/visible-text';
 
 /**
  * A field of `Row`, or a field of one of its objects (`origin.topic`): column keys are checked against the
@@ -31,7 +33,7 @@ export function table<Row extends object>(rows: readonly Row[], columns: readonl
 export function details(record: object): string {
   const width = Math.max(...Object.keys(record).map((k) => k.length));
   return Object.entries(record)
-    .map(([k, v]) => `${k.padEnd(width)}  ${typeof v === 'object' && v !== null ? JSON.stringify(v) : show(v)}`)
+    .map(([k, v]) => `${k.padEnd(width)}  ${show(v)}`)
     .join('\n');
 }
 
@@ -41,6 +43,6 @@ const pick = (row: object, path: string): unknown =>
     .reduce<unknown>((v, k) => (v === null || v === undefined ? v : (v as Record<string, unknown>)[k]), row);
 
 const show = (v: unknown) =>
-  v === null || v === undefined || v === '' ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  visibleLine(v === null || v === undefined || v === '' ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
 const cut = (s: string, max: number) => (s.length > max ? `${s.slice(0, max - 1)}…` : s);

@@ -130,6 +130,52 @@ describe('the plant-store CLI', () => {
     expect((await json(['dead-letters', 'list', '--limit', '5'])).items).toEqual(expect.any(Array));
   });
 
+  // Issue 36 (a): what others wrote (a description set through a portal link, a receiver's reply) is shown, never
+  // obeyed: no control character reaches the terminal, tables or JSON.
+  it('prints what subscribers wrote with its control characters as escapes', async () => {
+    const TITLE_AND_CLEAR = '\x1b]0;pwned\x07\x1b[2J';
+    const api = (method: string, path: string, token: string, body?: unknown) =>
+      fetch(`${gw.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, body: await r.json() }));
+    const sub = await json(['subscriptions', 'create', `${receiver.url}/cli-controls`, '--tags', 'nowhere']);
+    created.push(sub.id);
+    const link = await api('POST', `/subscriptions/${sub.id}/portal-links`, e2e.ADMIN_TOKEN, {});
+    expect(link.status).toBe(201);
+    const described = `mine${TITLE_AND_CLEAR}\nfake-row\x9b31m`;
+    const set = await api('PATCH', `/subscriptions/${sub.id}`, link.body.token, { description: described });
+    expect(set.status).toBe(200);
+    const reply = `ok\x1b[1A\x1b[2K\r${TITLE_AND_CLEAR}done`;
+    receiver.behave('/cli-controls', () => ({ status: 200, body: reply }));
+
+    // A character a terminal obeys: C0 but line feed, DEL, and C1 (U+0080 to U+009F).
+    // eslint-disable-next-line no-control-regex -- finding control characters is the test
+    const obeyed = /[\x00-\x09\x0b-\x1f\x7f-\x9f]/;
+    const listed = await cli(['subscriptions', 'list']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).not.toMatch(obeyed);
+    expect(listed.stdout).toMatch(new RegExp(`^${sub.id} .*mine\\\\x1b\\]0;pwned`, 'm'));
+    expect(listed.stdout).not.toMatch(/^fake-row/m); // its line feed drew no row of its own
+    const shown = await cli(['subscriptions', 'show', sub.id]);
+    expect(shown.stdout).not.toMatch(obeyed);
+    expect(shown.stdout).toMatch(/^description +mine\\x1b\]0;pwned\\x07\\x1b\[2J\\x0afake-row\\x9b31m$/m);
+    const tested = await cli(['subscriptions', 'test', sub.id]);
+    expect(tested.code).toBe(0);
+    expect(tested.stdout).not.toMatch(obeyed);
+    expect(tested.stdout).toContain('ok\\x1b[1A\\x1b[2K\\x0d\\x1b]0;pwned\\x07\\x1b[2Jdone');
+
+    // JSON for scripts: nothing raw in the text either, and the same values to a parser.
+    const listedJson = await cli(['subscriptions', 'list', '--json']);
+    expect(listedJson.stdout).not.toMatch(obeyed);
+    const mine = JSON.parse(listedJson.stdout).find((s: { id: string }) => s.id === sub.id);
+    expect(mine.description).toBe(described);
+    const testedJson = await cli(['subscriptions', 'test', sub.id, '--json']);
+    expect(testedJson.stdout).not.toMatch(obeyed);
+    expect(JSON.parse(testedJson.stdout).response.body).toBe(reply);
+  });
+
   it('exits 1 with the reason when the API refuses, 2 on a wrong command line, 3 when nothing answers', async () => {
     const refused = await cli(['deliveries', 'retry', '00000000-0000-4000-8000-000000000000']);
     expect(refused.code).toBe(1);
