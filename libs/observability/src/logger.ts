@@ -1,15 +1,23 @@
 import { LoggerService } from '@nestjs/common';
 import pino, { DestinationStream, Logger } from 'pino';
 import pretty from 'pino-pretty';
+import { visibleJson, visibleText } from '@app/contracts';
 
 export type LogFormat = 'json' | 'pretty';
 
 /**
  * The logs of both apps, one format: JSON lines with the level as a word (`"level":"info"`) for machines, or,
  * with LOG_FORMAT=pretty (what `npm start` sets), one coloured line per entry for a person in a terminal.
- * Tokens and secrets are redacted wherever they appear in a log object; messages never carry them.
+ * Tokens and secrets are redacted wherever they appear in a log object; messages never carry them. Control
+ * characters in what is logged (a receiver's error, a URL, a plant's name: text others wrote) reach the terminal
+ * as escapes, never raw (visibleLog). `destination`: where the lines go (tests); standard output by default.
  */
-export function createLogger(app: string, level: string, format: LogFormat = logFormatFromEnv()): Logger {
+export function createLogger(
+  app: string,
+  level: string,
+  format: LogFormat = logFormatFromEnv(),
+  destination?: DestinationStream,
+): Logger {
   const options: pino.LoggerOptions = {
     name: app,
     level,
@@ -20,12 +28,35 @@ export function createLogger(app: string, level: string, format: LogFormat = log
     },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
+    hooks: { streamWrite: visibleLog[format] },
   };
-  return format === 'pretty' ? pino(options, prettyStream()) : pino(options);
+  if (format === 'pretty') return pino(options, prettyStream(destination));
+  return destination ? pino(options, destination) : pino(options);
 }
 
-function prettyStream(): DestinationStream {
+/**
+ * Each line made safe for a terminal just before it is written. JSON: JSON.stringify escapes C0 controls (ESC is
+ * `\u001b`) but writes DEL and C1 raw, which a terminal may obey (U+009B is CSI); escaped too, the value is the
+ * same to a collector. Pretty: pino-pretty parses the line back and prints its strings as they are (its own
+ * stripping misses C1 in an entry's fields), so every string becomes visible text (`\x1b`) before it gets there.
+ */
+const visibleLog: Record<LogFormat, (line: string) => string> = {
+  json: visibleJson,
+  pretty: (line) => `${JSON.stringify(visibleStrings(JSON.parse(line)))}\n`,
+};
+
+const visibleStrings = (v: unknown): unknown =>
+  typeof v === 'string'
+    ? visibleText(v)
+    : Array.isArray(v)
+      ? v.map(visibleStrings)
+      : v !== null && typeof v === 'object'
+        ? Object.fromEntries(Object.entries(v).map(([k, x]) => [visibleText(k), visibleStrings(x)]))
+        : v;
+
+function prettyStream(destination?: DestinationStream): DestinationStream {
   return pretty({
+    ...(destination ? { destination } : {}),
     colorize: true,
     sync: true,
     translateTime: 'HH:MM:ss.l',
