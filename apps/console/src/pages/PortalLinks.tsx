@@ -1,6 +1,7 @@
 import { FormEvent, useCallback, useEffect, useState } from 'react';
 import { ErrorNotice } from '../Notice';
 import { client, ok, Schema } from '../api';
+import { copyText } from '../copy';
 
 type PortalLink = Schema<'PortalLink'>;
 type Issued = Schema<'PortalLinkWithToken'>;
@@ -90,7 +91,7 @@ export function PortalLinks({ id }: { id: string }) {
           <button
             type="button"
             onClick={() =>
-              navigator.clipboard.writeText(issued.url).then(
+              copyText(issued.url).then(
                 () => setCopied(true),
                 () => setCopied(false),
               )

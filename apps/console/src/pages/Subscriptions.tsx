@@ -2,6 +2,7 @@ import { FormEvent, useCallback, useEffect, useState } from 'react';
 import { ErrorNotice } from '../Notice';
 import { client, ok, OPERATIONAL_EVENT_TYPES, Schema } from '../api';
 import { Link } from '../router';
+import { copyText } from '../copy';
 
 export type Subscription = Schema<'SubscriptionWithSecret'>;
 
@@ -227,7 +228,7 @@ export function SecretOnce({ id, secret, onDone }: { id: string; secret: string;
       <button
         type="button"
         onClick={() =>
-          navigator.clipboard.writeText(secret).then(
+          copyText(secret).then(
             () => setCopied(true),
             () => setCopied(false),
           )
