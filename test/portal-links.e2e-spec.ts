@@ -196,6 +196,47 @@ describe('portal links', () => {
     );
   });
 
+  // Issue 36 (c): what a portal link may change is what the operator allowed.
+  it('cannot enable a subscription the operator disabled, and enables one it or Plant Store disabled', async () => {
+    const portal = as(link.token);
+    const patch = (client: ReturnType<typeof as>, body: object) => client.call('PATCH', `/subscriptions/${a.id}`, body);
+    expect((await patch(admin(), { enabled: false })).body.enabled).toBe(false);
+    // The link's own disable on top of the operator's does not make the disable the link's.
+    expect((await patch(portal, { enabled: false })).status).toBe(200);
+    for (const body of [{ enabled: true }, { enabled: true, description: 'back on' }]) {
+      const refused = await patch(portal, body);
+      expect({ status: refused.status, type: refused.headers.get('content-type') }).toEqual({
+        status: 409,
+        type: expect.stringContaining('application/problem+json'),
+      });
+      expect(refused.body.detail).toMatch(
+        new RegExp(`^Subscription ${a.id} was disabled by the Plant Store operator .*Ask the operator to enable it`),
+      );
+      expect(refused.body.errors).toEqual([{ field: 'enabled', message: expect.any(String) }]);
+    }
+    // Nothing of a refused change was made; its other settings are still the link's to change.
+    expect((await admin().call('GET', `/subscriptions/${a.id}`)).body).toMatchObject({
+      enabled: false,
+      disabledReason: 'disabled by an admin',
+      description: 'mine',
+    });
+    expect((await patch(portal, { description: 'while off' })).body).toMatchObject({ enabled: false });
+
+    // Once the operator enables it, the link disables and enables it again.
+    expect((await patch(admin(), { enabled: true })).body.enabled).toBe(true);
+    expect((await patch(portal, { enabled: false })).body).toMatchObject({
+      enabled: false,
+      disabledReason: 'disabled through its portal link',
+    });
+    expect((await patch(portal, { enabled: true })).body.enabled).toBe(true);
+    // Disabled by Plant Store (as a 410 does: the worker's statement leaves the operator's mark unset): its to fix.
+    await db.pool.query(
+      "UPDATE subscriptions SET enabled = false, disabled_reason = 'the receiver answered 410 Gone' WHERE id = $1",
+      [a.id],
+    );
+    expect((await patch(portal, { enabled: true })).body.enabled).toBe(true);
+  });
+
   it("answers 403 on another subscriber's subscription and deliveries", async () => {
     const portal = as(link.token);
     for (const [method, path, body] of [

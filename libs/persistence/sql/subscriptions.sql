@@ -38,7 +38,7 @@ SELECT * FROM subscriptions WHERE id = $1 AND deleted_at IS NULL;
 -- $4: the new token, sealed, or null to remove it
 -- $5: enabled, or null to keep it
 -- $6: the new description, or null to keep it
--- $7: the reason kept when disabled (by an admin)
+-- $7: the reason kept when disabled (by an admin, or through a portal link)
 -- $8: the new filter (jsonb), or null to keep it
 -- $9: whether the event types change
 -- $10: the new event types, or null for all
@@ -48,6 +48,7 @@ SELECT * FROM subscriptions WHERE id = $1 AND deleted_at IS NULL;
 -- $14: the new maxConcurrency, or null to remove it
 -- $15: all its custom headers now (jsonb), or null to keep them
 -- $16: all its secret headers now (jsonb, sealed values), or null to keep them
+-- $17: whether a portal link makes the change (it cannot enable what the operator disabled)
 UPDATE subscriptions SET
          url = COALESCE($2, url),
          max_deliveries_per_second = CASE WHEN $11::boolean THEN $12::float8 ELSE max_deliveries_per_second END,
@@ -62,13 +63,18 @@ UPDATE subscriptions SET
          token = CASE WHEN $3::boolean THEN $4 ELSE token END,
          enabled = COALESCE($5, enabled),
          disabled_reason = CASE WHEN COALESCE($5, enabled) THEN NULL ELSE COALESCE(disabled_reason, $7) END,
+         disabled_by_operator = CASE WHEN COALESCE($5, enabled) THEN false
+                                     WHEN NOT $5 AND NOT $17::boolean THEN true
+                                     ELSE disabled_by_operator END,
          description = COALESCE($6, description),
          filter = COALESCE($8::jsonb, filter),
          event_types = CASE WHEN $9::boolean THEN $10::text[] ELSE event_types END,
          headers = COALESCE($15::jsonb, headers),
          secret_headers = COALESCE($16::jsonb, secret_headers),
          updated_at = now()
-       WHERE id = $1 AND deleted_at IS NULL RETURNING *;
+       WHERE id = $1 AND deleted_at IS NULL
+         AND NOT ($17::boolean AND COALESCE($5, false) AND NOT enabled AND disabled_by_operator)
+       RETURNING *;
 
 -- delete-subscription
 -- Sent by SubscriptionRepository.delete.

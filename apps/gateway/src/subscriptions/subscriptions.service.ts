@@ -35,6 +35,7 @@ import {
   SubscriptionWithSecretDto,
   updateAudit,
 } from './subscription.dto';
+import { assertPortalMayChange, operatorDisabled } from './portal-changes';
 import { SubscriptionTester, SubscriptionTestResultDto } from './subscription-tester';
 
 /** What a test send carries when the operator gives no plant. */
@@ -114,15 +115,9 @@ export class SubscriptionsService {
     return mapSubscription(found(await this.subscriptions.findById(id), id), wholeUrls);
   }
 
-  /** `byPortal`: a subscriber through its portal link, which may change all but what it is sent (`filter`). */
+  /** `byPortal`: a subscriber through its portal link, within what the operator allowed (portal-changes.ts). */
   async update(id: string, body: SubscriptionUpdateBody, actor: string, byPortal = false): Promise<SubscriptionDto> {
-    if (byPortal && body.filter !== undefined)
-      throw ProblemException.of(
-        'forbidden',
-        'filter: which plants this subscription is sent is set by the Plant Store operator, not through a portal ' +
-          'link; ask the operator to change it (url, token, description and enabled may be changed here)',
-        { errors: [{ field: 'filter', message: 'cannot be changed through a portal link' }] },
-      );
+    if (byPortal) assertPortalMayChange(body);
     if (body.url !== undefined) await this.assertUrlAllowed(body.url);
     if (body.filter || body.eventTypes !== undefined)
       checkKind(found(await this.subscriptions.findById(id), id).kind, body);
@@ -136,7 +131,8 @@ export class SubscriptionsService {
       checkHeaders(headers, body.token !== undefined ? body.token !== null : current.token !== null);
       if (plain === undefined && secret === undefined) headers = undefined; // checked only: a token set
     }
-    const updated = found(await this.subscriptions.update(id, { ...rest, headers }), id);
+    const updated = await this.subscriptions.update(id, { ...rest, headers, byPortal });
+    if (!updated) throw whyUnchanged(found(await this.subscriptions.findById(id), id), byPortal);
     await this.audit.record({ actor, subscription_id: id, ...updateAudit(body) });
     return mapSubscription(updated);
   }
@@ -233,6 +229,18 @@ function checkHeaders(headers: CustomHeaders, hasToken: boolean) {
 }
 
 export const subscriptionNotFound = (id: string) => ProblemException.of('notFound', `No subscription ${id}`);
+
+/**
+ * Why an update changed no row of a subscription that is there: a portal link's enable, which the operator's disable
+ * holds; else it changed meanwhile (the operator enabled it since), and the change is to be sent again.
+ */
+function whyUnchanged(row: SubscriptionRow, byPortal: boolean): ProblemException {
+  if (byPortal && !row.enabled && row.disabled_by_operator) return operatorDisabled(row);
+  return ProblemException.of(
+    'conflict',
+    `Subscription ${row.id} changed while this change was being made: read it again and repeat the change`,
+  );
+}
 
 function found(row: SubscriptionRow | null, id: string): SubscriptionRow {
   if (row === null) throw subscriptionNotFound(id);

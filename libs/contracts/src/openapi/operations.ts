@@ -143,7 +143,9 @@ export const operations: Record<string, unknown> = {
       summary: 'Enable or disable, or change the url or token',
       description:
         'A portal link may change `url`, `token`, `description` and `enabled`; `filter` (which plants the ' +
-        "subscriber is sent) stays the operator's: a portal token that sends it gets 403 naming the field.",
+        "subscriber is sent) stays the operator's: a portal token that sends it gets 403 naming the field. A " +
+        'subscription an admin disabled stays disabled until an admin enables it: a portal token that enables it ' +
+        'gets 409 saying so.',
       tags: ['Subscriptions'],
       security: adminWriteOrPortal,
       parameters: [subscriptionId],
@@ -153,6 +155,10 @@ export const operations: Record<string, unknown> = {
         '401': unauthorized,
         '403': forbidden,
         '404': notFound,
+        '409': problem(
+          'A portal token enabling a subscription an admin disabled, or the subscription changed while this change ' +
+            'was made (`detail` says which, and what to do)',
+        ),
         '422': problem('Invalid body or id'),
       },
     },

@@ -317,7 +317,7 @@ export interface paths {
         head?: never;
         /**
          * Enable or disable, or change the url or token
-         * @description A portal link may change `url`, `token`, `description` and `enabled`; `filter` (which plants the subscriber is sent) stays the operator's: a portal token that sends it gets 403 naming the field.
+         * @description A portal link may change `url`, `token`, `description` and `enabled`; `filter` (which plants the subscriber is sent) stays the operator's: a portal token that sends it gets 403 naming the field. A subscription an admin disabled stays disabled until an admin enables it: a portal token that enables it gets 409 saying so.
          */
         patch: operations["updateSubscription"];
         trace?: never;
@@ -2379,6 +2379,15 @@ export interface operations {
             };
             /** @description No such resource */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A portal token enabling a subscription an admin disabled, or the subscription changed while this change was made (`detail` says which, and what to do) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

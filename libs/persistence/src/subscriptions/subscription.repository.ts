@@ -33,6 +33,8 @@ export interface SubscriptionRow {
   description: string | null;
   enabled: boolean;
   disabled_reason: string | null;
+  /** An admin disabled it (migration 24): a portal link cannot enable it again. */
+  disabled_by_operator: boolean;
   filter: SubscriptionFilter;
   /** plants: New Plant webhooks; operational: Plant Store's own events (those of event_types, null for all). */
   kind: SubscriptionKind;
@@ -101,6 +103,8 @@ export interface SubscriptionChange {
   maxConcurrency?: number | null;
   /** All of them as they are to be: the ones not given are removed. */
   headers?: CustomHeaders;
+  /** Made through a portal link: its disable is not the operator's, and it cannot enable what the operator disabled. */
+  byPortal?: boolean;
 }
 
 /** What a test send needs, credentials opened: they go to the subscriber's URL and nowhere else. */
@@ -118,6 +122,7 @@ export interface SendableSubscription {
 
 /** Disabling keeps (or sets) a reason; enabling clears it. */
 const DISABLED_BY_ADMIN = 'disabled by an admin';
+const DISABLED_BY_PORTAL = 'disabled through its portal link';
 
 export class SubscriptionRepository implements SubscriberSource {
   constructor(
@@ -171,6 +176,7 @@ export class SubscriptionRepository implements SubscriberSource {
     return rows[0] ?? null;
   }
 
+  /** Null when there is no such subscription, or a portal link would enable one the operator disabled. */
   async update(id: string, change: SubscriptionChange): Promise<SubscriptionRow | null> {
     const { rows } = await this.pool.query<SubscriptionRow>(UPDATE_SUBSCRIPTION.text, [
       id,
@@ -179,7 +185,7 @@ export class SubscriptionRepository implements SubscriberSource {
       change.token ? this.seal(change.token, id) : null,
       change.enabled ?? null,
       change.description ?? null,
-      DISABLED_BY_ADMIN,
+      change.byPortal ? DISABLED_BY_PORTAL : DISABLED_BY_ADMIN,
       change.filter === undefined ? null : JSON.stringify(change.filter),
       'eventTypes' in change,
       change.eventTypes ?? null,
@@ -189,6 +195,7 @@ export class SubscriptionRepository implements SubscriberSource {
       change.maxConcurrency ?? null,
       change.headers === undefined ? null : JSON.stringify(change.headers.plain),
       change.headers === undefined ? null : JSON.stringify(this.sealHeaders(change.headers.secret, id)),
+      change.byPortal ?? false,
     ]);
     return rows[0] ?? null;
   }

@@ -41,7 +41,9 @@ export const FIND_SUBSCRIPTION = statement({
 
 /**
  * A partial change: a null leaves its column as it is. Disabling keeps (or sets) a reason; enabling a disabled one
- * clears it and starts its health afresh (circuit closed, no failures, no pause): the admin says it is fixed.
+ * clears it and starts its health afresh (circuit closed, no failures, no pause): the admin says it is fixed. An
+ * admin's disable marks it the operator's (disabled_by_operator, migration 24), and then a portal link's enable
+ * changes nothing (no row: the caller says why); a portal link's own disable leaves the mark as it is.
  */
 export const UPDATE_SUBSCRIPTION = statement({
   name: 'update-subscription',
@@ -53,7 +55,7 @@ export const UPDATE_SUBSCRIPTION = statement({
     'the new token, sealed, or null to remove it',
     'enabled, or null to keep it',
     'the new description, or null to keep it',
-    'the reason kept when disabled (by an admin)',
+    'the reason kept when disabled (by an admin, or through a portal link)',
     'the new filter (jsonb), or null to keep it',
     'whether the event types change',
     'the new event types, or null for all',
@@ -63,6 +65,7 @@ export const UPDATE_SUBSCRIPTION = statement({
     'the new maxConcurrency, or null to remove it',
     'all its custom headers now (jsonb), or null to keep them',
     'all its secret headers now (jsonb, sealed values), or null to keep them',
+    'whether a portal link makes the change (it cannot enable what the operator disabled)',
   ],
   text: `UPDATE subscriptions SET
          url = COALESCE($2, url),
@@ -78,13 +81,18 @@ export const UPDATE_SUBSCRIPTION = statement({
          token = CASE WHEN $3::boolean THEN $4 ELSE token END,
          enabled = COALESCE($5, enabled),
          disabled_reason = CASE WHEN COALESCE($5, enabled) THEN NULL ELSE COALESCE(disabled_reason, $7) END,
+         disabled_by_operator = CASE WHEN COALESCE($5, enabled) THEN false
+                                     WHEN NOT $5 AND NOT $17::boolean THEN true
+                                     ELSE disabled_by_operator END,
          description = COALESCE($6, description),
          filter = COALESCE($8::jsonb, filter),
          event_types = CASE WHEN $9::boolean THEN $10::text[] ELSE event_types END,
          headers = COALESCE($15::jsonb, headers),
          secret_headers = COALESCE($16::jsonb, secret_headers),
          updated_at = now()
-       WHERE id = $1 AND deleted_at IS NULL RETURNING *`,
+       WHERE id = $1 AND deleted_at IS NULL
+         AND NOT ($17::boolean AND COALESCE($5, false) AND NOT enabled AND disabled_by_operator)
+       RETURNING *`,
 });
 
 /** Marks it deleted (kept as evidence) and stops it at once: disabled, token and old secret dropped, pending deliveries failed. */
