@@ -237,6 +237,35 @@ describe('portal links', () => {
     expect((await patch(portal, { enabled: true })).body.enabled).toBe(true);
   });
 
+  // Issue 36 (c): an operational subscription receives Plant Store's own events, which are the operator's.
+  it('is not made for an operational subscription, and one made before opens nothing', async () => {
+    const ops = await admin().subscribe({ url: `${receiver.url}/ops`, kind: 'operational' });
+    const refused = await admin().call('POST', `/subscriptions/${ops.id}/portal-links`, { description: 'for ops' });
+    expect({ status: refused.status, type: refused.headers.get('content-type') }).toEqual({
+      status: 409,
+      type: expect.stringContaining('application/problem+json'),
+    });
+    expect(refused.body.detail).toMatch(/is operational: .*Manage it with an admin token/);
+    expect((await admin().call('GET', `/subscriptions/${ops.id}/portal-links`)).body).toEqual([]);
+    // One made before the rule, as the gateway wrote it then.
+    const token = `psp_${randomBytes(32).toString('base64url')}`;
+    await db.pool.query(
+      `INSERT INTO portal_links (subscription_id, token_digest, created_by, expires_at)
+       VALUES ($1, $2, 'before', now() + interval '1 day')`,
+      [ops.id, createHash('sha256').update(token).digest()],
+    );
+    for (const path of ['/portal/session', `/subscriptions/${ops.id}`, `/deliveries?subscriptionId=${ops.id}`]) {
+      const res = await as(token).call('GET', path);
+      expect({ path, status: res.status, reason: res.body.reason }).toEqual({
+        path,
+        status: 401,
+        reason: 'operational',
+      });
+      expect(res.body.detail).toMatch(/operational subscription.*Ask the Plant Store operator/);
+    }
+    expect((await admin().call('DELETE', `/subscriptions/${ops.id}`)).status).toBe(204);
+  });
+
   it("answers 403 on another subscriber's subscription and deliveries", async () => {
     const portal = as(link.token);
     for (const [method, path, body] of [

@@ -29,12 +29,13 @@ UPDATE portal_links SET revoked_at = COALESCE(revoked_at, now()), revoked_by = C
 -- Sent by PortalLinkRepository.findByToken.
 -- $1: the presented token's SHA-256
 WITH found AS (
-         SELECT l.*, (s.deleted_at IS NOT NULL) AS subscription_deleted, now() AS checked_at
+         SELECT l.*, (s.deleted_at IS NOT NULL) AS subscription_deleted,
+                (s.kind = 'operational') AS subscription_operational, now() AS checked_at
          FROM portal_links l JOIN subscriptions s ON s.id = l.subscription_id WHERE l.token_digest = $1
        ), touched AS (
          UPDATE portal_links p SET last_used_at = found.checked_at FROM found
          WHERE p.id = found.id AND found.revoked_at IS NULL AND found.expires_at > found.checked_at
-           AND NOT found.subscription_deleted
+           AND NOT found.subscription_deleted AND NOT found.subscription_operational
            AND (found.last_used_at IS NULL OR found.last_used_at < found.checked_at - interval '1 minute')
          RETURNING p.id
        )

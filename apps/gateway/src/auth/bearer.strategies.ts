@@ -68,7 +68,8 @@ export const AdminBearerStrategy = bearerStrategy('admin-bearer', 'admin', (c) =
 
 /**
  * Portal link tokens (`psp_…`): looked up by their SHA-256 in `portal_links` (one indexed read; a token without
- * the prefix costs nothing). A link that expired, was revoked or whose subscription was deleted is refused here
+ * the prefix costs nothing). A link that expired, was revoked, whose subscription was deleted or is operational
+ * (made before such links were refused) is refused here
  * with a 401 that says which, rather than as an unknown token: the subscriber then knows to ask for a new link.
  * What the principal may reach is decided by the guards (portal-scope.ts).
  */
@@ -109,6 +110,11 @@ function whyRefused(link: PresentedPortalLink): { reason: string; detail: string
     return { reason: 'revoked', detail: `This portal link was revoked on ${link.revoked_at.toISOString()}.` };
   if (link.subscription_deleted)
     return { reason: 'deleted', detail: 'The subscription this portal link opened was deleted.' };
+  if (link.subscription_operational)
+    return {
+      reason: 'operational',
+      detail: "This portal link opens an operational subscription (Plant Store's own events), which is the operator's.",
+    };
   if (link.expires_at <= link.checked_at)
     return { reason: 'expired', detail: `This portal link expired on ${link.expires_at.toISOString()}.` };
   return null;

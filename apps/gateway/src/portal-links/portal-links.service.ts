@@ -6,6 +6,17 @@ import { Principal } from '../auth/bearer.strategies';
 import { subscriptionNotFound } from '../subscriptions/subscriptions.service';
 import { mapPortalLink, PortalLinkDto, PortalLinkWithTokenDto, PortalSessionDto, portalUrl } from './portal-link.dto';
 
+/**
+ * 409: an operational subscription receives Plant Store's own events (dead letters, exhausted deliveries of every
+ * subscriber), which are the operator's to see and manage: a portal link is for a subscriber of New Plant webhooks.
+ */
+const operationalHasNoPortal = (id: string) =>
+  ProblemException.of(
+    'conflict',
+    `Subscription ${id} is operational: it receives Plant Store's own events, which are the operator's, so it has ` +
+      'no portal link. Manage it with an admin token (ADMIN_TOKENS); portal links are for New Plant subscriptions.',
+  );
+
 /** Portal links: made, listed and revoked by an admin; the subscriber's page asks which subscription it opens. */
 @Injectable()
 export class PortalLinksService {
@@ -21,6 +32,9 @@ export class PortalLinksService {
     origin: string,
     actor: string,
   ): Promise<PortalLinkWithTokenDto> {
+    const subscription = await this.subscriptions.findById(subscriptionId);
+    if (!subscription) throw subscriptionNotFound(subscriptionId);
+    if (subscription.kind === 'operational') throw operationalHasNoPortal(subscriptionId);
     const lifetimeSeconds = body.lifetimeSeconds ?? PORTAL_LINK_LIFETIME.default;
     const created = await this.links.create({
       subscriptionId,

@@ -30,8 +30,8 @@ const storeRead = [{ bearerAuth: [] }, { adminAuth: [] }];
 const adminReadOrPortal = [...adminRead, { portalAuth: [] }];
 const adminWriteOrPortal = [...adminWrite, { portalAuth: [] }];
 const unauthorized = problem(
-  'Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted ' +
-    '(`detail` says which)',
+  'Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or ' +
+    'is operational (`detail` says which)',
 );
 const forbidden = problem(
   'An admin token without the scope this operation needs (named in `detail`), or a portal link token used ' +
@@ -249,6 +249,10 @@ export const operations: Record<string, unknown> = {
         '401': unauthorized,
         '403': forbidden,
         '404': notFound,
+        '409': problem(
+          "An operational subscription (Plant Store's own events, the operator's): it has no portal link; manage it " +
+            'with an admin token',
+        ),
         '422': invalidBody,
       },
     },

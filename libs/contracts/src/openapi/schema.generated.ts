@@ -1336,7 +1336,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuditPage"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1388,7 +1388,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetterPage"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1438,7 +1438,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetterWithValue"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1497,7 +1497,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetter"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1565,7 +1565,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetter"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1643,7 +1643,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetterBulkResult"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1694,7 +1694,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetterBulkResult"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1761,7 +1761,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryPage"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1811,7 +1811,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryWithAttempts"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1870,7 +1870,7 @@ export interface operations {
                     "application/json": components["schemas"]["Delivery"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1941,7 +1941,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1988,7 +1988,7 @@ export interface operations {
                     "application/json": components["schemas"]["Overview"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2030,7 +2030,7 @@ export interface operations {
                     "application/json": components["schemas"]["PlantPage"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2071,7 +2071,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredPlant"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2118,7 +2118,7 @@ export interface operations {
                     "application/json": components["schemas"]["PortalSession"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2147,7 +2147,7 @@ export interface operations {
                     "application/json": components["schemas"]["Subscription"][];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2189,7 +2189,7 @@ export interface operations {
                     "application/json": components["schemas"]["SubscriptionWithSecret"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2239,7 +2239,7 @@ export interface operations {
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2296,7 +2296,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2359,7 +2359,7 @@ export interface operations {
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2427,7 +2427,7 @@ export interface operations {
                     "application/json": components["schemas"]["Backfill"][];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2490,7 +2490,7 @@ export interface operations {
                     "application/json": components["schemas"]["Backfill"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2560,7 +2560,7 @@ export interface operations {
                     "application/json": components["schemas"]["Backfill"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2621,7 +2621,7 @@ export interface operations {
                     "application/json": components["schemas"]["Backfill"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2689,7 +2689,7 @@ export interface operations {
                     "application/json": components["schemas"]["PortalLink"][];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2752,7 +2752,7 @@ export interface operations {
                     "application/json": components["schemas"]["PortalLinkWithToken"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2772,6 +2772,15 @@ export interface operations {
             };
             /** @description No such resource */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An operational subscription (Plant Store's own events, the operator's): it has no portal link; manage it with an admin token */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2813,7 +2822,7 @@ export interface operations {
                     "application/json": components["schemas"]["PortalLink"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2879,7 +2888,7 @@ export interface operations {
                     "application/json": components["schemas"]["Recovery"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2938,7 +2947,7 @@ export interface operations {
                     "application/json": components["schemas"]["SubscriptionWithSecret"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3001,7 +3010,7 @@ export interface operations {
                     "application/json": components["schemas"]["SubscriptionTestResult"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked or whose subscription was deleted (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
             401: {
                 headers: {
                     [name: string]: unknown;

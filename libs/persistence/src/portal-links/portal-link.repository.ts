@@ -23,6 +23,8 @@ export interface PortalLinkRow {
 /** A link found by its token, with what decides whether it still opens anything. */
 export interface PresentedPortalLink extends PortalLinkRow {
   subscription_deleted: boolean;
+  /** No portal link opens an operational subscription; one made before that rule is refused. */
+  subscription_operational: boolean;
   checked_at: Date;
 }
 

@@ -34,19 +34,21 @@ export const REVOKE_PORTAL_LINK = statement({
 
 /**
  * The link a token opens, whatever its state (the caller says why it is refused), with whether its subscription
- * was deleted. Its last use is written at most once a minute, so a page that polls costs one read per request.
+ * was deleted, and whether it is operational (no portal link opens one: a link made before that rule is refused).
+ * Its last use is written at most once a minute, so a page that polls costs one read per request.
  */
 export const FIND_PORTAL_LINK_BY_DIGEST = statement({
   name: 'find-portal-link-by-digest',
   runBy: 'PortalLinkRepository.findByToken',
   params: ["the presented token's SHA-256"],
   text: `WITH found AS (
-         SELECT l.*, (s.deleted_at IS NOT NULL) AS subscription_deleted, now() AS checked_at
+         SELECT l.*, (s.deleted_at IS NOT NULL) AS subscription_deleted,
+                (s.kind = 'operational') AS subscription_operational, now() AS checked_at
          FROM portal_links l JOIN subscriptions s ON s.id = l.subscription_id WHERE l.token_digest = $1
        ), touched AS (
          UPDATE portal_links p SET last_used_at = found.checked_at FROM found
          WHERE p.id = found.id AND found.revoked_at IS NULL AND found.expires_at > found.checked_at
-           AND NOT found.subscription_deleted
+           AND NOT found.subscription_deleted AND NOT found.subscription_operational
            AND (found.last_used_at IS NULL OR found.last_used_at < found.checked_at - interval '1 minute')
          RETURNING p.id
        )
