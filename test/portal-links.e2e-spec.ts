@@ -237,6 +237,70 @@ describe('portal links', () => {
     expect((await patch(portal, { enabled: true })).body.enabled).toBe(true);
   });
 
+  // Issue 36 (b): a portal link may change the URL, and then the test send carried the operator's secret header
+  // to the host the link's holder chose.
+  it("sends the operator's secret headers and token nowhere a portal link moves the subscription", async () => {
+    const OPERATOR_KEY = 'sk_operator_5f4e3d2c1b0a9988';
+    const OPERATOR_TOKEN = 'operator-token-0123456789abcdef';
+    const plant = nextId();
+    const c = await admin().subscribe({
+      url: `${receiver.url}/operator`,
+      token: OPERATOR_TOKEN,
+      headers: { 'X-Team': 'plants' },
+      secretHeaders: { 'X-Api-Key': OPERATOR_KEY },
+      filter: { plantIds: { min: plant, max: plant } },
+    });
+    const own = (await admin().call('POST', `/subscriptions/${c.id}/portal-links`, {})).body as { token: string };
+    const portal = as(own.token);
+    const patch = (body: object) => portal.call('PATCH', `/subscriptions/${c.id}`, body);
+    // The URL sent back as it is (the portal page does with every save): nothing stays behind.
+    expect((await patch({ url: `${receiver.url}/operator`, description: 'same' })).body).toMatchObject({
+      hasToken: true,
+      secretHeaderNames: ['X-Api-Key'],
+    });
+
+    const moved = await patch({ url: `${receiver.url}/holder` });
+    expect(moved.status).toBe(200);
+    expect(moved.body).toMatchObject({
+      url: `${receiver.url}/holder`,
+      hasToken: false,
+      secretHeaderNames: [],
+      headers: { 'X-Team': 'plants' }, // plain ones go on: the link shows them anyway
+    });
+    expect((await portal.call('POST', `/subscriptions/${c.id}/test`)).body.succeeded).toBe(true);
+    expect((await e2e.postPlant(gw.url, { id: plant, name: 'Moved fern' })).status).toBe(200);
+    await waitFor('the delivery to the new URL', () => receiver.on('/holder', plant)[0]);
+    const atHolder = receiver.on('/holder');
+    expect(atHolder).toHaveLength(2); // the test and the delivery
+    for (const got of atHolder) {
+      expect(got.headers['x-team']).toBe('plants');
+      expect(got.headers['x-api-key']).toBeUndefined();
+      expect(got.headers.authorization).toBeUndefined();
+      expect(JSON.stringify(got)).not.toMatch(new RegExp(`${OPERATOR_KEY}|${OPERATOR_TOKEN}`));
+    }
+    const audit = await admin().call('GET', `/audit?subscriptionId=${c.id}`);
+    expect(audit.body.items).toContainEqual(
+      expect.objectContaining({
+        actor: expect.stringMatching(/^portal-link:/),
+        details: expect.objectContaining({ leftBehindWithTheOldUrl: { token: true, secretHeaders: ['X-Api-Key'] } }),
+      }),
+    );
+    expect(JSON.stringify(audit.body)).not.toContain(OPERATOR_KEY);
+
+    // What the same change sets, the holder gave: it goes with the new URL.
+    const own2 = await patch({
+      url: `${receiver.url}/holder2`,
+      token: 'holders-own-token-0123',
+      secretHeaders: { 'X-Holder-Key': 'holders-own-key' },
+    });
+    expect(own2.body).toMatchObject({ hasToken: true, secretHeaderNames: ['X-Holder-Key'] });
+    // The operator's own change of the URL keeps them: its credentials, its choice.
+    await admin().call('PATCH', `/subscriptions/${c.id}`, { secretHeaders: { 'X-Api-Key': OPERATOR_KEY } });
+    const byOperator = await admin().call('PATCH', `/subscriptions/${c.id}`, { url: `${receiver.url}/operator` });
+    expect(byOperator.body).toMatchObject({ hasToken: true, secretHeaderNames: ['X-Api-Key', 'X-Holder-Key'] });
+    expect((await admin().call('DELETE', `/subscriptions/${c.id}`)).status).toBe(204);
+  });
+
   // Issue 36 (c): an operational subscription receives Plant Store's own events, which are the operator's.
   it('is not made for an operational subscription, and one made before opens nothing', async () => {
     const ops = await admin().subscribe({ url: `${receiver.url}/ops`, kind: 'operational' });

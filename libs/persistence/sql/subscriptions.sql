@@ -49,6 +49,7 @@ SELECT * FROM subscriptions WHERE id = $1 AND deleted_at IS NULL;
 -- $15: all its custom headers now (jsonb), or null to keep them
 -- $16: all its secret headers now (jsonb, sealed values), or null to keep them
 -- $17: whether a portal link makes the change (it cannot enable what the operator disabled)
+-- $18: the URL the headers and token written were decided for (else no change), or null when neither is written
 UPDATE subscriptions SET
          url = COALESCE($2, url),
          max_deliveries_per_second = CASE WHEN $11::boolean THEN $12::float8 ELSE max_deliveries_per_second END,
@@ -74,6 +75,7 @@ UPDATE subscriptions SET
          updated_at = now()
        WHERE id = $1 AND deleted_at IS NULL
          AND NOT ($17::boolean AND COALESCE($5, false) AND NOT enabled AND disabled_by_operator)
+         AND ($18::text IS NULL OR url = $18)
        RETURNING *;
 
 -- delete-subscription

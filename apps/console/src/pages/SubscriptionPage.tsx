@@ -206,6 +206,10 @@ function EditForm({
       <form onSubmit={submit} aria-label="Edit subscription">
         <label>
           Receiver URL
+          {/* The API drops them with a portal link's new URL (they were the operator's, for this one): say so first. */}
+          {PORTAL && (s.hasToken || s.secretHeaderNames.length > 0) && (
+            <small> (a new URL removes the token and secret headers set for this one)</small>
+          )}
           <input type="url" value={url} onChange={(e) => setUrl(e.target.value)} required size={40} />
         </label>
         <label>

@@ -30,3 +30,23 @@ export const operatorDisabled = (row: SubscriptionRow) =>
       errors: [{ field: 'enabled', message: 'cannot be set through a portal link while the operator has it disabled' }],
     },
   );
+
+/** The operator's credentials a portal link's change of the URL leaves behind, for the audit trail. */
+export interface LeftBehind {
+  token: boolean;
+  secretHeaders: string[];
+}
+
+/**
+ * A portal link's change of the URL (to another one): the operator's secret headers and token were given for the
+ * URL the operator set, and whoever holds the link must not have them sent to a host of its choosing. They stay
+ * behind, all of them: only what the same change sets (a token, a secret header: the holder's own) goes with the
+ * new URL. Null when the change keeps the URL. Plain headers go on: the link shows them anyway.
+ */
+export function leftBehindByPortal(current: SubscriptionRow, body: SubscriptionUpdateBody): LeftBehind | null {
+  if (body.url === undefined || body.url === current.url) return null;
+  return {
+    token: current.token !== null && body.token === undefined,
+    secretHeaders: Object.keys(current.secret_headers).sort(),
+  };
+}

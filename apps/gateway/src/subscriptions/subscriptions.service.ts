@@ -24,6 +24,7 @@ import {
   AuditRepository,
   CustomHeaders,
   SendableSubscription,
+  SubscriptionChange,
   SubscriptionKind,
   SubscriptionRepository,
   SubscriptionRow,
@@ -35,7 +36,7 @@ import {
   SubscriptionWithSecretDto,
   updateAudit,
 } from './subscription.dto';
-import { assertPortalMayChange, operatorDisabled } from './portal-changes';
+import { assertPortalMayChange, LeftBehind, leftBehindByPortal, operatorDisabled } from './portal-changes';
 import { SubscriptionTester, SubscriptionTestResultDto } from './subscription-tester';
 
 /** What a test send carries when the operator gives no plant. */
@@ -122,19 +123,44 @@ export class SubscriptionsService {
     if (body.filter || body.eventTypes !== undefined)
       checkKind(found(await this.subscriptions.findById(id), id).kind, body);
     if (body.filter) checkFilter(body.filter);
-    const { headers: plain, secretHeaders: secret, ...rest } = body;
-    let headers: CustomHeaders | undefined;
-    // The headers are written whole, as the change leaves them, checked together (and with the token).
-    if (plain !== undefined || secret !== undefined || body.token !== undefined) {
-      const current = found(await this.subscriptions.findById(id), id);
-      headers = mergeCustomHeaders(this.subscriptions.headersOf(current), { plain, secret });
-      checkHeaders(headers, body.token !== undefined ? body.token !== null : current.token !== null);
-      if (plain === undefined && secret === undefined) headers = undefined; // checked only: a token set
-    }
-    const updated = await this.subscriptions.update(id, { ...rest, headers, byPortal });
+    const { headers: _plain, secretHeaders: _secret, ...rest } = body;
+    const { credentials, leftBehind } = await this.credentialsChange(id, body, byPortal);
+    const change: SubscriptionChange = { ...rest, ...credentials, byPortal };
+    const updated = await this.subscriptions.update(id, change);
     if (!updated) throw whyUnchanged(found(await this.subscriptions.findById(id), id), byPortal);
-    await this.audit.record({ actor, subscription_id: id, ...updateAudit(body) });
+    const audit = updateAudit(body);
+    if (leftBehind) audit.details = { ...audit.details, leftBehindWithTheOldUrl: leftBehind };
+    await this.audit.record({ actor, subscription_id: id, ...audit });
     return mapSubscription(updated);
+  }
+
+  /**
+   * The headers and token a change writes: whole, as it leaves them, checked together, for the URL read here (if it
+   * changes meanwhile, the statement changes nothing: credentialsFor). A portal link's change of the URL leaves the
+   * operator's secret headers and token behind (portal-changes.ts).
+   */
+  private async credentialsChange(
+    id: string,
+    body: SubscriptionUpdateBody,
+    byPortal: boolean,
+  ): Promise<{
+    credentials: Pick<SubscriptionChange, 'headers' | 'token' | 'credentialsFor'>;
+    leftBehind: LeftBehind | null;
+  }> {
+    const { headers: plain, secretHeaders: secret } = body;
+    if (plain === undefined && secret === undefined && body.token === undefined && !(byPortal && body.url))
+      return { credentials: {}, leftBehind: null };
+    const current = found(await this.subscriptions.findById(id), id);
+    const headers = this.subscriptions.headersOf(current);
+    const leftBehind = byPortal ? leftBehindByPortal(current, body) : null;
+    const credentials: Pick<SubscriptionChange, 'headers' | 'token' | 'credentialsFor'> = {};
+    if (body.token !== undefined || leftBehind) credentials.token = body.token ?? null;
+    if (leftBehind) headers.secret = {};
+    const next = mergeCustomHeaders(headers, { plain, secret });
+    checkHeaders(next, credentials.token !== undefined ? credentials.token !== null : current.token !== null);
+    if (plain !== undefined || secret !== undefined || leftBehind) credentials.headers = next; // else: a token, checked
+    if (credentials.headers || credentials.token !== undefined) credentials.credentialsFor = current.url;
+    return { credentials, leftBehind };
   }
 
   async delete(id: string, actor: string): Promise<void> {
@@ -232,7 +258,8 @@ export const subscriptionNotFound = (id: string) => ProblemException.of('notFoun
 
 /**
  * Why an update changed no row of a subscription that is there: a portal link's enable, which the operator's disable
- * holds; else it changed meanwhile (the operator enabled it since), and the change is to be sent again.
+ * holds; else it changed meanwhile (its URL since the headers were read, or the operator enabled it), and the change
+ * is to be sent again.
  */
 function whyUnchanged(row: SubscriptionRow, byPortal: boolean): ProblemException {
   if (byPortal && !row.enabled && row.disabled_by_operator) return operatorDisabled(row);

@@ -317,7 +317,7 @@ export interface paths {
         head?: never;
         /**
          * Enable or disable, or change the url or token
-         * @description A portal link may change `url`, `token`, `description` and `enabled`; `filter` (which plants the subscriber is sent) stays the operator's: a portal token that sends it gets 403 naming the field. A subscription an admin disabled stays disabled until an admin enables it: a portal token that enables it gets 409 saying so.
+         * @description A portal link may change `url`, `token`, `description` and `enabled`; `filter` (which plants the subscriber is sent) stays the operator's: a portal token that sends it gets 403 naming the field. A subscription an admin disabled stays disabled until an admin enables it: a portal token that enables it gets 409 saying so. A portal token's change of `url` removes the secret headers and the token (they were given for the URL the operator set), but those the same change sets. Headers and a token are written for the URL the change read: 409 if it changed meanwhile.
          */
         patch: operations["updateSubscription"];
         trace?: never;

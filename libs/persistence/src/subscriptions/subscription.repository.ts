@@ -105,6 +105,8 @@ export interface SubscriptionChange {
   headers?: CustomHeaders;
   /** Made through a portal link: its disable is not the operator's, and it cannot enable what the operator disabled. */
   byPortal?: boolean;
+  /** The URL `headers` and `token` were decided for: when it is no longer the subscription's, nothing changes. */
+  credentialsFor?: string;
 }
 
 /** What a test send needs, credentials opened: they go to the subscriber's URL and nowhere else. */
@@ -176,7 +178,10 @@ export class SubscriptionRepository implements SubscriberSource {
     return rows[0] ?? null;
   }
 
-  /** Null when there is no such subscription, or a portal link would enable one the operator disabled. */
+  /**
+   * Null when there is no such subscription, a portal link would enable one the operator disabled, or its URL is no
+   * longer `credentialsFor`.
+   */
   async update(id: string, change: SubscriptionChange): Promise<SubscriptionRow | null> {
     const { rows } = await this.pool.query<SubscriptionRow>(UPDATE_SUBSCRIPTION.text, [
       id,
@@ -196,6 +201,7 @@ export class SubscriptionRepository implements SubscriberSource {
       change.headers === undefined ? null : JSON.stringify(change.headers.plain),
       change.headers === undefined ? null : JSON.stringify(this.sealHeaders(change.headers.secret, id)),
       change.byPortal ?? false,
+      change.credentialsFor ?? null,
     ]);
     return rows[0] ?? null;
   }

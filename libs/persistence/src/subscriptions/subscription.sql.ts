@@ -43,7 +43,9 @@ export const FIND_SUBSCRIPTION = statement({
  * A partial change: a null leaves its column as it is. Disabling keeps (or sets) a reason; enabling a disabled one
  * clears it and starts its health afresh (circuit closed, no failures, no pause): the admin says it is fixed. An
  * admin's disable marks it the operator's (disabled_by_operator, migration 24), and then a portal link's enable
- * changes nothing (no row: the caller says why); a portal link's own disable leaves the mark as it is.
+ * changes nothing (no row: the caller says why); a portal link's own disable leaves the mark as it is. Headers and
+ * a token are written whole, as decided for the URL the caller read: if the URL changed since, nothing changes, so
+ * credentials meant for one URL never land on another (a portal link's change of it drops them).
  */
 export const UPDATE_SUBSCRIPTION = statement({
   name: 'update-subscription',
@@ -66,6 +68,7 @@ export const UPDATE_SUBSCRIPTION = statement({
     'all its custom headers now (jsonb), or null to keep them',
     'all its secret headers now (jsonb, sealed values), or null to keep them',
     'whether a portal link makes the change (it cannot enable what the operator disabled)',
+    'the URL the headers and token written were decided for (else no change), or null when neither is written',
   ],
   text: `UPDATE subscriptions SET
          url = COALESCE($2, url),
@@ -92,6 +95,7 @@ export const UPDATE_SUBSCRIPTION = statement({
          updated_at = now()
        WHERE id = $1 AND deleted_at IS NULL
          AND NOT ($17::boolean AND COALESCE($5, false) AND NOT enabled AND disabled_by_operator)
+         AND ($18::text IS NULL OR url = $18)
        RETURNING *`,
 });
 
