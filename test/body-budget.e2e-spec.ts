@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { ChildProcess } from 'node:child_process';
 import { adminClient } from '../tools/support/admin';
-import { exitOf, freePort, spawnBuiltApp } from '../tools/support/processes';
+import { exitOf, freePort, spawnReadyGateway } from '../tools/support/processes';
 import * as e2e from '../tools/support/stack';
 import { waitFor } from '../tools/support/wait';
 
@@ -20,7 +20,6 @@ const TOKENS = Array.from({ length: 6 }, (_, i) => `e2e-body-budget-token-${i}-$
 
 describe('the body budget under 3,500 held 64 KiB bodies', () => {
   let child: ChildProcess;
-  let output: string[];
   let url: string;
   let metricsUrl: string;
   const nextId = e2e.plantIds();
@@ -30,8 +29,8 @@ describe('the body budget under 3,500 held 64 KiB bodies', () => {
     // The gateway is ready once its topic exists: created here, not left to whichever suite ran before.
     await e2e.prepareTestInfrastructure();
     const [port, metricsPort] = [await freePort(), await freePort()];
-    ({ child, output } = spawnBuiltApp(
-      'gateway',
+    url = `http://127.0.0.1:${port}`;
+    ({ child } = await spawnReadyGateway(
       e2e.baseEnv({
         PORT: String(port),
         HOST: '127.0.0.1',
@@ -41,17 +40,9 @@ describe('the body budget under 3,500 held 64 KiB bodies', () => {
         // the budget's bound does not depend on it (the replayed attack held for the default 30 s).
         HTTP_REQUEST_TIMEOUT_MS: '120000',
       }),
+      url,
     ));
-    url = `http://127.0.0.1:${port}`;
     metricsUrl = `http://127.0.0.1:${metricsPort}`;
-    await waitFor(
-      'the gateway to be ready',
-      async () => (await fetch(`${url}/readyz`).catch(() => null))?.ok,
-      30000,
-      200,
-    ).catch((err) => {
-      throw new Error(`${err.message}\n${output.join('')}`);
-    });
   });
 
   afterEach(() => open.splice(0).forEach((s) => s.destroy()));

@@ -2,9 +2,8 @@ import { readFileSync } from 'node:fs';
 import zlib from 'node:zlib';
 import { ChildProcess } from 'node:child_process';
 import { buildOpenApiDocument } from '@app/contracts';
-import { exitOf, freePort, spawnBuiltApp } from '../tools/support/processes';
+import { exitOf, freePort, spawnReadyGateway } from '../tools/support/processes';
 import * as e2e from '../tools/support/stack';
-import { waitFor } from '../tools/support/wait';
 
 // Issue 25, "work before authentication": a 53-byte brotli body (64 MiB of spaces, window 24) made the decoder
 // allocate a 16 MiB window, and the decoder ran in a preParsing hook, before the bearer guard. Fifty such
@@ -12,23 +11,14 @@ import { waitFor } from '../tools/support/wait';
 // Replayed here against the built gateway in its own process, whose peak RSS (VmHWM) the kernel reports.
 describe('decompression bombs', () => {
   let child: ChildProcess;
-  let output: string[];
   let url: string;
 
   beforeAll(async () => {
     // The gateway is ready once its topic exists: created here, not left to whichever suite ran before.
     await e2e.prepareTestInfrastructure();
     const port = await freePort();
-    ({ child, output } = spawnBuiltApp('gateway', e2e.baseEnv({ PORT: String(port), HOST: '127.0.0.1' })));
     url = `http://127.0.0.1:${port}`;
-    await waitFor(
-      'the gateway to be ready',
-      async () => (await fetch(`${url}/readyz`).catch(() => null))?.ok,
-      30000,
-      200,
-    ).catch((err) => {
-      throw new Error(`${err.message}\n${output.join('')}`);
-    });
+    ({ child } = await spawnReadyGateway(e2e.baseEnv({ PORT: String(port), HOST: '127.0.0.1' }), url));
   });
 
   afterAll(async () => {

@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 // The launcher knows where the build puts each app: asked, not repeated.
 import { appNodeFlags, builtAppEntry } from '../local-stack/apps';
+import { waitFor } from './wait';
 
 /** The built app (tools/test.js builds before jest), run as its own process so a test can signal it. */
 export function spawnBuiltApp(
@@ -17,6 +18,23 @@ export function spawnBuiltApp(
   child.stderr!.on('data', (d) => output.push(String(d)));
   child.once('exit', (code, signal) => output.push(`[${app} exited: code ${code}, signal ${signal}]`));
   return { child, output };
+}
+
+/** The built gateway in a process of its own, resolved once /readyz answers 200 (its output in the error if not). */
+export async function spawnReadyGateway(
+  env: NodeJS.ProcessEnv,
+  url: string,
+): Promise<{ child: ChildProcess; output: string[] }> {
+  const started = spawnBuiltApp('gateway', env);
+  await waitFor(
+    'the gateway to be ready',
+    async () => (await fetch(`${url}/readyz`).catch(() => null))?.ok,
+    30000,
+    200,
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}\n${started.output.join('')}`);
+  });
+  return started;
 }
 
 export function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {

@@ -24,41 +24,26 @@ export function instruments(registry: Registry) {
       labelNames: readonly L[] = [],
       /** Sets the counter from a running total kept elsewhere when it is scraped (the total only grows). */
       collect?: (counter: Counter<L>) => void,
-    ) =>
-      new Counter<L>({
-        name,
-        help,
-        labelNames,
-        registers,
-        ...(collect
-          ? {
-              collect(this: Counter<L>) {
-                collect(this);
-              },
-            }
-          : {}),
-      }),
+    ) => new Counter<L>({ name, help, labelNames, registers, ...onScrape(collect) }),
     gauge: <L extends string>(
       name: string,
       help: string,
       labelNames: readonly L[] = [],
       /** Sets the gauge when it is scraped, rather than on every change. */
       collect?: (gauge: Gauge<L>) => void,
-    ) =>
-      new Gauge<L>({
-        name,
-        help,
-        labelNames,
-        registers,
-        ...(collect
-          ? {
-              collect(this: Gauge<L>) {
-                collect(this);
-              },
-            }
-          : {}),
-      }),
+    ) => new Gauge<L>({ name, help, labelNames, registers, ...onScrape(collect) }),
     histogram: <L extends string>(name: string, help: string, buckets: number[], labelNames: readonly L[] = []) =>
       new Histogram<L>({ name, help, buckets, labelNames, registers }),
   };
+}
+
+/** prom-client's `collect` option, which it calls with the metric as `this` on each scrape. */
+function onScrape<M>(collect?: (metric: M) => void): { collect?: (this: M) => void } {
+  return collect
+    ? {
+        collect(this: M) {
+          collect(this);
+        },
+      }
+    : {};
 }
