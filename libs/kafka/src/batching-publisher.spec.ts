@@ -20,6 +20,33 @@ function fakeProducer() {
 const tick = () => new Promise((r) => setImmediate(r));
 
 describe(BatchingPublisher.name, () => {
+  it('keeps each produce request under its byte bound, so the broker never refuses a batch for its size', async () => {
+    const fake = fakeProducer();
+    const sut = new BatchingPublisher(fake.producer, 1000, {}, { maxBatchBytes: 200 * 1024 });
+    const big = 'x'.repeat(64 * 1024);
+    const all = Array.from({ length: 10 }, (_, i) => sut.publish('t', { key: String(i), value: big }, 5000));
+    for (let i = 0; i < 4; i++) {
+      await tick(); // the ack's continuation schedules the next flush on the next turn
+      await tick();
+      fake.ack();
+    }
+    await Promise.all(all);
+    expect(fake.calls.map((c) => c[0].n)).toEqual([3, 3, 3, 1]);
+  });
+
+  it('sends a record alone when it is past the bound by itself', async () => {
+    const fake = fakeProducer();
+    const sut = new BatchingPublisher(fake.producer, 1000, {}, { maxBatchBytes: 10 });
+    const all = [sut.publish('t', { value: 'x'.repeat(50) }, 5000), sut.publish('t', { value: 'y' }, 5000)];
+    for (let i = 0; i < 2; i++) {
+      await tick();
+      await tick();
+      fake.ack();
+    }
+    await Promise.all(all);
+    expect(fake.calls.map((c) => c[0].n)).toEqual([1, 1]);
+  });
+
   it('sends concurrent publishes as one request and resolves them only after the ack', async () => {
     const fake = fakeProducer();
     const sut = new BatchingPublisher(fake.producer);

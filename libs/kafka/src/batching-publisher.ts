@@ -30,6 +30,25 @@ export interface PublisherOptions {
   laneOf?(topic: string, message: Message): string;
   /** The broker-side acks=all wait of each produce request (Kafka answers REQUEST_TIMED_OUT after it). */
   ackTimeoutMs?: number;
+  /**
+   * The most bytes of records in one produce request (DEFAULT_MAX_BATCH_BYTES unless given). A lane's records go to
+   * one partition as one record batch, which the broker refuses whole past its `message.max.bytes` (1 MiB by
+   * default): a thousand 64 KiB webhooks in one request were all answered MESSAGE_TOO_LARGE (issue #34's replay).
+   */
+  maxBatchBytes?: number;
+}
+
+/** Under Kafka's default message.max.bytes (1,048,588) with room for the batch's own framing. */
+export const DEFAULT_MAX_BATCH_BYTES = 768 * 1024;
+
+/** What a record weighs in a produce request: its key, value and headers (framing aside). */
+export function recordBytes(message: Message): number {
+  const size = (v: unknown) =>
+    v == null ? 0 : Buffer.isBuffer(v) ? v.length : Buffer.byteLength(typeof v === 'string' ? v : String(v));
+  let n = size(message.key) + size(message.value);
+  for (const [k, v] of Object.entries(message.headers ?? {}))
+    n += Buffer.byteLength(k) + (Array.isArray(v) ? v.reduce((a: number, x) => a + size(x), 0) : size(v));
+  return n;
 }
 
 interface Lane {
@@ -117,7 +136,15 @@ export class BatchingPublisher {
 
   private flush(lane: Lane) {
     if (lane.inFlight || lane.queue.length === 0) return;
-    const batch = lane.queue.splice(0, this.maxBatch);
+    // As many records as fit the count and the bytes (always one: a record alone past the bound is the broker's
+    // to refuse, and the gateway's WEBHOOK_MAX_BYTES keeps it far below).
+    const maxBytes = this.options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES;
+    let count = 0;
+    for (let bytes = 0; count < Math.min(this.maxBatch, lane.queue.length); count++) {
+      bytes += recordBytes(lane.queue[count].message);
+      if (count > 0 && bytes > maxBytes) break;
+    }
+    const batch = lane.queue.splice(0, count);
     batch.forEach((item) => (item.sent = true));
     const byTopic = new Map<string, Message[]>();
     for (const item of batch) {
