@@ -100,7 +100,9 @@ describe('the body budget under 3,500 held 64 KiB bodies', () => {
       answer: () => text,
       finish: async () => {
         socket.write(pad.subarray(head, padded));
-        socket.end(suffix);
+        // Not end(): Node's server aborts a request whose sender half-closes before the answer (httpAllowHalfOpen
+        // is off). `Connection: close` has the gateway close once it has answered.
+        socket.write(suffix);
         await closed;
         return Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
       },
