@@ -13,7 +13,7 @@ import { Pool } from 'pg';
 import { build } from '../local-stack/build';
 import { stopEverythingOnInterrupt } from '../local-stack/supervisor';
 import { audit, ScenarioResult, settle, topicSize } from './audit';
-import { forcedRejoins, notReadyWorkers } from './consumers';
+import { forcedRejoins, notReadyWorkers, rejoinsBetween } from './consumers';
 import { ChaosReceiver } from './receiver';
 import { FaultContext, Profile, PROFILES, SCENARIOS } from './scenarios';
 import { sendPlants } from './sender';
@@ -78,7 +78,7 @@ export async function runChaos(
         result.deadLettered = (await topicSize(stack.brokers, 'plant.created.dlq')) - dlqBefore;
         result.passed &&= result.deadLettered >= ctx.poisoned;
       }
-      result.forcedRejoins = (await forcedRejoins(stack)) - rejoinsBefore;
+      result.forcedRejoins = rejoinsBetween(rejoinsBefore, await forcedRejoins(stack));
       result.failures = [...ctx.failures, ...(scenario.check?.(ledger, ctx) ?? [])];
       // Something never arrived: say which consumer was stuck and why, as its worker's /readyz tells it.
       if (!Number.isFinite(result.recoveredAfterS) || result.lost > 0)
