@@ -85,14 +85,33 @@ describe('ConsumerProgress', () => {
     emit('GROUP_JOIN', { memberAssignment: { 'plant.created': [0, 1] } });
     lag.set(1, 0);
     lag.set(0, 42);
+    expect(p.check()).toBeNull(); // the watchdog looks every few seconds: it sees the lag from here on
     for (let i = 0; i < 6; i++) {
       now += 5_000;
       emit('FETCH_START');
       emit('START_BATCH_PROCESS', { topic: 'plant.created', partition: 1 });
       emit('END_BATCH_PROCESS', { topic: 'plant.created', partition: 1 });
+      if (i < 5) expect(p.check()).toBeNull();
     }
     now += 1;
     expect(p.check()).toMatch(/partition plant.created:0 is 42 records behind and was not consumed for 30s/);
+  });
+
+  it('counts unconsumed lag only from when it could be read: an outage is not the consumer’s', () => {
+    const { p, emit } = progress();
+    emit('GROUP_JOIN', { memberAssignment: { 'plant.created': [0] } });
+    for (let i = 0; i < 8; i++) {
+      now += 5_000; // the brokers are away: fetches fail, and so does every lag sample
+      emit('FETCH_START');
+      expect(p.check()).toBeNull();
+    }
+    lag.set(0, 42); // they are back: the first sample shows the backlog
+    expect(p.check()).toBeNull();
+    now += 30_000;
+    emit('FETCH_START');
+    expect(p.check()).toBeNull();
+    now += 1;
+    expect(p.check()).toMatch(/42 records behind and was not consumed for 30s/);
   });
 
   it('lag on a partition another member owns is not this consumer’s', () => {

@@ -36,6 +36,13 @@ export class ConsumerProgress {
   private readonly handling = new Map<Key, number>();
   /** When each owned partition last ended a batch (or was assigned). */
   private readonly consumedAt = new Map<Key, number>();
+  /**
+   * Since when each owned partition's lag has been seen, without a gap in the samples. A broker outage clears the
+   * samples (lag cannot be read) and with them this: a partition without a leader cannot be consumed, and that
+   * time is not the consumer's to answer for (counting it replaced consumers two seconds after the brokers came
+   * back, for no good).
+   */
+  private readonly lagSeenSince = new Map<Key, number>();
 
   constructor(private readonly options: WatchdogOptions) {
     this.now = options.now ?? Date.now;
@@ -73,6 +80,7 @@ export class ConsumerProgress {
     );
     this.consumedAt.clear();
     for (const { key } of this.assigned) this.consumedAt.set(key, now);
+    this.lagSeenSince.clear();
   }
 
   left(error: string | null): void {
@@ -93,8 +101,13 @@ export class ConsumerProgress {
     if (quiet > stallMs) return `no fetch, heartbeat or batch for ${secs(quiet)}`;
     for (const { key, topic, partition } of this.assigned) {
       const behind = this.options.lagOf?.(topic, partition) ?? 0;
-      if (behind <= 0 || this.handling.has(key)) continue;
-      const idle = now - (this.consumedAt.get(key) ?? now);
+      if (behind <= 0) {
+        this.lagSeenSince.delete(key);
+        continue;
+      }
+      if (!this.lagSeenSince.has(key)) this.lagSeenSince.set(key, now);
+      if (this.handling.has(key)) continue;
+      const idle = now - Math.max(this.consumedAt.get(key) ?? now, this.lagSeenSince.get(key)!);
       if (idle > stallMs) return `partition ${key} is ${behind} records behind and was not consumed for ${secs(idle)}`;
     }
     return null;
