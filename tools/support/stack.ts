@@ -105,6 +105,14 @@ export function prepareTestInfrastructure(): Promise<void> {
 }
 
 /**
+ * The same for a suite's own environment, e.g. with a KAFKA_TOPIC_PREFIX of its own: a suite that floods its topic
+ * (big or many records) keeps the shared plant.created to the suites that read it from its start.
+ */
+export function prepareInfrastructureFor(env: NodeJS.ProcessEnv): Promise<void> {
+  return prepareInfrastructure(loadConfig(workerEnvSchema, env), createLogger('e2e-setup', 'warn'));
+}
+
+/**
  * A consumer of `topic` from the beginning, in a group of its own, resolved only once it has joined the group
  * (on a fresh broker the first join waits for the offsets topic to be created).
  */
