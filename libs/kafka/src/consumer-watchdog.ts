@@ -1,15 +1,15 @@
 import type { Consumer } from 'kafkajs';
 
 /**
- * Why a consumer is judged stuck, or null while it is not. The fault suite saw kafkajs 2.2.4 consumers go
+ * Why a consumer is judged stuck, or null while it is not. The fault suite once saw kafkajs 2.2.4 consumers go
  * silent for good after the group coordinator moved (NOT_COORDINATOR on Heartbeat and OffsetCommit, then no
- * fetch, no error, no crash: its fetch manager waits for a fetcher that never ends). Nothing inside kafkajs
- * notices, so this watches from outside, by what a live consumer always does:
+ * fetch, no error, no crash; issue #33, cause inside kafkajs not confirmed). Nothing inside kafkajs notices, so
+ * this watches from outside, by what a live consumer always does:
  * - a member of its group fetches (an idle partition's fetch returns empty after maxWaitTime), heartbeats
  *   (also while a handler retries a database outage: ingest's retry loop heartbeats), or ends batches;
  * - a consumer that lost its membership (a rebalance, a crash kafkajs restarts) regains it;
  * - a partition it owns that has lag gets consumed, unless one of its batches is still being handled.
- * Past `stallMs` on any of these, the owner rejoins with a new consumer (ConsumerWatchdog.onStuck).
+ * Past `stallMs` on any of these, the owner rejoins with a new consumer (ConsumerWatchdog's `rejoin`).
  */
 export type StallReason = string | null;
 
