@@ -133,7 +133,6 @@ describe('ConsumerWatchdog', () => {
     let replacement: ReturnType<typeof fakeConsumer> | null = null;
     const reasons: string[] = [];
     const dog: ConsumerWatchdog = new ConsumerWatchdog({
-      name: 'ingest',
       stallMs: 10_000,
       now: () => now,
       onVerdict: (r) => verdicts.push(r),

@@ -115,8 +115,6 @@ export class ConsumerProgress {
 }
 
 export interface ConsumerWatchdogOptions extends WatchdogOptions {
-  /** What it watches, in log lines and metrics ('ingest', 'dead-letter archive'). */
-  name: string;
   /** How often it looks. */
   checkEveryMs?: number;
   /** Replaces the stuck consumer; the watchdog waits for it before it looks again. */
@@ -143,10 +141,6 @@ export class ConsumerWatchdog {
     return this.progress;
   }
 
-  get current(): ConsumerProgress | null {
-    return this.progress;
-  }
-
   start(): void {
     const every = this.options.checkEveryMs ?? Math.max(1000, Math.floor(this.options.stallMs / 6));
     this.timer ??= setInterval(() => void this.tick(), every);
@@ -170,4 +164,16 @@ export class ConsumerWatchdog {
       .finally(() => (this.rejoining = null));
     await this.rejoining;
   }
+}
+
+/**
+ * Lets a replaced consumer go: asks it to disconnect and waits at most `ms` (a stuck kafkajs consumer may never
+ * finish stopping; what it does after that is no longer waited for).
+ */
+export async function letGo(consumer: Consumer, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    consumer.disconnect().catch(() => undefined),
+    new Promise((resolve) => (timer = setTimeout(resolve, ms))),
+  ]).finally(() => clearTimeout(timer));
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { Consumer, Kafka } from 'kafkajs';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
-import { ConsumerWatchdog, explainKafkaError, kafkaClientConfig, topicNamesFrom } from '@app/kafka';
+import { ConsumerWatchdog, explainKafkaError, letGo, kafkaClientConfig, topicNamesFrom } from '@app/kafka';
 import { DeadLetterRepository } from '@app/persistence';
 import { ConsumerState } from '../health/consumer-state';
 import { toArchivedDeadLetter } from './dead-letter-record';
@@ -31,7 +31,6 @@ export class DeadLetterArchive implements OnApplicationBootstrap, OnModuleDestro
     this.kafka = new Kafka(kafkaClientConfig(config, 'plant-store-worker-dead-letters'));
     this.consumer = this.newConsumer();
     this.watchdog = new ConsumerWatchdog({
-      name: 'dead-letter archive',
       stallMs: config.KAFKA_CONSUMER_STALL_MS,
       rejoin: (reason) => this.rejoin(reason),
       onVerdict: (reason) =>
@@ -57,8 +56,7 @@ export class DeadLetterArchive implements OnApplicationBootstrap, OnModuleDestro
     if (this.stopping || this.state.blocked.has('dead-letter archive')) return;
     this.state.countRejoin('dead-letter archive');
     this.logger.error(`dead-letter archive consumer stuck: ${reason}; rejoining the group with a new consumer`);
-    const old = this.consumer;
-    await Promise.race([old.disconnect().catch(() => undefined), new Promise((r) => setTimeout(r, 10000).unref())]);
+    await letGo(this.consumer, 10000);
     if (this.stopping) return;
     this.consumer = this.newConsumer();
     await this.run(this.consumer);

@@ -2,7 +2,7 @@ import { ServerKafka, KafkaOptions } from '@nestjs/microservices';
 import { Consumer, EachBatchPayload, TopicPartitionOffset } from 'kafkajs';
 import { isObservable, lastValueFrom } from 'rxjs';
 import { PLANT_CREATED } from '@app/contracts';
-import { ConsumerWatchdog } from '@app/kafka';
+import { ConsumerWatchdog, letGo } from '@app/kafka';
 import { ConsumerState } from '../health/consumer-state';
 import { IngestBatch } from './ingest-batch';
 
@@ -35,7 +35,6 @@ export class IngestServer extends ServerKafka {
   ) {
     super(options);
     this.watchdog = new ConsumerWatchdog({
-      name: 'ingest',
       stallMs,
       lagOf: (topic, partition) => (topic === this.topicOf(PLANT_CREATED) ? this.state.lag.get(partition) : undefined),
       rejoin: (reason) => this.rejoin(reason),
@@ -93,7 +92,7 @@ export class IngestServer extends ServerKafka {
     this.state.consuming = false;
     this.logger.error(`ingest consumer stuck: ${reason}; leaving it and rejoining the group with a new consumer`);
     this.uncommitted.clear();
-    await settleWithin(old.disconnect(), Math.min(this.stallMs, 10000));
+    await letGo(old, Math.min(this.stallMs, 10000));
     if (this.closing) return;
     const fresh = this.client.consumer({ ...this.options.consumer, groupId: this.groupId });
     this.consumer = fresh;
@@ -182,13 +181,4 @@ export class IngestServer extends ServerKafka {
     const result = await handler(plantBatch);
     if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
   }
-}
-
-/** Waits for `work` at most `ms`; what it does after that, or how it fails, is no longer waited for. */
-async function settleWithin(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    work.catch(() => undefined),
-    new Promise((resolve) => (timer = setTimeout(resolve, ms))),
-  ]).finally(() => clearTimeout(timer));
 }
