@@ -105,7 +105,11 @@ export class IngestServer extends ServerKafka {
   async bindEvents(consumer: Consumer) {
     this.watchdog.track(consumer);
     this.watchdog.start();
+    // A consumer the watchdog replaced may still stop, disconnect or crash late (its leave is not waited for past
+    // 10 s): what it says then is no longer this worker's state.
+    const current = () => consumer === this.consumer;
     consumer.on(consumer.events.GROUP_JOIN, (e) => {
+      if (!current()) return;
       this.state.consuming = true;
       // Partitions we no longer own are someone else's to commit now: never move their offsets from here.
       const assigned = e.payload.memberAssignment ?? {};
@@ -117,6 +121,7 @@ export class IngestServer extends ServerKafka {
     }, this.commitIntervalMs);
     this.commitTimer.unref();
     consumer.on(consumer.events.CRASH, (e) => {
+      if (!current()) return;
       this.state.consuming = false;
       this.state.lastError = e.payload.restart
         ? String(e.payload.error?.message ?? e.payload.error)
@@ -126,8 +131,8 @@ export class IngestServer extends ServerKafka {
         this.logger.error(`consumer stopped: ${this.state.lastError}`);
       }
     });
-    consumer.on(consumer.events.STOP, () => (this.state.consuming = false));
-    consumer.on(consumer.events.DISCONNECT, () => (this.state.consuming = false));
+    consumer.on(consumer.events.STOP, () => current() && (this.state.consuming = false));
+    consumer.on(consumer.events.DISCONNECT, () => current() && (this.state.consuming = false));
 
     await consumer.subscribe({
       topics: [...this.messageHandlers.keys()].map((p) => this.topicOf(p)),
