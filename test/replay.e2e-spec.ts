@@ -85,6 +85,16 @@ describe('replay: failed deliveries, or everything since a time', () => {
     await accept({ id: once, name: 'Once' });
     await accept({ id: failing, name: 'Failing' });
     await accept({ id: retried, name: 'Retried' });
+    // One request at a time per subscriber: version 1 is sent from memory (and so appended to the log) only when
+    // nothing of A's is still in flight or waiting, so the failing and retried plants are answered for good first.
+    await waitFor(
+      'the failing and retried plants answered for good',
+      async () => {
+        const rows = await kept();
+        return rows.length === 4 && rows.every((r) => r.status !== 'pending');
+      },
+      30_000,
+    );
     await accept({ id: versions, name: 'Version 1' });
     await waitFor('version 1 delivered', () => got(versions).length === 1);
     await accept({ id: versions, name: 'Version 2' });
