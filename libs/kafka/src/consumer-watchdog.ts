@@ -165,15 +165,3 @@ export class ConsumerWatchdog {
     await this.rejoining;
   }
 }
-
-/**
- * Lets a replaced consumer go: asks it to disconnect and waits at most `ms` (a stuck kafkajs consumer may never
- * finish stopping; what it does after that is no longer waited for).
- */
-export async function letGo(consumer: Consumer, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    consumer.disconnect().catch(() => undefined),
-    new Promise((resolve) => (timer = setTimeout(resolve, ms))),
-  ]).finally(() => clearTimeout(timer));
-}

@@ -8,3 +8,4 @@ export * from './consumer-lag';
 export * from './kafka-errors';
 export * from './oauth-bearer';
 export * from './consumer-watchdog';
+export * from './severable-consumer';

@@ -1,7 +1,15 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { Consumer, Kafka } from 'kafkajs';
+import { Consumer } from 'kafkajs';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
-import { ConsumerWatchdog, explainKafkaError, letGo, kafkaClientConfig, topicNamesFrom } from '@app/kafka';
+import {
+  ConsumerWatchdog,
+  explainKafkaError,
+  letGo,
+  kafkaClientConfig,
+  SeverableConsumer,
+  severableConsumer,
+  topicNamesFrom,
+} from '@app/kafka';
 import { DeadLetterRepository } from '@app/persistence';
 import { ConsumerState } from '../health/consumer-state';
 import { toArchivedDeadLetter } from './dead-letter-record';
@@ -15,8 +23,7 @@ import { toArchivedDeadLetter } from './dead-letter-record';
 @Injectable()
 export class DeadLetterArchive implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(DeadLetterArchive.name);
-  private readonly kafka: Kafka;
-  private consumer: Consumer;
+  private current: SeverableConsumer;
   private readonly topic: string;
   /** Replaces a consumer that stopped making progress, as ingest's does (see ConsumerWatchdog). */
   private readonly watchdog: ConsumerWatchdog;
@@ -28,8 +35,7 @@ export class DeadLetterArchive implements OnApplicationBootstrap, OnModuleDestro
     @Inject(APP_CONFIG) private readonly config: WorkerConfig,
   ) {
     this.topic = topicNamesFrom(config).deadLetters;
-    this.kafka = new Kafka(kafkaClientConfig(config, 'plant-store-worker-dead-letters'));
-    this.consumer = this.newConsumer();
+    this.current = this.newConsumer();
     this.watchdog = new ConsumerWatchdog({
       stallMs: config.KAFKA_CONSUMER_STALL_MS,
       rejoin: (reason) => this.rejoin(reason),
@@ -38,11 +44,16 @@ export class DeadLetterArchive implements OnApplicationBootstrap, OnModuleDestro
     });
   }
 
-  private newConsumer(): Consumer {
-    return this.kafka.consumer({
+  /** Each consumer with a client of its own, so that one let go can be cut off (see severableConsumer). */
+  private newConsumer(): SeverableConsumer {
+    return severableConsumer(kafkaClientConfig(this.config, 'plant-store-worker-dead-letters'), {
       groupId: `${this.config.WORKER_GROUP_ID}-dead-letters`,
       maxBytes: 4 * 1024 * 1024, // a batch of dead letters is bounded in memory
     });
+  }
+
+  private get consumer(): Consumer {
+    return this.current.consumer;
   }
 
   async onApplicationBootstrap() {
@@ -56,9 +67,9 @@ export class DeadLetterArchive implements OnApplicationBootstrap, OnModuleDestro
     if (this.stopping || this.state.blocked.has('dead-letter archive')) return;
     this.state.countRejoin('dead-letter archive');
     this.logger.error(`dead-letter archive consumer stuck: ${reason}; rejoining the group with a new consumer`);
-    await letGo(this.consumer, 10000);
+    await letGo(this.current, 10000);
     if (this.stopping) return;
-    this.consumer = this.newConsumer();
+    this.current = this.newConsumer();
     await this.run(this.consumer);
   }
 
@@ -67,7 +78,8 @@ export class DeadLetterArchive implements OnApplicationBootstrap, OnModuleDestro
     this.watchdog.track(consumer);
     // A crash kafkajs does not retry (a denied READ on the topic or the group) is said once, naming the ACL.
     consumer.on(consumer.events.CRASH, (e) => {
-      if (e.payload.restart) return;
+      // A consumer let go crashes once severed, and is not restarted: that is no longer this archive's state.
+      if (e.payload.restart || consumer !== this.consumer) return;
       const need = /GROUP_/.test(String((e.payload.error as { type?: string }).type))
         ? { operation: 'READ' as const, resource: 'GROUP' as const, name: group }
         : { operation: 'READ' as const, resource: 'TOPIC' as const, name: this.topic };

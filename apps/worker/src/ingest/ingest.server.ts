@@ -1,8 +1,8 @@
 import { ServerKafka, KafkaOptions } from '@nestjs/microservices';
-import { Consumer, EachBatchPayload, TopicPartitionOffset } from 'kafkajs';
+import { Consumer, EachBatchPayload, KafkaConfig, TopicPartitionOffset } from 'kafkajs';
 import { isObservable, lastValueFrom } from 'rxjs';
 import { PLANT_CREATED } from '@app/contracts';
-import { ConsumerWatchdog, letGo } from '@app/kafka';
+import { ConsumerWatchdog, letGo, SeverableConsumer, severableConsumer } from '@app/kafka';
 import { ConsumerState } from '../health/consumer-state';
 import { IngestBatch } from './ingest-batch';
 
@@ -20,8 +20,9 @@ export interface TopicRouting {
  *   after the handler has stored its effects, never because a handler returned or a filter swallowed an error,
  *   and a topic without a handler is never committed past;
  * - it subscribes from the beginning, so a new group reads what the gateway wrote before it joined;
- * - topics are read under their configured names (TopicRouting), and the group's state is kept for health.
- * Everything else (client, producer, handler discovery, group id with its `-server` suffix) is Nest's.
+ * - topics are read under their configured names (TopicRouting), and the group's state is kept for health;
+ * - each consumer has a Kafka client of its own, so that one the watchdog replaces can be cut off for good.
+ * Everything else (the producer's client, handler discovery, group id with its `-server` suffix) is Nest's.
  */
 export class IngestServer extends ServerKafka {
   constructor(
@@ -47,6 +48,9 @@ export class IngestServer extends ServerKafka {
   private closing = false;
   /** A crash kafkajs will not retry (a denied ACL): only an operator ends it, and a rejoin would not. */
   private stoppedForGood = false;
+
+  /** The consumer now, with the means to cut it off (this.consumer is its consumer). */
+  private current: SeverableConsumer | null = null;
 
   /** Offsets of stored batches not yet committed, by topic:partition. */
   private readonly uncommitted = new Map<string, TopicPartitionOffset>();
@@ -79,6 +83,25 @@ export class IngestServer extends ServerKafka {
     }
   }
 
+  /** Nest's start, but the consumer from newConsumer(). */
+  async start(callback: () => void) {
+    this.consumer = this.newConsumer();
+    this.producer = this.client!.producer(this.options.producer);
+    this.registerConsumerEventListeners();
+    this.registerProducerEventListeners();
+    await this.consumer.connect();
+    await this.producer.connect();
+    await this.bindEvents(this.consumer);
+    callback();
+  }
+
+  /** A consumer of the group with a client of its own (Nest's client options): see severableConsumer. */
+  private newConsumer(): Consumer {
+    const client: KafkaConfig = { ...this.options.client, clientId: this.clientId, brokers: this.brokers };
+    this.current = severableConsumer(client, { ...this.options.consumer, groupId: this.groupId });
+    return this.current.consumer;
+  }
+
   /**
    * The watchdog's remedy for a stuck consumer: let it go (bounded: a stuck kafkajs consumer may never finish
    * stopping) and join the group with a new one, which reads from the group's committed offsets. What the old one
@@ -86,7 +109,7 @@ export class IngestServer extends ServerKafka {
    * only the new member commits.
    */
   private async rejoin(reason: string) {
-    const old = this.consumer;
+    const old = this.current;
     if (!old || !this.client || this.closing || this.stoppedForGood) return;
     this.state.countRejoin('ingest');
     this.state.consuming = false;
@@ -94,7 +117,7 @@ export class IngestServer extends ServerKafka {
     this.uncommitted.clear();
     await letGo(old, Math.min(this.stallMs, 10000));
     if (this.closing) return;
-    const fresh = this.client.consumer({ ...this.options.consumer, groupId: this.groupId });
+    const fresh = this.newConsumer();
     this.consumer = fresh;
     this.registerConsumerEventListeners();
     await fresh.connect();
