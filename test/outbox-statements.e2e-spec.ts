@@ -630,6 +630,20 @@ describe('the ingest statement and the claim', () => {
       expect(rest.more).toBe(false); // c's deliveries are pending but not due while it is disabled; b's were left out
     });
 
+    it("claims another subscriber's newer row past the older backlogs of a disabled and an excluded one", async () => {
+      // Issue 35: the claim took the 8 x limit oldest due rows before it left disabled subscribers out, so a
+      // disabled subscriber's backlog (a 410, the auto-disable, a portal link's PATCH, a replay) held everyone's
+      // retries back for good. Now the rows of a subscriber that may not be sent to are never read.
+      const [disabled, paused] = [await subscribe(), await subscribe()];
+      await storeAsRows(Array.from({ length: 100 }, (_, i) => event({ plantId: plantId + i })));
+      await pool.query('UPDATE subscriptions SET enabled = false WHERE id = $1', [disabled]);
+      const a = await subscribe();
+      await storeAsRows([event({ plantId: plantId + 500 })]);
+      const claim = await outbox.claimDue(5, [paused], 30_000);
+      expect(claim.claimed.map((d) => `${d.subscriptionId}:${d.plantId}`)).toEqual([`${a}:${plantId + 500}`]);
+      expect(claim.more).toBe(false);
+    });
+
     it('signs with a rotated-out secret only until its overlap ends', async () => {
       const a = await subscribe();
       await pool.query(

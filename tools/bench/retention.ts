@@ -116,7 +116,7 @@ async function main() {
                  DROP CONSTRAINT deliveries_subscription_id_event_id_key;
                DROP INDEX deliveries_due, deliveries_plant_order, deliveries_age`,
         build: `ALTER TABLE deliveries ADD PRIMARY KEY (id), ADD UNIQUE (seq), ADD UNIQUE (subscription_id, event_id);
-                CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE status = 'pending';
+                CREATE INDEX deliveries_due ON deliveries (subscription_id, next_attempt_at) WHERE status = 'pending';
                 CREATE INDEX deliveries_plant_order ON deliveries (subscription_id, plant_id, seq) WHERE status = 'pending';
                 CREATE INDEX deliveries_age ON deliveries USING brin (created_at)`,
       },

@@ -311,12 +311,25 @@ SELECT ok AS clear FROM clear;
 -- $2: subscriptions to leave out (saturated here)
 -- $3: the lease, ms
 -- $4: the lease's token
-WITH candidates AS MATERIALIZED (
-  SELECT d.id, d.subscription_id, d.plant_id, d.seq, d.next_attempt_at FROM deliveries d
-  WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-    AND (d.leased_until IS NULL OR d.leased_until < now())
-    AND NOT (d.subscription_id = ANY($2::uuid[]))
-  ORDER BY d.next_attempt_at
+WITH RECURSIVE waiting AS (
+  (SELECT d.subscription_id FROM deliveries d WHERE d.status = 'pending' ORDER BY d.subscription_id LIMIT 1)
+  UNION ALL
+  SELECT (SELECT d.subscription_id FROM deliveries d
+          WHERE d.status = 'pending' AND d.subscription_id > w.subscription_id
+          ORDER BY d.subscription_id LIMIT 1)
+  FROM waiting w WHERE w.subscription_id IS NOT NULL
+), sendable AS (
+  SELECT s.id FROM waiting w JOIN subscriptions s ON s.id = w.subscription_id
+  WHERE s.enabled AND NOT (s.id = ANY($2::uuid[]))
+), candidates AS MATERIALIZED (
+  SELECT c.* FROM sendable, LATERAL (
+    SELECT d.id, d.subscription_id, d.plant_id, d.seq, d.next_attempt_at FROM deliveries d
+    WHERE d.subscription_id = sendable.id AND d.status = 'pending' AND d.next_attempt_at <= now()
+      AND (d.leased_until IS NULL OR d.leased_until < now())
+    ORDER BY d.next_attempt_at
+    LIMIT $1 * 8
+  ) c
+  ORDER BY c.next_attempt_at
   LIMIT $1 * 8
 ), due AS (
   -- No ORDER BY: the candidates come oldest first and are checked one by one until the limit, not all of them
@@ -327,7 +340,6 @@ WITH candidates AS MATERIALIZED (
   -- (or finished) one since. FOR UPDATE re-evaluates these conditions on the row's newest version; without
   -- them two replicas claimed and sent the same delivery within milliseconds (found by the fault suite).
   WHERE d.status = 'pending' AND (d.leased_until IS NULL OR d.leased_until < now())
-    AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = c.subscription_id AND s.enabled)
     AND NOT EXISTS (
   SELECT 1 FROM deliveries earlier
   WHERE earlier.subscription_id = c.subscription_id AND earlier.plant_id = c.plant_id AND earlier.status = 'pending' AND earlier.seq < c.seq)
@@ -363,11 +375,9 @@ WITH candidates AS MATERIALIZED (
   s.headers, s.secret_headers
 )
 -- Always one row at least: how many were due tells the dispatcher whether to claim again as slots free up.
--- (Deliveries of disabled subscriptions stay pending without being due, so they do not count.)
+-- (Deliveries of disabled subscriptions stay pending without being due: they are not candidates.)
 -- In plant-id order: a subscriber's claimed deliveries queue in this order (a backfill's go out by plant id).
-SELECT claimed.*, n.due FROM (
-  SELECT count(*)::int AS due FROM candidates c JOIN subscriptions s ON s.id = c.subscription_id AND s.enabled
-) n LEFT JOIN claimed ON true
+SELECT claimed.*, n.due FROM (SELECT count(*)::int AS due FROM candidates) n LEFT JOIN claimed ON true
 ORDER BY claimed.plant_id;
 
 -- record-attempts

@@ -12,11 +12,17 @@ import {
 
 // Claims due deliveries for this dispatcher with a lease (not a held lock), so a crashed worker's claims
 // come back when the lease runs out. SKIP LOCKED lets replicas claim side by side. Per-plant order comes from
-// noEarlierPending. The oldest due rows come from the partial index first and only they are checked for an
-// earlier pending delivery, so a claim costs the same with a backlog of a million rows as with ten. (If more
-// than 8x the batch of the oldest due rows were all waiting behind earlier ones, this claim takes fewer; the
-// rest go out on later claims, as the earlier ones finish.) A replayed delivery whose plant has moved on is not
-// claimed but put back as it was (replayCurrent), so that it holds back nothing.
+// noEarlierPending.
+//
+// The claim visits subscribers, not rows: first the subscribers with pending rows (a loose scan of the partial
+// index, one probe per subscriber), then only the enabled ones this replica may send to now (not saturated,
+// paused or circuit-open here: $2), and from each of those its oldest due rows (the index by subscriber and due
+// time). So the rows of a disabled, deleted, paused or circuit-open subscriber are never read, whatever put them
+// there (a 410, the auto-disable, a portal link's PATCH, a replay or recover, a backfill): another subscriber's
+// retry goes out on its schedule, and a claim's cost grows with the number of subscribers waiting, never with the
+// size of another's backlog. (If more than 8x the batch of the oldest due rows all wait behind earlier ones, this
+// claim takes fewer; the rest go out on later claims, as the earlier ones finish.) A replayed delivery whose
+// plant has moved on is not claimed but put back as it was (replayCurrent), so that it holds back nothing.
 export const CLAIM = statement({
   name: 'claim',
   runBy: 'OutboxRepository.claimDue',
@@ -27,12 +33,25 @@ export const CLAIM = statement({
     "the lease's token",
   ],
   text: `
-WITH candidates AS MATERIALIZED (
-  SELECT d.id, d.subscription_id, d.plant_id, d.seq, d.next_attempt_at FROM deliveries d
-  WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-    AND (d.leased_until IS NULL OR d.leased_until < now())
-    AND NOT (d.subscription_id = ANY($2::uuid[]))
-  ORDER BY d.next_attempt_at
+WITH RECURSIVE waiting AS (
+  (SELECT d.subscription_id FROM deliveries d WHERE d.status = 'pending' ORDER BY d.subscription_id LIMIT 1)
+  UNION ALL
+  SELECT (SELECT d.subscription_id FROM deliveries d
+          WHERE d.status = 'pending' AND d.subscription_id > w.subscription_id
+          ORDER BY d.subscription_id LIMIT 1)
+  FROM waiting w WHERE w.subscription_id IS NOT NULL
+), sendable AS (
+  SELECT s.id FROM waiting w JOIN subscriptions s ON s.id = w.subscription_id
+  WHERE s.enabled AND NOT (s.id = ANY($2::uuid[]))
+), candidates AS MATERIALIZED (
+  SELECT c.* FROM sendable, LATERAL (
+    SELECT d.id, d.subscription_id, d.plant_id, d.seq, d.next_attempt_at FROM deliveries d
+    WHERE d.subscription_id = sendable.id AND d.status = 'pending' AND d.next_attempt_at <= now()
+      AND (d.leased_until IS NULL OR d.leased_until < now())
+    ORDER BY d.next_attempt_at
+    LIMIT $1 * 8
+  ) c
+  ORDER BY c.next_attempt_at
   LIMIT $1 * 8
 ), due AS (
   -- No ORDER BY: the candidates come oldest first and are checked one by one until the limit, not all of them
@@ -43,7 +62,6 @@ WITH candidates AS MATERIALIZED (
   -- (or finished) one since. FOR UPDATE re-evaluates these conditions on the row's newest version; without
   -- them two replicas claimed and sent the same delivery within milliseconds (found by the fault suite).
   WHERE d.status = 'pending' AND (d.leased_until IS NULL OR d.leased_until < now())
-    AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = c.subscription_id AND s.enabled)
     AND ${noEarlierPending('c.subscription_id', 'c.plant_id', 'c.seq')}
     AND ${backfillCurrent('d')}
     AND ${replayCurrent('d')}
@@ -66,11 +84,9 @@ WITH candidates AS MATERIALIZED (
   RETURNING ${DELIVERY_SEND_COLUMNS('d')}, ${SUBSCRIPTION_SEND_COLUMNS}
 )
 -- Always one row at least: how many were due tells the dispatcher whether to claim again as slots free up.
--- (Deliveries of disabled subscriptions stay pending without being due, so they do not count.)
+-- (Deliveries of disabled subscriptions stay pending without being due: they are not candidates.)
 -- In plant-id order: a subscriber's claimed deliveries queue in this order (a backfill's go out by plant id).
-SELECT claimed.*, n.due FROM (
-  SELECT count(*)::int AS due FROM candidates c JOIN subscriptions s ON s.id = c.subscription_id AND s.enabled
-) n LEFT JOIN claimed ON true
+SELECT claimed.*, n.due FROM (SELECT count(*)::int AS due FROM candidates) n LEFT JOIN claimed ON true
 ORDER BY claimed.plant_id`,
 });
 
