@@ -174,6 +174,44 @@ describe('backfill', () => {
     await admin.call('DELETE', `/subscriptions/${sub.id}`);
   });
 
+  it("gives another subscriber's backfill its turn while four slow ones hold the slots, and none to a disabled one", async () => {
+    // Issue 36, part 3: a worker runs 4 backfills at a time. Four portal links each started one at 1/s (or disabled
+    // their subscription): a fifth subscriber's backfill sat running with nothing sent. Now every backfill is held
+    // for a slice at most, and a disabled subscription's backfill gives its slot back.
+    const hogs: { sub: { id: string }; backfill: string }[] = [];
+    for (let i = 0; i < 4; i++) {
+      const sub = await admin.subscribe({ url: `${receiver.url}/hog${i}`, filter: range });
+      const started = await admin.call('POST', `/subscriptions/${sub.id}/backfills`, { ratePerSecond: 1 });
+      expect(started.status).toBe(201);
+      hogs.push({ sub, backfill: started.body.id });
+    }
+    await waitFor('the four under way', () => hogs.every((_, i) => receiver.on(`/hog${i}`).length >= 1), 30_000);
+    const state = async (h: (typeof hogs)[number]) =>
+      (await admin.call('GET', `/subscriptions/${h.sub.id}/backfills/${h.backfill}`)).body;
+
+    const sub = await admin.subscribe({ url: `${receiver.url}/fifth`, filter: range });
+    const started = await admin.call('POST', `/subscriptions/${sub.id}/backfills`, { ratePerSecond: 100 });
+    const done = await finished(admin, sub.id, started.body.id);
+    expect(done).toMatchObject({ state: 'completed', sent: PLANTS });
+    expect(receiver.on('/fifth')).toHaveLength(PLANTS);
+    // It did not wait for one of the four to end (each takes 30 s at 1/s).
+    for (const h of hogs) expect((await state(h)).state).toBe('running');
+
+    // Disabled: no worker holds it (its lease is handed back), and it goes on where it stopped once enabled.
+    for (const h of hogs.slice(0, 2))
+      expect((await admin.call('PATCH', `/subscriptions/${h.sub.id}`, { enabled: false })).status).toBe(200);
+    const held = async (h: (typeof hogs)[number]) =>
+      (await db.pool.query('SELECT leased_until IS NOT NULL AS held FROM backfills WHERE id = $1', [h.backfill]))
+        .rows[0].held as boolean;
+    await waitFor('the disabled ones handed back', async () => !(await held(hogs[0])) && !(await held(hogs[1])));
+    const before = await state(hogs[0]);
+    expect(before.state).toBe('running');
+    expect((await admin.call('PATCH', `/subscriptions/${hogs[0].sub.id}`, { enabled: true })).status).toBe(200);
+    await waitFor('the enabled one queueing again', async () => (await state(hogs[0])).queued > before.queued, 30_000);
+    for (const h of hogs) await admin.call('DELETE', `/subscriptions/${h.sub.id}`);
+    await admin.call('DELETE', `/subscriptions/${sub.id}`);
+  }, 90_000);
+
   it('refuses a bad request with 422 naming the field, and an unknown subscription with 404', async () => {
     const sub = await admin.subscribe({ url: `${receiver.url}/never`, filter: range });
     const bad = await admin.call('POST', `/subscriptions/${sub.id}/backfills`, { ratePerSecond: 0 });

@@ -40,10 +40,11 @@ UPDATE backfills SET state = 'cancelling', updated_at = now()
 -- $3: the lease's token
 UPDATE backfills b SET leased_until = now() + $2 * interval '1 millisecond', lease_token = $3
        WHERE b.id IN (
-         SELECT id FROM backfills
-         WHERE state IN ('running', 'cancelling') AND (leased_until IS NULL OR leased_until < now())
-         ORDER BY created_at LIMIT $1
-         FOR UPDATE SKIP LOCKED)
+         SELECT x.id FROM backfills x LEFT JOIN subscriptions s ON s.id = x.subscription_id
+         WHERE x.state IN ('running', 'cancelling') AND (x.leased_until IS NULL OR x.leased_until < now())
+           AND (x.state = 'cancelling' OR s.id IS NULL OR s.deleted_at IS NOT NULL OR s.enabled)
+         ORDER BY x.updated_at LIMIT $1
+         FOR UPDATE OF x SKIP LOCKED)
        RETURNING b.id, b.lease_token;
 
 -- lock-backfill

@@ -8,11 +8,17 @@ import { BackfillRepository, HeldBackfill } from '@app/persistence';
 const TICK_MS = 1000;
 /** Backfills one worker runs at a time; the others wait for a free worker or their turn. */
 const MAX_HELD = 4;
+/**
+ * How long a worker holds a backfill before handing it back, so that slots go round: a slow backfill (1/s for
+ * hours) or four of them cannot keep a fifth subscriber's waiting. The one that waited longest is taken next; with
+ * nobody waiting, the same backfill is taken again in the same tick.
+ */
+const SLICE_MS = 10_000;
 /** A backfill's unsent deliveries are kept under this many seconds of its rate, beyond the settling wait. */
 const PENDING_SECONDS = 3;
 
-/** A backfill held here, and when it last queued. */
-type Held = HeldBackfill & { lastTick: number };
+/** A backfill held here, when it last queued, and since when it is held. */
+type Held = HeldBackfill & { lastTick: number; heldSince: number };
 
 /**
  * Runs backfills (asked for through the admin API): each tick, every backfill this worker holds queues the next
@@ -55,12 +61,20 @@ export class BackfillRunner implements OnApplicationBootstrap, OnModuleDestroy {
     this.held.clear();
   }
 
+  /** Hands backfills back (a slice ended, or they are paused); a failure leaves them to their lease. */
+  private async handBack(backfills: Held[]) {
+    if (backfills.length === 0) return;
+    for (const b of backfills) this.held.delete(b.id);
+    await this.backfills.release(backfills);
+  }
+
   private async tick() {
     try {
       const token = randomUUID();
       const now = Date.now();
+      await this.handBack([...this.held.values()].filter((b) => now - b.heldSince >= SLICE_MS));
       for (const b of await this.backfills.claim(MAX_HELD - this.held.size, this.leaseMs, token))
-        this.held.set(b.id, { ...b, lastTick: now - TICK_MS });
+        this.held.set(b.id, { ...b, lastTick: now - TICK_MS, heldSince: now });
       for (const b of [...this.held.values()]) {
         if (this.stopped) return;
         await this.step(b);
@@ -75,16 +89,19 @@ export class BackfillRunner implements OnApplicationBootstrap, OnModuleDestroy {
     try {
       // The wait before a queued delivery is due: no ingest statement outlives DATABASE_STATEMENT_TIMEOUT_MS.
       const settleMs = this.config.DATABASE_STATEMENT_TIMEOUT_MS;
-      const state = await this.backfills.tick(b, {
+      const step = await this.backfills.tick(b, {
         elapsedMs: Math.min(now - b.lastTick, 2 * TICK_MS),
         pendingSeconds: PENDING_SECONDS,
         settleMs,
         leaseMs: this.leaseMs,
       });
       b.lastTick = now;
-      if (state === null || state === 'completed' || state === 'cancelled') {
+      if (step === null || step.state === 'completed' || step.state === 'cancelled') {
         this.held.delete(b.id);
-        if (state) this.logger.log(`backfill ${b.id} ${state}`);
+        if (step) this.logger.log(`backfill ${b.id} ${step.state}`);
+      } else if (step.paused) {
+        // Its subscription is disabled: it queues nothing, so its slot goes to another (taken again once enabled).
+        await this.handBack([b]);
       }
     } catch (err) {
       this.failures.log('warn', b.id, {}, `backfill ${b.id} could not go on, will retry: ${(err as Error).message}`);

@@ -40,6 +40,12 @@ export interface HeldBackfill {
   token: string;
 }
 
+/** What a tick left: the backfill's state, and whether it is paused (its subscription disabled). */
+export interface BackfillStep {
+  state: BackfillState;
+  paused: boolean;
+}
+
 /** How far one tick may go. */
 export interface BackfillTick {
   /** Since its last tick: it may queue its rate's worth of that. */
@@ -103,7 +109,7 @@ export class BackfillRepository {
    * queues the next plants (unless it is stopping, paused with its subscription disabled, or done) and moves its
    * cursor with them, so a crash resumes exactly there. Its state after the step; null when its lease is lost.
    */
-  async tick(held: HeldBackfill, t: BackfillTick): Promise<BackfillState | null> {
+  async tick(held: HeldBackfill, t: BackfillTick): Promise<BackfillStep | null> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
@@ -143,7 +149,7 @@ export class BackfillRepository {
         t.leaseMs,
       ]);
       await client.query('COMMIT');
-      return rows[0].state;
+      return { state: rows[0].state, paused: !stop && !b.subscription_enabled };
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw err;

@@ -45,8 +45,11 @@ export const CANCEL_BACKFILL = statement({
 });
 
 /**
- * Takes active backfills whose lease is free or lapsed (a crashed worker's), oldest first, under a new lease. The
- * conditions are checked again on each locked row (a replica may have taken it since this statement's snapshot).
+ * Takes active backfills whose lease is free or lapsed (a crashed worker's), the one that waited longest first
+ * (least recently advanced: a worker hands each back after a slice, so slots go round). A backfill whose
+ * subscription is disabled is not taken until it is enabled again: it would hold a slot and queue nothing. One
+ * that is stopping (cancelled, or its subscription deleted) is taken, to finish. The conditions are checked
+ * again on each locked row (a replica may have taken it since this statement's snapshot).
  */
 export const CLAIM_BACKFILLS = statement({
   name: 'claim-backfills',
@@ -54,10 +57,11 @@ export const CLAIM_BACKFILLS = statement({
   params: ['how many at most', 'the lease, ms', "the lease's token"],
   text: `UPDATE backfills b SET leased_until = now() + $2 * interval '1 millisecond', lease_token = $3
        WHERE b.id IN (
-         SELECT id FROM backfills
-         WHERE state IN ${ACTIVE} AND (leased_until IS NULL OR leased_until < now())
-         ORDER BY created_at LIMIT $1
-         FOR UPDATE SKIP LOCKED)
+         SELECT x.id FROM backfills x LEFT JOIN subscriptions s ON s.id = x.subscription_id
+         WHERE x.state IN ${ACTIVE} AND (x.leased_until IS NULL OR x.leased_until < now())
+           AND (x.state = 'cancelling' OR s.id IS NULL OR s.deleted_at IS NOT NULL OR s.enabled)
+         ORDER BY x.updated_at LIMIT $1
+         FOR UPDATE OF x SKIP LOCKED)
        RETURNING b.id, b.lease_token`,
 });
 
@@ -183,7 +187,10 @@ export const ADVANCE_BACKFILL = statement({
        RETURNING b.state`,
 });
 
-/** Hands backfills back at shutdown, while this worker's lease still holds them, for another worker to go on. */
+/**
+ * Hands backfills back while this worker's lease still holds them, for another worker (or this one's next claim)
+ * to go on: at shutdown, at the end of a slice, and when a backfill's subscription is disabled.
+ */
 export const RELEASE_BACKFILLS = statement({
   name: 'release-backfills',
   runBy: 'BackfillRepository.release',
