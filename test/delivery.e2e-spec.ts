@@ -144,16 +144,63 @@ describe('delivery: subscribers get the New Plant webhook', () => {
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
     receiver.behave('/test-slow', () => ({ status: 204, hold: held }));
-    const sub = await subscribe('/test-slow');
-    const waiting = Array.from({ length: 16 }, () => admin.call('POST', `/subscriptions/${sub.id}/test`));
+    // Eight subscriptions, each within its share (TEST_SENDS_PER_SUBSCRIPTION, 2 by default), hold all 16.
+    const subs = await Promise.all(Array.from({ length: 9 }, () => subscribe('/test-slow')));
+    const test = (id: string) => admin.call('POST', `/subscriptions/${id}/test`);
+    const waiting = subs.slice(0, 8).flatMap((sub) => [test(sub.id), test(sub.id)]);
     await waitFor('16 test sends at the receiver', () => receiver.on('/test-slow').length === 16);
-    const refused = await admin.call('POST', `/subscriptions/${sub.id}/test`);
+    const refused = await test(subs[8].id);
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('5');
     expect(refused.body.detail).toMatch(/16 test sends are already waiting/);
     release();
     expect((await Promise.all(waiting)).map((r) => r.status)).toEqual(Array(16).fill(200));
-    expect((await admin.call('POST', `/subscriptions/${sub.id}/test`)).status).toBe(200); // the room is back
+    expect((await test(subs[8].id)).status).toBe(200); // the room is back
+  });
+
+  // Issue 36, finding 7 ("test sends pinned"): a portal link with a slow endpoint held the gateway's 16 test sends,
+  // and the operator's test of another subscription got 503. Replayed: the link's subscription gets its share and
+  // 429 past it; the operator's test of another subscription is sent and answered.
+  it("gives each subscription a share of the test sends: a link's slow endpoint holds up only its own", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    receiver.behave('/pinned', () => ({ status: 204, hold: held }));
+    receiver.behave('/neighbour', () => ({ status: 204 }));
+    const pinned = await subscribe('/pinned');
+    const neighbour = await subscribe('/neighbour');
+    const link = await admin.call('POST', `/subscriptions/${pinned.id}/portal-links`, {});
+    const portal = adminClient(gw.url, link.body.token);
+
+    // The attack: 16 test sends at once through the link, to its endpoint that does not answer.
+    const attack = Array.from({ length: 16 }, () => portal.call('POST', `/subscriptions/${pinned.id}/test`));
+    await waitFor('its share at the receiver', () => receiver.on('/pinned').length === 2);
+    // The victim's view, while they wait: the operator's test of another subscription goes out and is answered.
+    const victim = await admin.call('POST', `/subscriptions/${neighbour.id}/test`);
+    expect(victim.status).toBe(200);
+    expect(victim.body).toMatchObject({ succeeded: true, response: { status: 204 } });
+    // The pinned subscription's own tests wait their turn, whoever sends them: 429, saying when to retry.
+    const own = await admin.call('POST', `/subscriptions/${pinned.id}/test`);
+    expect({ status: own.status, type: own.headers.get('content-type') }).toEqual({
+      status: 429,
+      type: expect.stringContaining('application/problem+json'),
+    });
+    expect(own.body).toMatchObject({ reason: 'test-send-share', subscriptionId: pinned.id });
+    expect(own.body.detail).toMatch(/^2 test sends of subscription .* are already waiting for its receiver/);
+    expect(Number(own.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(Number(own.headers.get('retry-after'))).toBeLessThanOrEqual(3); // DELIVERY_TIMEOUT_MS here
+
+    release();
+    const answers = await Promise.all(attack);
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(2);
+    for (const refused of answers.filter((r) => r.status !== 200)) {
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('content-type')).toContain('application/problem+json');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      // Past its share, or (16 at once) past the link's rate of changes: each says which.
+      expect(['test-send-share', 'portal-link-change-rate']).toContain(refused.body.reason);
+    }
+    expect(receiver.on('/pinned')).toHaveLength(2); // no more than its share ever went out
+    expect(receiver.on('/neighbour')).toHaveLength(1);
   });
 
   it('retries a receiver that fails twice and succeeds on the third attempt, recording each', async () => {

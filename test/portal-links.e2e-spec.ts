@@ -12,6 +12,8 @@ import { waitFor } from '../tools/support/wait';
 // as a digest, expiring and revocable; everything outside its subscription answers 403, served document and all.
 
 const READ = `viewer-${randomBytes(12).toString('hex')}`;
+/** PORTAL_LINK_CHANGES_BURST here; the rate is the default, 30 a minute (one change every 2 s). */
+const BURST = 40;
 
 interface Operation {
   path: string;
@@ -44,6 +46,9 @@ describe('portal links', () => {
       DATABASE_URL: db.url,
       DELIVERY_RETRY_SCHEDULE: '0s,200ms',
       ADMIN_TOKENS: `${e2e.ADMIN_TOKEN},viewer:read:${READ}`,
+      // The suite's own link acts on every route it may call (~30 changes in all, a dozen within a second): the
+      // change rate has a test of its own below, against this burst.
+      PORTAL_LINK_CHANGES_BURST: String(BURST),
     });
     worker = await e2e.startWorker(env);
     gw = await e2e.startGateway(env);
@@ -501,6 +506,59 @@ describe('portal links', () => {
     expect((await cli('revoke', b.id, created.id)).code).toBe(0);
     expect((await as(created.token).call('GET', `/subscriptions/${b.id}`)).status).toBe(401);
     expect((await cli('create', b.id, '--lifetime', 'forever')).code).toBe(2);
+  });
+
+  // Issue 36, finding 5 ("cache invalidation at will"): 300 alternating PATCHes from one portal link in 1.6 s, all
+  // 200, each making every worker reload every subscription. Replayed: the link gets its burst and then 429, while
+  // the operator's change and another link's still go through.
+  it("bounds a link's changes: past its rate 429 with Retry-After; admins and other links go on", async () => {
+    const noisy = await admin().subscribe({ url: `${receiver.url}/noisy`, filter: { tags: ['portal-rate-noisy'] } });
+    const calm = await admin().subscribe({ url: `${receiver.url}/calm`, filter: { tags: ['portal-rate-calm'] } });
+    const linkOf = async (id: string) =>
+      as((await admin().call('POST', `/subscriptions/${id}/portal-links`, {})).body.token as string);
+    const [attacker, neighbour] = [await linkOf(noisy.id), await linkOf(calm.id)];
+
+    // The attack, as fast as one client goes.
+    const started = Date.now();
+    const answers: { status: number; type: string | null; retryAfter: string | null; reason?: string }[] = [];
+    let detail = '';
+    for (let i = 0; i < 300; i++) {
+      const { status, headers, body } = await attacker.call('PATCH', `/subscriptions/${noisy.id}`, {
+        description: `flip ${i % 2}`,
+      });
+      const [type, retryAfter] = [headers.get('content-type'), headers.get('retry-after')];
+      answers.push({ status, type, retryAfter, reason: body?.reason });
+      if (status === 429) detail = body.detail;
+    }
+    const seconds = (Date.now() - started) / 1000;
+    const made = answers.filter((a) => a.status === 200).length;
+    expect(made).toBeGreaterThanOrEqual(BURST);
+    expect(made).toBeLessThanOrEqual(BURST + Math.ceil(seconds / 2) + 1); // the burst, then one every 2 s
+    const refused = answers.filter((a) => a.status !== 200);
+    expect(refused).toHaveLength(300 - made);
+    for (const r of refused)
+      expect(r).toMatchObject({
+        status: 429,
+        type: expect.stringContaining('application/problem+json'),
+        retryAfter: expect.stringMatching(/^[12]$/),
+        reason: 'portal-link-change-rate',
+      });
+    expect(detail).toMatch(/^This portal link has made its changes for now .*Retry in [12] s \(Retry-After\)/);
+
+    // The victims' view: the operator is not limited, another link has its own share, and reading goes on.
+    const byAdmin = await admin().call('PATCH', `/subscriptions/${noisy.id}`, { description: 'set by the operator' });
+    expect(byAdmin.status).toBe(200);
+    expect((await neighbour.call('PATCH', `/subscriptions/${calm.id}`, { description: 'mine' })).status).toBe(200);
+    expect((await attacker.call('GET', `/subscriptions/${noisy.id}`)).body.description).toBe('set by the operator');
+    // Nothing of a refused change was made: the audit trail has the changes that got 200, no more.
+    const audit = await admin().call('GET', `/audit?subscriptionId=${noisy.id}&limit=500`);
+    const byLink = audit.body.items.filter(
+      (e: { actor: string; action: string }) =>
+        e.actor.startsWith('portal-link:') && e.action === 'subscription.changed',
+    );
+    expect(byLink).toHaveLength(made);
+    for (const id of [noisy.id, calm.id])
+      expect((await admin().call('DELETE', `/subscriptions/${id}`)).status).toBe(204);
   });
 
   it('lets a read admin token list links but not make or revoke them', async () => {

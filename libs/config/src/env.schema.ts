@@ -158,6 +158,14 @@ export const gatewayEnvSchema = z
     // credential): off the V8 heap, beside the ~110 MB a gateway holds idle, within a 150 MB resident set.
     HTTP_BODY_BUDGET_BYTES: positiveInt.default(16 * 1024 * 1024),
     HTTP_BODY_SENDER_SHARE_BYTES: positiveInt.default(4 * 1024 * 1024),
+    // Shares per subscriber (issue 36). A test send waits up to DELIVERY_TIMEOUT_MS on its receiver: one
+    // subscription holds at most this many of the gateway's 16 at once (429 past it), so a slow receiver cannot
+    // take the others' tests.
+    TEST_SENDS_PER_SUBSCRIPTION: positiveInt.max(16, 'at most 16, the test sends one gateway makes at once').default(2),
+    // What a portal link calls that is not a read (a change, a test send, a rotation, a retry, a replay): a token
+    // bucket per link in each gateway (429 past it). A change makes every worker reload; admin tokens are not limited.
+    PORTAL_LINK_CHANGES_PER_MINUTE: positiveInt.default(30),
+    PORTAL_LINK_CHANGES_BURST: positiveInt.default(10),
     METRICS_PORT: port.default(9465),
     METRICS_HOST: z.string().default('0.0.0.0'),
   })

@@ -27,6 +27,7 @@ export const ProblemKind = {
   payloadTooLarge: { slug: 'payload-too-large', title: 'Payload too large', status: 413 },
   unsupportedMediaType: { slug: 'unsupported-media-type', title: 'Unsupported media type', status: 415 },
   validation: { slug: 'validation-failed', title: 'The request does not match the schema', status: 422 },
+  tooManyRequests: { slug: 'too-many-requests', title: 'Too many requests', status: 429 },
   unavailable: { slug: 'unavailable', title: 'Service unavailable', status: 503 },
   internal: { slug: 'internal', title: 'Internal error', status: 500 },
   notImplemented: { slug: 'not-implemented', title: 'Not implemented', status: 501 },

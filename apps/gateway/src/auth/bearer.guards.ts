@@ -1,9 +1,10 @@
-import { createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
+import { createParamDecorator, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { AuthGuard } from '@nestjs/passport';
 import { AdminScope } from '@app/config';
 import { ProblemException } from '@app/observability';
 import { HeadOnlyGuard } from './before-body';
 import { Principal, REALM } from './bearer.strategies';
+import { PortalChangeRate } from './portal-change-rate';
 import { assertPortalMayCall, confinedTo, RoutedRequest } from './portal-scope';
 
 /**
@@ -51,9 +52,10 @@ const STRATEGY_OF: Record<Principal['kind'], string> = {
 
 /**
  * Authenticates with the route's strategies, then authorizes: an admin token by its scope, a portal link by the
- * operations the document opens to it and its own subscription (portal-scope.ts). The before-body hook runs
- * this first; when Nest runs it again (or a second guard of the same route runs), the principal found then is
- * reused, so a portal link is looked up once per request.
+ * operations the document opens to it and its own subscription (portal-scope.ts), and what it changes by its rate
+ * (portal-change-rate.ts). The before-body hook runs this first; when Nest runs it again (or a second guard of the
+ * same route runs), the principal found then is reused, so a portal link is looked up (and charged) once per
+ * request.
  */
 function bearerGuard(strategy: string | string[], needs: AdminScope | null = null) {
   const strategies = [strategy].flat();
@@ -61,11 +63,15 @@ function bearerGuard(strategy: string | string[], needs: AdminScope | null = nul
   class BearerGuard extends AuthGuard(strategy) implements HeadOnlyGuard {
     /** The token is in a header: authenticateBeforeBody runs this before the body is read. */
     readonly decidesFromHead = true;
+    // A property: AuthGuard's mixin owns the constructor. One instance for the app (AuthModule is global).
+    @Inject(PortalChangeRate) private readonly changes!: PortalChangeRate;
 
     async canActivate(context: ExecutionContext): Promise<boolean> {
       const req = context.switchToHttp().getRequest<RoutedRequest & { user?: Principal }>();
       if (!(req.user && strategies.includes(STRATEGY_OF[req.user.kind]))) await super.canActivate(context);
       authorize(req.user!, req);
+      // Once it may call the route: a call outside its scope is a 403 and costs it nothing.
+      if (req.user!.kind === 'portal') this.changes.charge(req.user!.portal!.linkId, req);
       return true;
     }
 

@@ -4,8 +4,12 @@ import { APP_CONFIG, GatewayConfig } from '@app/config';
 import { sentHeaders, WebhookClient } from '@app/delivery';
 import { ProblemException } from '@app/observability';
 import { SendableSubscription } from '@app/persistence';
+import { NoSlot, TestSendSlots } from './test-send-slots';
 
-/** Test sends one gateway makes at once: each may wait DELIVERY_TIMEOUT_MS on a slow receiver. */
+/**
+ * Test sends one gateway makes at once: each may wait DELIVERY_TIMEOUT_MS on a slow receiver. One subscription
+ * holds at most TEST_SENDS_PER_SUBSCRIPTION of them (test-send-slots.ts).
+ */
 export const MAX_TEST_SENDS = 16;
 
 /** POST /subscriptions/{id}/test (SubscriptionTestResult in /openapi.json). */
@@ -23,28 +27,23 @@ export interface SubscriptionTestResultDto {
 @Injectable()
 export class SubscriptionTester implements OnApplicationShutdown {
   private readonly client: WebhookClient;
-  private inFlight = 0;
+  private readonly slots: TestSendSlots;
 
   constructor(@Inject(APP_CONFIG) config: GatewayConfig) {
     this.client = new WebhookClient(config.DELIVERY_ALLOW_PRIVATE_NETWORKS, config.DELIVERY_TIMEOUT_MS);
+    this.slots = new TestSendSlots(MAX_TEST_SENDS, config.TEST_SENDS_PER_SUBSCRIPTION, config.DELIVERY_TIMEOUT_MS);
   }
 
   async send(s: SendableSubscription, plant: object): Promise<SubscriptionTestResultDto> {
-    if (this.inFlight >= MAX_TEST_SENDS)
-      throw ProblemException.of(
-        'unavailable',
-        `${MAX_TEST_SENDS} test sends are already waiting for their receivers on this gateway; retry in a few seconds`,
-        {},
-        { 'retry-after': '5' },
-      );
+    const slot = this.slots.take(s.id);
+    if ('refused' in slot) throw noSlot(slot, s.id, this.slots.perSubscription);
     const messageId = `msg_test_${randomUUID()}`;
     const body = JSON.stringify(plant);
     const loop = { hops: 0, originEventId: messageId };
     const custom = { headers: s.headers, secretHeaders: s.secretHeaders };
-    this.inFlight++;
     const attempt = await this.client
       .send({ url: s.url, messageId, body, secrets: s.secrets, token: s.token, ...custom, ...loop })
-      .finally(() => this.inFlight--);
+      .finally(() => slot.release());
     return {
       request: {
         body,
@@ -66,4 +65,27 @@ export class SubscriptionTester implements OnApplicationShutdown {
   async onApplicationShutdown() {
     await this.client.close();
   }
+}
+
+/**
+ * 429 to the subscription past its share (its own receiver is slow: only its tests wait), with when its oldest
+ * send is answered at the latest; 503 when the gateway's slots are all held (by several subscriptions).
+ */
+function noSlot(slot: NoSlot, subscriptionId: string, share: number): ProblemException {
+  if (slot.refused === 'total')
+    return ProblemException.of(
+      'unavailable',
+      `${MAX_TEST_SENDS} test sends are already waiting for their receivers on this gateway; retry in a few seconds`,
+      {},
+      { 'retry-after': '5' },
+    );
+  const seconds = Math.max(1, Math.ceil(slot.retryAfterMs / 1000));
+  return ProblemException.of(
+    'tooManyRequests',
+    `${share} test sends of subscription ${subscriptionId} are already waiting for its receiver, as many as one ` +
+      `subscription may have at once (TEST_SENDS_PER_SUBSCRIPTION): retry in ${seconds} s (Retry-After), when ` +
+      'the oldest is answered or times out. A receiver that answers slowly holds up only its own tests.',
+    { reason: 'test-send-share', subscriptionId, retryAfterSeconds: seconds } as never,
+    { 'retry-after': String(seconds) },
+  );
 }

@@ -31,7 +31,9 @@ export function buildOpenApiDocument(): OpenApiDocument {
       '`security` lists `portalAuth`, and there only for its own subscription: that subscription (read; change its ' +
       'URL, token, description, enabled), its deliveries with every attempt, a test send, rotating its secret, ' +
       'retrying its failed deliveries. Every other operation, and another subscription or its deliveries, answers ' +
-      '403. An expired or revoked link, or one whose subscription was deleted, answers 401 saying which.',
+      '403. An expired or revoked link, or one whose subscription was deleted, answers 401 saying which. What it ' +
+      'calls that is not a read is bounded per link (PORTAL_LINK_CHANGES_BURST at once, then ' +
+      'PORTAL_LINK_CHANGES_PER_MINUTE): past it, 429 with Retry-After, and nothing is done.',
   };
   return doc;
 }

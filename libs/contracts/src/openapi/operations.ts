@@ -38,6 +38,18 @@ const forbidden = problem(
     'outside its own subscription',
 );
 const notFound = problem('No such resource');
+// Past a share (issue 36): 429 with Retry-After, the problem's `reason` naming the share.
+const tooMany = (description: string) => ({
+  ...problem(description),
+  headers: {
+    'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } },
+  },
+});
+// Every operation a portal link may call that is not a read (the gateway charges them: portal-change-rate.ts).
+const PORTAL_CHANGE_RATE =
+  "portal link's token past its rate of changes (PORTAL_LINK_CHANGES_BURST at once, then " +
+  'PORTAL_LINK_CHANGES_PER_MINUTE, per link and gateway; `reason`: `portal-link-change-rate`): nothing was done';
+const portalChangeRate = tooMany(`A ${PORTAL_CHANGE_RATE}. Admin tokens are not limited.`);
 const plantIdSchema = {
   type: 'integer',
   format: 'int64',
@@ -162,6 +174,7 @@ export const operations: Record<string, unknown> = {
             'was made (`detail` says which, and what to do)',
         ),
         '422': problem('Invalid body or id'),
+        '429': portalChangeRate,
       },
     },
     delete: {
@@ -192,6 +205,7 @@ export const operations: Record<string, unknown> = {
         '403': forbidden,
         '404': notFound,
         '422': badParameter,
+        '429': portalChangeRate,
       },
     },
   },
@@ -213,6 +227,11 @@ export const operations: Record<string, unknown> = {
         '403': forbidden,
         '404': notFound,
         '422': invalidBody,
+        '429': tooMany(
+          'TEST_SENDS_PER_SUBSCRIPTION test sends of this subscription (2 by default) already wait for its receiver ' +
+            '(`reason`: `test-send-share`; Retry-After: when the oldest is answered at the latest), or a ' +
+            PORTAL_CHANGE_RATE,
+        ),
         '503': problem('16 test sends already wait for their receivers on this gateway (Retry-After says when)'),
       },
     },
@@ -330,6 +349,7 @@ export const operations: Record<string, unknown> = {
         '403': forbidden,
         '404': notFound,
         '422': badParameter,
+        '429': portalChangeRate,
       },
     },
   },
@@ -353,6 +373,7 @@ export const operations: Record<string, unknown> = {
         '404': notFound,
         '409': problem('A backfill of this subscription is running: wait for it, or cancel it'),
         '422': invalidBody,
+        '429': portalChangeRate,
       },
     },
     get: {
@@ -400,6 +421,7 @@ export const operations: Record<string, unknown> = {
         '404': notFound,
         '409': problem('It is not running (completed or cancelled already)'),
         '422': badParameter,
+        '429': portalChangeRate,
       },
     },
   },
@@ -442,6 +464,7 @@ export const operations: Record<string, unknown> = {
         '401': unauthorized,
         '403': forbidden,
         '422': problem('The body does not match its schema (each field named in `errors`)'),
+        '429': portalChangeRate,
       },
     },
   },
@@ -484,6 +507,7 @@ export const operations: Record<string, unknown> = {
         '404': notFound,
         '409': problem('Not failed'),
         '422': badParameter,
+        '429': portalChangeRate,
       },
     },
   },

@@ -1915,6 +1915,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A portal link's token past its rate of changes (PORTAL_LINK_CHANGES_BURST at once, then PORTAL_LINK_CHANGES_PER_MINUTE, per link and gateway; `reason`: `portal-link-change-rate`): nothing was done. Admin tokens are not limited. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     retryDeliveries: {
@@ -1962,6 +1973,17 @@ export interface operations {
             /** @description The body does not match its schema (each field named in `errors`) */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A portal link's token past its rate of changes (PORTAL_LINK_CHANGES_BURST at once, then PORTAL_LINK_CHANGES_PER_MINUTE, per link and gateway; `reason`: `portal-link-change-rate`): nothing was done. Admin tokens are not limited. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2404,6 +2426,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A portal link's token past its rate of changes (PORTAL_LINK_CHANGES_BURST at once, then PORTAL_LINK_CHANGES_PER_MINUTE, per link and gateway; `reason`: `portal-link-change-rate`): nothing was done. Admin tokens are not limited. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listBackfills: {
@@ -2535,6 +2568,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A portal link's token past its rate of changes (PORTAL_LINK_CHANGES_BURST at once, then PORTAL_LINK_CHANGES_PER_MINUTE, per link and gateway; `reason`: `portal-link-change-rate`): nothing was done. Admin tokens are not limited. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getBackfill: {
@@ -2660,6 +2704,17 @@ export interface operations {
             /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A portal link's token past its rate of changes (PORTAL_LINK_CHANGES_BURST at once, then PORTAL_LINK_CHANGES_PER_MINUTE, per link and gateway; `reason`: `portal-link-change-rate`): nothing was done. Admin tokens are not limited. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2924,6 +2979,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A portal link's token past its rate of changes (PORTAL_LINK_CHANGES_BURST at once, then PORTAL_LINK_CHANGES_PER_MINUTE, per link and gateway; `reason`: `portal-link-change-rate`): nothing was done. Admin tokens are not limited. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     rotateSubscriptionSecret: {
@@ -2977,6 +3043,17 @@ export interface operations {
             /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A portal link's token past its rate of changes (PORTAL_LINK_CHANGES_BURST at once, then PORTAL_LINK_CHANGES_PER_MINUTE, per link and gateway; `reason`: `portal-link-change-rate`): nothing was done. Admin tokens are not limited. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3040,6 +3117,17 @@ export interface operations {
             /** @description The body does not match its schema, or would not be stored as sent: a NUL or unpaired surrogate in any string or property name, a number a double cannot carry exactly (each field named in `errors`) */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TEST_SENDS_PER_SUBSCRIPTION test sends of this subscription (2 by default) already wait for its receiver (`reason`: `test-send-share`; Retry-After: when the oldest is answered at the latest), or a portal link's token past its rate of changes (PORTAL_LINK_CHANGES_BURST at once, then PORTAL_LINK_CHANGES_PER_MINUTE, per link and gateway; `reason`: `portal-link-change-rate`): nothing was done */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,0 +1,53 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, GatewayConfig } from '@app/config';
+import { ProblemException } from '@app/observability';
+import { TokenBuckets } from './token-buckets';
+
+/** The parts of a request the charge reads: its method, and the object itself (charged once). */
+type Charged = { method: string };
+
+/**
+ * What a portal link may do that is not a read (change its subscription, send a test, rotate the secret, retry,
+ * replay, backfill), at a rate per link (issue 36, "cache invalidation at will": 300 PATCHes from one link in
+ * 1.6 s, each making every worker reload every subscription, and each an audit row). A token bucket per link:
+ * PORTAL_LINK_CHANGES_BURST at once, then PORTAL_LINK_CHANGES_PER_MINUTE. Charged by the guards once they let the
+ * call through, before its body is read, so a refusal costs nothing and changes nothing. Kept in each gateway:
+ * behind n replicas a link gets up to n times the rate. Admin tokens are never charged: the operator is not
+ * limited by what a subscriber does.
+ */
+@Injectable()
+export class PortalChangeRate {
+  private readonly buckets: TokenBuckets;
+  /** The guards run more than once per request (before the body, then in Nest): the first charge counts. */
+  private readonly charged = new WeakSet<Charged>();
+
+  constructor(
+    @Inject(APP_CONFIG) config: Pick<GatewayConfig, 'PORTAL_LINK_CHANGES_PER_MINUTE' | 'PORTAL_LINK_CHANGES_BURST'>,
+  ) {
+    this.buckets = new TokenBuckets(config.PORTAL_LINK_CHANGES_PER_MINUTE, config.PORTAL_LINK_CHANGES_BURST);
+  }
+
+  /** Links remembered now (bounded: see TokenBuckets). */
+  get links(): number {
+    return this.buckets.size;
+  }
+
+  /** Throws 429 with Retry-After when `linkId` is past its rate. A read, and a request charged already, are free. */
+  charge(linkId: string, req: Charged): void {
+    if (req.method === 'GET' || req.method === 'HEAD' || this.charged.has(req)) return;
+    const waitMs = this.buckets.take(linkId);
+    if (waitMs === null) return void this.charged.add(req);
+    throw tooManyChanges(Math.max(1, Math.ceil(waitMs / 1000)), this.buckets);
+  }
+}
+
+const tooManyChanges = (seconds: number, rate: { perMinute: number; burst: number }) =>
+  ProblemException.of(
+    'tooManyRequests',
+    `This portal link has made its changes for now (${rate.burst} at once, then ${rate.perMinute} a minute): ` +
+      `this one was not made. Retry in ${seconds} s (Retry-After); reading is not limited. Changes are bounded ` +
+      "per link so that one subscriber's cannot cost the others (PORTAL_LINK_CHANGES_PER_MINUTE, " +
+      'PORTAL_LINK_CHANGES_BURST): ask the Plant Store operator if you need more.',
+    { reason: 'portal-link-change-rate', retryAfterSeconds: seconds } as never,
+    { 'retry-after': String(seconds) },
+  );
