@@ -96,6 +96,32 @@ describe('flow control and the circuit breaker per subscriber', () => {
     expect(ids.filter((id) => id !== idOf(first)).map((id) => attempts[id])).toEqual([1, 1, 1]);
   });
 
+  it('counts a subscriber that only ever asks to wait toward its breaker: its circuit opens', async () => {
+    // Issue 36, part 2: 60 answers of 503 with Retry-After left the circuit closed with no failure counted, the
+    // rows pending and growing, never auto-disabled. The pause is still honoured; it is just not a success.
+    const ids = plants(2);
+    receiver.behave('/busy', () => ({ status: 503, headers: { 'retry-after': '1' } }));
+    // One at a time, so that each request is sent after the previous answer (and its pause).
+    const sub = await subscribe('/busy', ids, { maxConcurrency: 1 });
+    for (const id of ids) await accept(id);
+    const opened = await waitFor(
+      'the circuit open',
+      async () => {
+        const s = await subscription(sub.id);
+        return s.circuit.state === 'open' ? s : null;
+      },
+      20_000,
+    );
+    expect(opened.circuit.lastError).toBe('HTTP 503');
+    expect(opened.circuit.consecutiveFailures).toBeGreaterThanOrEqual(FAILURES_TO_OPEN);
+    expect(opened.circuit.failingSince).not.toBeNull(); // the auto-disable clock runs
+    // Every request it got was at least the second it asked for after the one before (the pause held).
+    const at = receiver.on('/busy').map((r) => r.at);
+    for (let i = 1; i < Math.min(at.length, FAILURES_TO_OPEN); i++)
+      expect(at[i] - at[i - 1]).toBeGreaterThanOrEqual(900);
+    await admin.call('DELETE', `/subscriptions/${sub.id}`);
+  });
+
   it('keeps a subscriber within its maxConcurrency across both replicas', async () => {
     const ids = plants(12);
     let onWire = 0;

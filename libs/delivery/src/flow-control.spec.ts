@@ -17,9 +17,10 @@ describe('flow control', () => {
     expect(pauseAsked({ status: 500, retryAfterMs: 2000 }, 3_600_000)).toBeNull();
   });
 
-  it('counts against the breaker what is not a 2xx and not a pause asked for', () => {
+  it('counts against the breaker what is not a 2xx, a pause asked for too', () => {
     expect(isBreakerFailure({ status: 204, retryAfterMs: null })).toBe(false);
-    expect(isBreakerFailure({ status: 429, retryAfterMs: 1000 })).toBe(false);
+    expect(isBreakerFailure({ status: 429, retryAfterMs: 1000 })).toBe(true); // honoured, but not a success
+    expect(isBreakerFailure({ status: 503, retryAfterMs: 1000 })).toBe(true);
     expect(isBreakerFailure({ status: 429, retryAfterMs: null })).toBe(true);
     expect(isBreakerFailure({ status: 500, retryAfterMs: null })).toBe(true);
     expect(isBreakerFailure({ status: null, retryAfterMs: null })).toBe(true);
@@ -46,8 +47,10 @@ describe('flow control', () => {
       { subscriptionId: 's2', succeeded: false, failures: 2, lastError: 'HTTP 502' },
       { subscriptionId: 's3', succeeded: true, failures: 0, lastError: null },
     ]);
-    // A pause is neither: nothing to count.
-    expect(summarizeOutcomes([{ subscriptionId: 's1', status: 429, retryAfterMs: 1000, error: null }])).toEqual([]);
+    // A pause asked for counts as a failure too (honoured, but not a success).
+    expect(summarizeOutcomes([{ subscriptionId: 's1', status: 429, retryAfterMs: 1000, error: null }])).toEqual([
+      { subscriptionId: 's1', succeeded: false, failures: 1, lastError: 'HTTP 429' },
+    ]);
   });
 
   it('doubles the wait between probes up to the longest', () => {

@@ -65,12 +65,13 @@ export function pauseAsked(
 }
 
 /**
- * Whether an attempt counts against the breaker: anything but a 2xx, except a pause the subscriber asked for
- * (flow control, not a failure).
+ * Whether an attempt counts against the breaker: anything but a 2xx, a pause the subscriber asked for too. A
+ * 429/503 with Retry-After is honoured (pauseAsked), but it is not a success: a subscriber that only ever asks to
+ * wait would otherwise keep its circuit closed, never be auto-disabled and pile up rows for good (issue 36). One
+ * success between pauses resets the count, so a receiver that rate-limits now and then is not penalised.
  */
 export function isBreakerFailure(result: { status: number | null; retryAfterMs: number | null }): boolean {
-  if (result.status !== null && result.status >= 200 && result.status < 300) return false;
-  return pauseAsked(result, Number.MAX_SAFE_INTEGER) === null;
+  return !(result.status !== null && result.status >= 200 && result.status < 300);
 }
 
 /** What a failure was, short: for the circuit's `lastError`. */
