@@ -644,6 +644,23 @@ describe('the ingest statement and the claim', () => {
       expect(claim.more).toBe(false);
     });
 
+    it("keeps a delivery's newest 20 attempts in its log, and counts every one", async () => {
+      // Issue 36, part 1: each replay or retry added ~1 KiB to a log rewritten whole on every attempt, unbounded.
+      await subscribe();
+      await storeAsRows([event()]);
+      const times: string[] = [];
+      for (let i = 0; i < 25; i++) {
+        const [d] = (await outbox.claimDue(1, [], LEASE_MS)).claimed;
+        const a = attempt(503);
+        times.push(a.attemptedAt);
+        await outbox.record([{ delivery: d, attempt: a, outcome: { kind: 'retry', delayMs: 0 } }]);
+      }
+      const { rows } = await pool.query('SELECT attempts, attempt_log FROM deliveries');
+      expect(rows[0].attempts).toBe(25);
+      const kept = (rows[0].attempt_log as { attemptedAt: string }[]).map((x) => Date.parse(x.attemptedAt));
+      expect(kept).toEqual(times.slice(5).map((t) => Date.parse(t)));
+    });
+
     it('signs with a rotated-out secret only until its overlap ends', async () => {
       const a = await subscribe();
       await pool.query(

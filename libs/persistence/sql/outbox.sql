@@ -148,15 +148,15 @@ WITH r AS (
   WHERE (r.next_status <> 'succeeded' OR r.has_row) AND NOT r.in_log
     AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = r.subscription_id)
   ON CONFLICT (subscription_id, event_id) DO UPDATE
-    SET attempts = d.attempts + EXCLUDED.attempts, attempt_log = d.attempt_log || EXCLUDED.attempt_log, updated_at = now()
+    SET attempts = d.attempts + EXCLUDED.attempts, attempt_log = append_attempts(d.attempt_log, EXCLUDED.attempt_log), updated_at = now()
   -- Failed for good by this attempt: written now (not joined to a row the lease's new holder wrote).
   RETURNING d.id AS delivery_id, d.subscription_id, d.event_id, d.plant_id, d.attempts, d.xmax = 0 AND d.status = 'failed'
             AS exhausted
 ), late AS (
   UPDATE deliveries d SET attempts = d.attempts + 1, updated_at = now(),
-         attempt_log = d.attempt_log || jsonb_build_array(jsonb_build_object(
+         attempt_log = append_attempts(d.attempt_log, jsonb_build_array(jsonb_build_object(
   'attemptedAt', r.attempted_at, 'status', r.status, 'latencyMs', r.latency_ms,
-  'error', r.error, 'responseBody', r.response_body, 'signature', r.signature))
+  'error', r.error, 'responseBody', r.response_body, 'signature', r.signature)))
   FROM known r
   WHERE NOT r.owns AND d.subscription_id = r.subscription_id AND d.event_id = r.event_id
     AND r.attempted_at IS NOT NULL
@@ -165,9 +165,9 @@ WITH r AS (
   -- Sent again (a lease lost, or a record whose answer was lost and is written again): the log's row keeps the
   -- attempt, and nothing else changes. The only update the log sees, and a rare one.
   UPDATE delivery_log l SET attempts = l.attempts + 1, updated_at = now(),
-         attempt_log = l.attempt_log || jsonb_build_array(jsonb_build_object(
+         attempt_log = append_attempts(l.attempt_log, jsonb_build_array(jsonb_build_object(
   'attemptedAt', r.attempted_at, 'status', r.status, 'latencyMs', r.latency_ms,
-  'error', r.error, 'responseBody', r.response_body, 'signature', r.signature))
+  'error', r.error, 'responseBody', r.response_body, 'signature', r.signature)))
   FROM known r
   WHERE r.in_log AND r.attempted_at IS NOT NULL AND l.id = md5(r.event_id || '/' || r.subscription_id::text)::uuid AND l.created_at >= coalesce(r.event_created_at - interval '1 minute', '-infinity')
   RETURNING 1
@@ -405,9 +405,9 @@ WITH r AS (
   FOR UPDATE OF d
 ), updated AS (
   UPDATE deliveries d SET attempts = d.attempts + 1, updated_at = now(),
-         attempt_log = d.attempt_log || jsonb_build_array(jsonb_build_object(
+         attempt_log = append_attempts(d.attempt_log, jsonb_build_array(jsonb_build_object(
   'attemptedAt', r.attempted_at, 'status', r.status, 'latencyMs', r.latency_ms,
-  'error', r.error, 'responseBody', r.response_body, 'signature', r.signature)),
+  'error', r.error, 'responseBody', r.response_body, 'signature', r.signature))),
          status = CASE WHEN o.id IS NULL THEN d.status ELSE r.next_status END,
          next_attempt_at = CASE WHEN o.id IS NULL THEN d.next_attempt_at
                            ELSE now() + r.delay_ms * interval '1 millisecond' END,

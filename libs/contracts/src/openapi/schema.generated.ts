@@ -900,6 +900,7 @@ export interface components {
             until?: string;
         };
         DeliveryWithAttempts: components["schemas"]["Delivery"] & {
+            /** @description Its newest 20 attempts, oldest first (`attempts` counts every one). */
             attemptLog: components["schemas"]["DeliveryAttempt"][];
             request: components["schemas"]["SentRequest"];
         };

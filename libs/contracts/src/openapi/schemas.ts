@@ -453,7 +453,15 @@ export const addedSchemas: Record<string, unknown> = {
       {
         type: 'object',
         required: ['request', 'attemptLog'],
-        properties: { request: ref('SentRequest'), attemptLog: { type: 'array', items: ref('DeliveryAttempt') } },
+        properties: {
+          request: ref('SentRequest'),
+          attemptLog: {
+            type: 'array',
+            items: ref('DeliveryAttempt'),
+            maxItems: 20,
+            description: 'Its newest 20 attempts, oldest first (`attempts` counts every one).',
+          },
+        },
       },
     ],
   },

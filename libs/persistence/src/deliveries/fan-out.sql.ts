@@ -1,4 +1,5 @@
 import {
+  appendAttempts,
   attemptCount,
   attemptEntry,
   attemptLog,
@@ -176,13 +177,13 @@ WITH r AS (
   WHERE (r.next_status <> 'succeeded' OR r.has_row) AND NOT r.in_log
     AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = r.subscription_id)
   ON CONFLICT (subscription_id, event_id) DO UPDATE
-    SET attempts = d.attempts + EXCLUDED.attempts, attempt_log = d.attempt_log || EXCLUDED.attempt_log, updated_at = now()
+    SET attempts = d.attempts + EXCLUDED.attempts, attempt_log = ${appendAttempts('d.attempt_log', 'EXCLUDED.attempt_log')}, updated_at = now()
   -- Failed for good by this attempt: written now (not joined to a row the lease's new holder wrote).
   RETURNING d.id AS delivery_id, d.subscription_id, d.event_id, d.plant_id, d.attempts, d.xmax = 0 AND d.status = 'failed'
             AS exhausted
 ), late AS (
   UPDATE deliveries d SET attempts = d.attempts + 1, updated_at = now(),
-         attempt_log = d.attempt_log || jsonb_build_array(${attemptEntry('r')})
+         attempt_log = ${appendAttempts('d.attempt_log', `jsonb_build_array(${attemptEntry('r')})`)}
   FROM known r
   WHERE NOT r.owns AND d.subscription_id = r.subscription_id AND d.event_id = r.event_id
     AND r.attempted_at IS NOT NULL
@@ -191,7 +192,7 @@ WITH r AS (
   -- Sent again (a lease lost, or a record whose answer was lost and is written again): the log's row keeps the
   -- attempt, and nothing else changes. The only update the log sees, and a rare one.
   UPDATE delivery_log l SET attempts = l.attempts + 1, updated_at = now(),
-         attempt_log = l.attempt_log || jsonb_build_array(${attemptEntry('r')})
+         attempt_log = ${appendAttempts('l.attempt_log', `jsonb_build_array(${attemptEntry('r')})`)}
   FROM known r
   WHERE r.in_log AND r.attempted_at IS NOT NULL AND l.id = ${deliveryKey('r.event_id', 'r.subscription_id')} AND ${inLogSince('l', 'r.event_created_at')}
   RETURNING 1

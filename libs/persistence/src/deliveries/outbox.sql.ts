@@ -1,6 +1,7 @@
 import { statement } from '../sql/statement';
 import { deliveryExhaustedEvents, operationalEvents, subscriptionDisabledEvents } from '../sql/fragments/operational';
 import {
+  appendAttempts,
   attemptEntry,
   backfillCurrent,
   DELIVERY_SEND_COLUMNS,
@@ -125,7 +126,7 @@ WITH r AS (
   FOR UPDATE OF d
 ), updated AS (
   UPDATE deliveries d SET attempts = d.attempts + 1, updated_at = now(),
-         attempt_log = d.attempt_log || jsonb_build_array(${attemptEntry('r')}),
+         attempt_log = ${appendAttempts('d.attempt_log', `jsonb_build_array(${attemptEntry('r')})`)},
          status = CASE WHEN o.id IS NULL THEN d.status ELSE r.next_status END,
          next_attempt_at = CASE WHEN o.id IS NULL THEN d.next_attempt_at
                            ELSE now() + r.delay_ms * interval '1 millisecond' END,

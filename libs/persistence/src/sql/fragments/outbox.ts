@@ -107,6 +107,9 @@ export const attemptEntry = (r: string) => `jsonb_build_object(
   'attemptedAt', ${r}.attempted_at, 'status', ${r}.status, 'latencyMs', ${r}.latency_ms,
   'error', ${r}.error, 'responseBody', ${r}.response_body, 'signature', ${r}.signature)`;
 
+/** `more` (a jsonb array of attempts) added to `log`, of which the newest 20 are kept (migration 26). */
+export const appendAttempts = (log: string, more: string) => `append_attempts(${log}, ${more})`;
+
 /** A delivery written from memory made one attempt, or none when it was set aside unsent (no attempt time). */
 export const attemptCount = (r: string) => `CASE WHEN ${r}.attempted_at IS NULL THEN 0 ELSE 1 END`;
 
