@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { kafkaClientConfigFromEnv, letGo, severableConsumer } from '@app/kafka';
+import { ConsumerWatchdog, kafkaClientConfigFromEnv, letGo, severableConsumer } from '@app/kafka';
 import * as e2e from '../tools/support/stack';
 import { waitFor } from '../tools/support/wait';
 
@@ -69,6 +69,84 @@ describe('a consumer let go', () => {
       );
     } finally {
       await Promise.all([letGo(first.c, 5000), letGo(successor.c, 5000)]);
+    }
+  }, 60_000);
+});
+
+// Issue 33, item 2: a consumer frozen on purpose (its partitions paused: it heartbeats, it is a member, it
+// consumes nothing) while its partitions have lag is replaced within the bound, and every record is consumed by
+// the new one. The watchdog and the let-go as the worker wires them, against the real broker.
+describe('a consumer frozen on purpose', () => {
+  const kafka = () => kafkaClientConfigFromEnv({ ...process.env }, 'e2e-frozen');
+  const stallMs = 3000;
+
+  it('is replaced within KAFKA_CONSUMER_STALL_MS of its lag going unconsumed, and nothing is left unread', async () => {
+    const suffix = randomBytes(4).toString('hex');
+    const topic = `e2e-frozen-${suffix}`;
+    const groupId = `e2e-frozen-${suffix}`;
+    const admin = e2e.testKafka().admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: true });
+    // The lag as the worker's backlog monitor samples it: the end offsets against the group's committed ones.
+    const lag = new Map<number, number>();
+    const sample = setInterval(async () => {
+      try {
+        const [ends, [committed]] = await Promise.all([
+          admin.fetchTopicOffsets(topic),
+          admin.fetchOffsets({ groupId, topics: [topic] }),
+        ]);
+        for (const e of ends) {
+          const c = committed.partitions.find((p) => p.partition === e.partition)?.offset ?? '-1';
+          lag.set(e.partition, Number(e.offset) - Math.max(0, Number(c)));
+        }
+      } catch {
+        lag.clear(); // unreadable: not counted, as in the worker
+      }
+    }, 300);
+    const read = new Set<string>();
+    const reasons: string[] = [];
+    let assigned: number[] = [];
+    const start = async () => {
+      const c = severableConsumer(kafka(), { groupId, sessionTimeout: 6000, heartbeatInterval: 500 });
+      watchdog.track(c.consumer);
+      c.consumer.on(c.consumer.events.GROUP_JOIN, (e) => (assigned = e.payload.memberAssignment[topic] ?? []));
+      await c.consumer.connect();
+      await c.consumer.subscribe({ topic, fromBeginning: true });
+      await c.consumer.run({ eachMessage: async ({ message }) => void read.add(message.value!.toString()) });
+      return c;
+    };
+    let current: Awaited<ReturnType<typeof start>>;
+    const watchdog = new ConsumerWatchdog({
+      stallMs,
+      checkEveryMs: 250,
+      lagOf: (t, p) => (t === topic ? lag.get(p) : undefined),
+      rejoin: async (reason) => {
+        reasons.push(reason);
+        await letGo(current, 2000);
+        current = await start();
+      },
+    });
+    try {
+      current = await start();
+      await waitFor('both partitions assigned', () => assigned.length === 2, 15_000);
+      current.consumer.pause([{ topic }]);
+      watchdog.start();
+      const producer = e2e.testKafka().producer();
+      await producer.connect();
+      const frozenAt = Date.now();
+      await producer.send({ topic, messages: Array.from({ length: 50 }, (_, i) => ({ value: String(i) })) });
+      await producer.disconnect();
+      await waitFor('every record read', () => read.size === 50, 30_000);
+      expect(reasons).toHaveLength(1);
+      expect(reasons[0]).toMatch(/records behind and was not consumed for \d+s|no fetch, heartbeat or batch for \d+s/);
+      // Within the bound: the stall, then a new member's join.
+      expect(Date.now() - frozenAt).toBeLessThan(stallMs + 20_000);
+    } finally {
+      clearInterval(sample);
+      watchdog.stop();
+      await letGo(current!, 5000);
+      await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+      await admin.disconnect();
     }
   }, 60_000);
 });
