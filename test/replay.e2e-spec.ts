@@ -49,6 +49,17 @@ describe('replay: failed deliveries, or everything since a time', () => {
       )
     ).rows.map((r) => ({ ...r, plant_id: Number(r.plant_id) }));
 
+  /** Waits until A has `n` deliveries, none of them pending. */
+  const answeredForGood = (n: number, what: string) =>
+    waitFor(
+      `${what} answered for good`,
+      async () => {
+        const rows = await kept();
+        return rows.length === n && rows.every((r) => r.status !== 'pending');
+      },
+      30_000,
+    );
+
   beforeAll(async () => {
     db = await e2e.scratchDatabase('replay');
     process.env.DATABASE_URL = db.url;
@@ -87,26 +98,12 @@ describe('replay: failed deliveries, or everything since a time', () => {
     await accept({ id: retried, name: 'Retried' });
     // One request at a time per subscriber: version 1 is sent from memory (and so appended to the log) only when
     // nothing of A's is still in flight or waiting, so the failing and retried plants are answered for good first.
-    await waitFor(
-      'the failing and retried plants answered for good',
-      async () => {
-        const rows = await kept();
-        return rows.length === 4 && rows.every((r) => r.status !== 'pending');
-      },
-      30_000,
-    );
+    await answeredForGood(4, 'the failing and retried plants');
     await accept({ id: versions, name: 'Version 1' });
     await waitFor('version 1 delivered', () => got(versions).length === 1);
     await accept({ id: versions, name: 'Version 2' });
     await accept({ id: moved, name: 'Moved 1' });
-    await waitFor(
-      'every delivery since T answered for good',
-      async () => {
-        const rows = await kept();
-        return rows.length === 7 && rows.every((r) => r.status !== 'pending');
-      },
-      30_000,
-    );
+    await answeredForGood(7, 'every delivery since T');
   }, 120_000);
 
   afterAll(async () => {
