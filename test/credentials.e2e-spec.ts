@@ -240,8 +240,10 @@ describe('credentials', () => {
     const echoed = await deliveredTo(path, plant);
     expect(echoed.headers.authorization).toBe(`Bearer ${SUBSCRIBER_TOKEN}`); // the receiver did see them
 
-    const [delivery] = await admin(READ).deliveriesOf(created.body.id, `&plantId=${plant}`);
+    // The receiver has the request before the worker has recorded it: the delivery may not be listed yet.
     const detail = await waitFor('the attempt recorded', async () => {
+      const [delivery] = await admin(READ).deliveriesOf(created.body.id, `&plantId=${plant}`);
+      if (!delivery) return null;
       const d = await admin(READ).call('GET', `/deliveries/${delivery.id}`);
       return d.body.attemptLog.length > 0 ? d.body : null;
     });
