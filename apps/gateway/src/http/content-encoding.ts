@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable, Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
@@ -33,7 +33,7 @@ const decoders: Record<string, (limit: number) => Transform[]> = {
  */
 export function decodeRequestBodies(fastify: FastifyInstance, maxDecodedBytes: number, maxConcurrent: number) {
   const turns = new Turns(maxConcurrent);
-  fastify.addHook('preParsing', async (req, _reply, payload) => {
+  fastify.addHook('preParsing', async (req, reply, payload) => {
     const header = req.headers['content-encoding'];
     const encoding = (typeof header === 'string' ? header : '').trim().toLowerCase();
     if (encoding === '' || encoding === 'identity') return payload;
@@ -52,13 +52,22 @@ export function decodeRequestBodies(fastify: FastifyInstance, maxDecodedBytes: n
         `${req.method} ${req.url.split('?')[0]} takes no compressed body`,
       );
     }
-    const release = await turns.take(req.raw);
-    return decodeWithLimit(payload, decoder(maxDecodedBytes), encoding, maxDecodedBytes, release);
+    const release = await turns.take(req.raw, reply.raw);
+    const decoded = decodeWithLimit(payload, decoder(maxDecodedBytes), encoding, maxDecodedBytes, release);
+    // Only a reader ends a decoder, and some answers never read the body: Fastify's 415 for a content type no
+    // parser takes, a method that reads no body, an error before the parser. Such a decoder held its turn for
+    // good, and after HTTP_MAX_CONCURRENT_DECODES of them no compressed body was answered again (issue #34's
+    // fuzz run). The answer, sent or cut, ends it in every case.
+    reply.raw.once('close', () => decoded.destroy());
+    return decoded;
   });
 }
 
-/** A bounded number of turns; takers wait in order, and one whose request closes while waiting leaves. */
-class Turns {
+/**
+ * A bounded number of turns; takers wait in order, and one whose request or answer closes while waiting leaves
+ * (a request already gone takes no turn).
+ */
+export class Turns {
   private free: number;
   private readonly waiting: (() => void)[] = [];
 
@@ -66,20 +75,30 @@ class Turns {
     this.free = count;
   }
 
-  async take(req: IncomingMessage): Promise<() => void> {
+  get available(): number {
+    return this.free;
+  }
+
+  async take(req: IncomingMessage, res: ServerResponse): Promise<() => void> {
+    const gone = () => Object.assign(new Error('The request closed while waiting to be decoded'), { statusCode: 400 });
+    if (req.destroyed || res.closed) throw gone();
     if (this.free > 0) this.free--;
     else {
       await new Promise<void>((resolve, reject) => {
         const turn = () => {
           req.off('close', leave);
+          res.off('close', leave);
           resolve();
         };
         const leave = () => {
+          req.off('close', leave);
+          res.off('close', leave);
           this.waiting.splice(this.waiting.indexOf(turn), 1);
-          reject(Object.assign(new Error('The request closed while waiting to be decoded'), { statusCode: 400 }));
+          reject(gone());
         };
         this.waiting.push(turn);
         req.once('close', leave);
+        res.once('close', leave);
       });
     }
     let released = false;
