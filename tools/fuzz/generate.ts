@@ -442,7 +442,9 @@ export class CaseGenerator {
     const chunked = payload !== null && rng.chance(0.12);
     if (payload !== null && !chunked) headers.push(['Content-Length', String(payload.length)]);
     if (chunked) headers.push(['Transfer-Encoding', 'chunked']);
-    c.declaredOverLimit = payload !== null && !chunked && payload.length > ctx.limit;
+    // Chunk-size lines declare the body's length as a Content-Length does, and the gateway refuses a chunked body
+    // once its declared chunks pass the limit, before any route (or its token check) runs: framing, not decoding.
+    c.declaredOverLimit = payload !== null && payload.length > ctx.limit;
     const head = Buffer.from(
       `${method} ${target} HTTP/1.1\r\n${headers.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`,
       'latin1',
