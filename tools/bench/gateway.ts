@@ -57,7 +57,15 @@ async function main() {
   const nest = await startBaseline('nest-guarded');
   const naive = await startBaseline('naive-kafka', { KAFKA_BROKERS: stack.env.KAFKA_BROKERS });
   try {
-    let s = step(`Warm-up (3 s, ${generator})`);
+    let s: ReturnType<typeof step>;
+    let firstLoad: Awaited<ReturnType<typeof fixedRate>> | null = null;
+    if (rate > 0) {
+      // Before any warm-up: what the first senders of a freshly started gateway meet (issue #34 saw a 3.3 s p99).
+      s = step(`First load: the fresh gateway at ${rate} webhooks/s for 15 s, open loop`);
+      firstLoad = await fixedRate(stack.url, rate, 15 * rate, 5e12);
+      s.done();
+    }
+    s = step(`Warm-up (3 s, ${generator})`);
     await run(stack.url, { duration: 3 });
     s.done();
     s = step(`Gateway: ${connections} connections for ${duration} s (each 200 after Kafka acks=all), ${generator}`);
@@ -66,7 +74,7 @@ async function main() {
     let paced: Record<string, number> | null = null;
     if (rate > 0) {
       s = step(`Gateway at ${rate} webhooks/s for 10 s, open loop: request -> 200 latency`);
-      const sent = await fixedRate(stack.url, rate, 10 * rate);
+      const sent = await fixedRate(stack.url, rate, 10 * rate, 8e12);
       s.done();
       paced = { 'req/s': Math.round(sent.count / sent.seconds), ...sent.latency, non200: sent.non200 };
     }
@@ -100,6 +108,10 @@ async function main() {
     if (paced) {
       console.log(`\nGateway at a fixed ${rate}/s (open loop, node:http from this process; target p99 <= 10 ms):`);
       table({ 'request -> 200 (ms)': paced });
+    }
+    if (firstLoad) {
+      console.log(`\nThe first 15 s of a fresh gateway at ${rate}/s, by second sent (target: no stall, p99 <= 10 ms):`);
+      table(firstLoad.bySecond);
     }
     const ratio = (r: LoadResult) => gw['req/s'] / Math.max(1, r['req/s']);
     console.log(
@@ -137,16 +149,27 @@ async function checkGenerator(url: string, first: LoadResult, connections: numbe
   );
 }
 
-/** `count` webhooks at `rate`/s, open loop, each with a plant id of its own; the latency of each 200. */
-async function fixedRate(url: string, rate: number, count: number) {
+/**
+ * `count` webhooks at `rate`/s, open loop, each with a plant id of its own (from `idBase`); the latency of each
+ * 200, overall and by the second it was sent in (where a stall shows).
+ */
+async function fixedRate(url: string, rate: number, count: number, idBase: number) {
   let non200 = 0;
   const { results, seconds } = await paced(rate, count, async (i) => {
     const started = performance.now();
-    const res = await sendWebhook(url, { id: 8e12 + i, name: 'Ficus', tag: 'indoor' });
+    const res = await sendWebhook(url, { id: idBase + i, name: 'Ficus', tag: 'indoor' });
     if (res.status !== 200) non200++;
     return performance.now() - started;
   });
-  return { count, seconds, non200, latency: percentiles(results, [50, 99, 99.9]) };
+  const bySecond: Record<string, Record<string, number>> = {};
+  for (let from = 0; from < results.length; from += rate) {
+    const window = results.slice(from, from + rate);
+    bySecond[`${from / rate}-${from / rate + 1} s`] = {
+      ...percentiles(window, [50, 99]),
+      max: Number(Math.max(...window).toFixed(1)),
+    };
+  }
+  return { count, seconds, non200, latency: percentiles(results, [50, 99, 99.9]), bySecond };
 }
 
 runBench(main);
