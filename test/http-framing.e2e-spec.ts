@@ -222,6 +222,9 @@ describe('HTTP framing', () => {
     ['415 for a Content-Type it does not parse', 'Content-Type: application/jsonx\r\n' + auth, 415],
     ['401 for a wrong token', 'Content-Type: application/json\r\nAuthorization: Bearer wrong\r\n', 401],
     ['404 for a path with no route', 'Content-Type: application/json\r\n' + auth, 404],
+    // Seed 424242 of the fuzzer: Node's parser refused the head, and the answer was followed by destroy(), a reset.
+    ['431 for headers too large', `X-Big: ${'K'.repeat(20_000)}\r\n` + auth, 431],
+    ['400 for a header line that is not HTTP', 'Not a header\r\n' + auth, 400],
   ])('delivers a %s to a sender still writing its body', async (_case, headers, status) => {
     const { port } = new URL(gw.url);
     const path = status === 404 ? '/no/such/route' : '/plant/webhook';

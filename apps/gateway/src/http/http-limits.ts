@@ -29,8 +29,12 @@ export function serverLimits(config: GatewayConfig) {
  * too large, bytes that are not HTTP), answered as problem+json on the raw socket, then closed.
  */
 export function clientErrorHandler(metrics: GatewayMetrics) {
+  const answered = new WeakSet<Socket>();
   return (err: NodeJS.ErrnoException, socket: Socket) => {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    // Closing lingers (below), and each chunk the sender still writes meets the failed parser again: one answer.
+    if (answered.has(socket)) return;
+    answered.add(socket);
     const [status, kind, detail] =
       err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'timeout', 'The request (headers or body) took too long to arrive; send it in one go']
@@ -50,7 +54,9 @@ export function clientErrorHandler(metrics: GatewayMetrics) {
           `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       );
     }
-    socket.destroy(err);
+    // A lingering close (lingering-close.ts), not destroy(): the sender may still be writing (a body behind headers
+    // too large), and the reset that destroy() draws can drop this answer before the sender reads it.
+    socket.destroySoon();
   };
 }
 
