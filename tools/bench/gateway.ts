@@ -12,7 +12,7 @@
 // a separate C process. The run ends by measuring the bare-Fastify ceiling again with twice the connections and
 // two wrk threads, and with autocannon, to show the generator is not what limits it.
 // Options: --connections 64 --duration 10 --rate 1000 (0: skip the fixed-rate run) --keys 100000
-// --generator wrk|autocannon --no-build
+// --generator wrk|autocannon --no-build --first-load-only (stop after the fresh gateway's first 15 s)
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import { metricSum } from '../support/metrics';
@@ -66,6 +66,7 @@ async function main() {
       s = step(`First load: the fresh gateway at ${rate} webhooks/s for 15 s, open loop`);
       firstLoad = await fixedRate(stack, rate, 15 * rate, 5e12);
       s.done();
+      if (process.argv.includes('--first-load-only')) return printFirstLoad(rate, firstLoad);
     }
     s = step(`Warm-up (3 s, ${generator})`);
     await run(stack.url, { duration: 3 });
@@ -113,11 +114,7 @@ async function main() {
       console.log(`\nGateway at a fixed ${rate}/s (open loop, node:http from this process; target p99 <= 10 ms):`);
       table({ 'request -> 200 (ms)': paced, 'of which valid -> Kafka ack (gateway histogram, ms)': publishPaced });
     }
-    if (firstLoad) {
-      console.log(`\nThe first 15 s of a fresh gateway at ${rate}/s, by second sent (target: no stall, p99 <= 10 ms):`);
-      table(firstLoad.bySecond);
-      table({ 'valid -> Kafka ack over the 15 s (gateway histogram, ms)': firstLoad.publish });
-    }
+    if (firstLoad) printFirstLoad(rate, firstLoad);
     const ratio = (r: LoadResult) => gw['req/s'] / Math.max(1, r['req/s']);
     console.log(
       `Gateway at ${Math.round(100 * ratio(base))} % of the bare-Fastify ceiling (target >= 50 %), ` +
@@ -133,6 +130,12 @@ async function main() {
     for (const b of [bare, nest, naive]) b.stop();
     await stack.stop();
   }
+}
+
+function printFirstLoad(rate: number, firstLoad: Awaited<ReturnType<typeof fixedRate>>) {
+  console.log(`\nThe first 15 s of a fresh gateway at ${rate}/s, by second sent (target: no stall, p99 <= 10 ms):`);
+  table(firstLoad.bySecond);
+  table({ 'valid -> Kafka ack over the 15 s (gateway histogram, ms)': firstLoad.publish });
 }
 
 /**
