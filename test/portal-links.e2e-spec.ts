@@ -14,6 +14,8 @@ import { waitFor } from '../tools/support/wait';
 const READ = `viewer-${randomBytes(12).toString('hex')}`;
 /** PORTAL_LINK_CHANGES_BURST here; the rate is the default, 30 a minute (one change every 2 s). */
 const BURST = 40;
+/** PORTAL_LINK_REPLAYS_PER_DAY here: replays a subscription's links may start in 24 hours. */
+const REPLAYS = 3;
 
 interface Operation {
   path: string;
@@ -49,6 +51,7 @@ describe('portal links', () => {
       // The suite's own link acts on every route it may call (~30 changes in all, a dozen within a second): the
       // change rate has a test of its own below, against this burst.
       PORTAL_LINK_CHANGES_BURST: String(BURST),
+      PORTAL_LINK_REPLAYS_PER_DAY: String(REPLAYS),
     });
     worker = await e2e.startWorker(env);
     gw = await e2e.startGateway(env);
@@ -559,6 +562,35 @@ describe('portal links', () => {
     expect(byLink).toHaveLength(made);
     for (const id of [noisy.id, calm.id])
       expect((await admin().call('DELETE', `/subscriptions/${id}`)).status).toBe(204);
+  });
+
+  // Issue #36, finding 1: twelve replays from one link, all accepted, sent one delivery thirteen times.
+  it("bounds a subscription's replays by its links to a daily budget; the operator's are not counted", async () => {
+    const replayed = await admin().subscribe({ url: `${receiver.url}/replayed`, filter: { tags: ['portal-replays'] } });
+    const linkOf = async () =>
+      as((await admin().call('POST', `/subscriptions/${replayed.id}/portal-links`, {})).body.token as string);
+    // Two links of one subscription share its budget: a second link is no second budget.
+    const [first, second] = [await linkOf(), await linkOf()];
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    const replay = (by: ReturnType<typeof as>) =>
+      by.call('POST', `/subscriptions/${replayed.id}/recover?since=${since}&status=all`);
+    const answers = [];
+    for (const by of [first, second, first, second, first]) answers.push(await replay(by));
+    expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 429, 429]);
+    const refused = answers[3];
+    expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(86_000); // the oldest leaves in ~24 h
+    expect(refused.body).toMatchObject({ status: 429, reason: 'portal-link-replay-budget' });
+    expect(refused.body.detail).toMatch(/started 3 replays in the last 24 hours.*PORTAL_LINK_REPLAYS_PER_DAY, 3/);
+    // The operator still replays; the audit trail holds the replays that were made, not the refused ones.
+    expect((await admin().call('POST', `/subscriptions/${replayed.id}/recover?since=${since}&status=all`)).status).toBe(
+      202,
+    );
+    const audit = await admin().call('GET', `/audit?subscriptionId=${replayed.id}&limit=50`);
+    const recovered = audit.body.items.filter((e: { action: string }) => e.action === 'subscription.recovered');
+    const byLinks = recovered.filter((e: { actor: string }) => e.actor.startsWith('portal-link:'));
+    expect([recovered.length, byLinks.length]).toEqual([4, 3]);
+    expect((await admin().call('DELETE', `/subscriptions/${replayed.id}`)).status).toBe(204);
   });
 
   it('lets a read admin token list links but not make or revoke them', async () => {

@@ -166,6 +166,8 @@ export const gatewayEnvSchema = z
     // bucket per link in each gateway (429 past it). A change makes every worker reload; admin tokens are not limited.
     PORTAL_LINK_CHANGES_PER_MINUTE: positiveInt.default(30),
     PORTAL_LINK_CHANGES_BURST: positiveInt.default(10),
+    // Replays (recover) a subscription's portal links may start in 24 hours, together; admin tokens are not counted.
+    PORTAL_LINK_REPLAYS_PER_DAY: positiveInt.default(10),
     METRICS_PORT: port.default(9465),
     METRICS_HOST: z.string().default('0.0.0.0'),
   })

@@ -31,3 +31,13 @@ SELECT *, id AS seq FROM audit_events
        WHERE ($1::uuid IS NULL OR subscription_id = $1) AND ($2::timestamptz IS NULL OR at >= $2)
          AND ($3::timestamptz IS NULL OR at < $3) AND ($4::bigint IS NULL OR id < $4)
        ORDER BY id DESC LIMIT $5;
+
+-- count-recent-actions
+-- Sent by AuditRepository.countRecent.
+-- $1: the subscription
+-- $2: the action
+-- $3: the actors' name prefix (LIKE, escaped)
+-- $4: the window, seconds
+SELECT count(*)::int AS count, min(at) AS oldest FROM audit_events
+       WHERE subscription_id = $1 AND action = $2 AND actor LIKE $3 || '%'
+         AND at > now() - $4 * interval '1 second';

@@ -7,6 +7,9 @@ import { PORTAL_TOKEN_PREFIX, PortalLinkRepository, PresentedPortalLink } from '
 import { ProblemException } from '@app/observability';
 import { TokenSet } from './token-set';
 
+/** How a portal link is named as an actor (audit events, `Actor`): this, then the link's id. */
+export const PORTAL_LINK_ACTOR = 'portal-link:';
+
 export const REALM = 'plant-store';
 
 export interface Principal {
@@ -97,7 +100,7 @@ export class PortalBearerStrategy extends PassportStrategy(Strategy, 'portal-bea
       );
     return {
       kind: 'portal',
-      name: `portal-link:${link.id}`,
+      name: `${PORTAL_LINK_ACTOR}${link.id}`,
       scope: null,
       portal: { subscriptionId: link.subscription_id, linkId: link.id, expiresAt: link.expires_at },
     };

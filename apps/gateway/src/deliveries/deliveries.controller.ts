@@ -88,8 +88,10 @@ export class DeliveriesController {
     @Query('status', validatedParameters('recoverSubscription')) status: RecoverStatus,
     @Query('cursor', validatedParameters('recoverSubscription')) cursor: string | undefined,
     @Actor() actor: string,
+    @ConfinedTo() confined: string | null,
   ) {
-    // A portal link reaches only its own subscription's (its guard refused another path id with 403).
-    return this.deliveries.recover(id, optionalDate(since)!, status, parseCursor(cursor), actor);
+    // A portal link reaches only its own subscription's (its guard refused another path id with 403), within the
+    // daily replay budget its subscription's links share.
+    return this.deliveries.recover(id, optionalDate(since)!, status, parseCursor(cursor), actor, confined !== null);
   }
 }

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, GatewayConfig } from '@app/config';
 import { ProblemException } from '@app/observability';
 import { AuditRepository, DeliveryFilter, DeliveryRepository, SubscriptionRepository } from '@app/persistence';
+import { PORTAL_LINK_ACTOR } from '../auth/bearer.strategies';
 import { assertOwnSubscription } from '../auth/portal-scope';
 import { encodeCursor } from '../http/cursor';
 import { Page, toPage } from '../http/pagination';
@@ -79,8 +80,10 @@ export class DeliveriesService {
     status: RecoverStatus,
     afterSeq: number | null,
     actor: string,
+    byPortalLink = false,
   ): Promise<Recovery> {
     if (!(await this.subscriptions.findById(subscriptionId))) throw subscriptionNotFound(subscriptionId);
+    if (byPortalLink) await this.withinReplayBudget(subscriptionId);
     let result: Recovery;
     let moved = 0;
     if (status === 'failed') {
@@ -114,7 +117,7 @@ export class DeliveriesService {
     }
     await this.audit.record({
       actor,
-      action: 'subscription.recovered',
+      action: RECOVERED,
       subscription_id: subscriptionId,
       details: {
         since: since.toISOString(),
@@ -125,7 +128,30 @@ export class DeliveriesService {
     });
     return result;
   }
+  /**
+   * A subscription's portal links together start at most PORTAL_LINK_REPLAYS_PER_DAY replays in 24 hours (issue
+   * #36: twelve in a row sent one delivery thirteen times and each failing one paged every operator). The count
+   * is the audit log's, so every gateway replica sees the same; a call that continues a replay with its cursor is
+   * a replay too (each re-queues up to 5,000). Past it: 429 with the seconds until the oldest leaves the window.
+   */
+  private async withinReplayBudget(subscriptionId: string): Promise<void> {
+    const budget = this.config.PORTAL_LINK_REPLAYS_PER_DAY;
+    const { count, oldest } = await this.audit.countRecent(subscriptionId, RECOVERED, PORTAL_LINK_ACTOR, DAY_S);
+    if (count < budget) return;
+    const retryAfter = Math.max(1, Math.ceil(((oldest?.getTime() ?? Date.now()) + DAY_S * 1000 - Date.now()) / 1000));
+    throw ProblemException.of(
+      'tooManyRequests',
+      `This subscription's portal links started ${count} replays in the last 24 hours, the most they may ` +
+        `(PORTAL_LINK_REPLAYS_PER_DAY, ${budget}). Nothing was re-queued: retry after Retry-After seconds, or ` +
+        'ask the operator, whose replays are not counted',
+      { reason: 'portal-link-replay-budget', retryAfterSeconds: retryAfter } as never,
+      { 'retry-after': String(retryAfter) },
+    );
+  }
 }
+
+const RECOVERED = 'subscription.recovered';
+const DAY_S = 86_400;
 
 export type RecoverStatus = 'failed' | 'all';
 

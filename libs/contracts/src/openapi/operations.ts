@@ -349,7 +349,11 @@ export const operations: Record<string, unknown> = {
         '403': forbidden,
         '404': notFound,
         '422': badParameter,
-        '429': portalChangeRate,
+        '429': tooMany(
+          `A ${PORTAL_CHANGE_RATE}; or the subscription's portal links started PORTAL_LINK_REPLAYS_PER_DAY replays ` +
+            'in the last 24 hours (`reason`: `portal-link-replay-budget`; Retry-After: until the oldest is a day ' +
+            'old): nothing was re-queued. Admin tokens are not limited.',
+        ),
       },
     },
   },

@@ -1,6 +1,6 @@
 import { Pool } from 'pg';
 import { toStorableJson } from '@app/contracts';
-import { LIST_AUDIT_EVENTS, RECORD_AUDIT_EVENT, RECORD_AUDIT_EVENTS } from './audit.sql';
+import { COUNT_RECENT_ACTIONS, LIST_AUDIT_EVENTS, RECORD_AUDIT_EVENT, RECORD_AUDIT_EVENTS } from './audit.sql';
 
 /** A row of `audit_events`: one change made through the admin API. */
 export interface AuditRow {
@@ -60,5 +60,22 @@ export class AuditRepository {
       limit,
     ]);
     return rows;
+  }
+
+  /** Times actors named `actorPrefix…` took `action` on the subscription in the last `seconds`; the oldest. */
+  async countRecent(
+    subscriptionId: string,
+    action: string,
+    actorPrefix: string,
+    seconds: number,
+  ): Promise<{ count: number; oldest: Date | null }> {
+    const escaped = actorPrefix.replace(/[\\%_]/g, (c) => `\\${c}`);
+    const { rows } = await this.pool.query<{ count: number; oldest: Date | null }>(COUNT_RECENT_ACTIONS.text, [
+      subscriptionId,
+      action,
+      escaped,
+      seconds,
+    ]);
+    return rows[0];
   }
 }

@@ -36,3 +36,16 @@ export const LIST_AUDIT_EVENTS = statement({
          AND ($3::timestamptz IS NULL OR at < $3) AND ($4::bigint IS NULL OR id < $4)
        ORDER BY id DESC LIMIT $5`,
 });
+
+/**
+ * How many times, within a window up to now, actors whose name starts with a prefix (`portal-link:`) took an
+ * action on a subscription, and when the oldest of those was: a daily budget's count and when it frees a call.
+ */
+export const COUNT_RECENT_ACTIONS = statement({
+  name: 'count-recent-actions',
+  runBy: 'AuditRepository.countRecent',
+  params: ['the subscription', 'the action', "the actors' name prefix (LIKE, escaped)", 'the window, seconds'],
+  text: `SELECT count(*)::int AS count, min(at) AS oldest FROM audit_events
+       WHERE subscription_id = $1 AND action = $2 AND actor LIKE $3 || '%'
+         AND at > now() - $4 * interval '1 second'`,
+});

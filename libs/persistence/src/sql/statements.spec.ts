@@ -146,6 +146,7 @@ describe('the statements', () => {
       () => audit.record({ actor: 'a', action: 'b' }),
       () => audit.recordMany([{ actor: 'a', action: 'b' }]),
       () => audit.list({}, 1, null),
+      () => audit.countRecent('s', 'b', 'portal-link:', 60),
       () => backfills.create('s', null, 1, 'a'),
       () => backfills.list('s'),
       () => backfills.findById('b', 's'),

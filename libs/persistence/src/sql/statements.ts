@@ -59,7 +59,7 @@ export const STATEMENTS: Record<string, readonly Statement[]> = {
     portalLinks.REVOKE_PORTAL_LINK,
     portalLinks.FIND_PORTAL_LINK_BY_DIGEST,
   ],
-  audit: [audit.RECORD_AUDIT_EVENT, audit.RECORD_AUDIT_EVENTS, audit.LIST_AUDIT_EVENTS],
+  audit: [audit.RECORD_AUDIT_EVENT, audit.RECORD_AUDIT_EVENTS, audit.LIST_AUDIT_EVENTS, audit.COUNT_RECENT_ACTIONS],
   'dead-letters': [
     deadLetters.ARCHIVE_DEAD_LETTERS,
     deadLetters.LIST_DEAD_LETTERS,
