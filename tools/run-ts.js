@@ -29,4 +29,14 @@ const child = spawn(
 // wrapper waits for that instead of returning the prompt in the middle of it. SIGTERM is passed on.
 process.on('SIGINT', () => undefined);
 process.on('SIGTERM', () => child.kill('SIGTERM'));
+// `npm run` does not pass a SIGTERM on: npm exits and this process, reparented, ran on with everything the script
+// started (issue #34: an interrupted fuzz run left its stack running). The parent going away is taken as the
+// signal it did not pass on.
+const parent = process.ppid;
+const orphaned = setInterval(() => {
+  if (process.ppid === parent) return;
+  clearInterval(orphaned);
+  child.kill('SIGTERM');
+}, 500);
+orphaned.unref();
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 130 : 1)));

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { ROOT } from './paths';
-import { waitFor } from './processes';
+import { trackSpawned, waitFor } from './processes';
 import { Supervised } from './supervisor';
 
 export { stopProcess } from './processes';
@@ -55,6 +55,7 @@ export function runApp(
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
+  trackSpawned(child); // an interrupted script stops it with its broker and database
   // logFile: its lines go to that file instead of the terminal (the fault suite keeps one per process).
   const file = logFile ? fs.createWriteStream(logFile, { flags: 'a' }) : null;
   for (const stream of [child.stdout, child.stderr]) {

@@ -49,3 +49,22 @@ export function stopProcess(child: ChildProcess | null, graceMs = 15000): Promis
     child.kill('SIGTERM');
   });
 }
+
+/** Apps a script spawned itself (runApp: the fuzzer's, a benchmark's), until each exits. */
+const spawned = new Set<ChildProcess>();
+
+/** Remembers `child` until it exits, so that an interrupted script stops it (stopSpawned). */
+export function trackSpawned(child: ChildProcess): ChildProcess {
+  spawned.add(child);
+  child.once('exit', () => spawned.delete(child));
+  return child;
+}
+
+/**
+ * Stops every tracked child still running (SIGTERM, SIGKILL after `graceMs`). An interrupted `npm run fuzz`
+ * stopped its broker and database and left its gateway and worker running (issue #34): they were spawned with
+ * runApp, outside the supervisor's list.
+ */
+export async function stopSpawned(graceMs = 20000): Promise<void> {
+  await Promise.all([...spawned].map((child) => stopProcess(child, graceMs)));
+}

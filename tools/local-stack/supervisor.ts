@@ -5,7 +5,7 @@
 import { ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { forgetOwner, recordOwner } from './orphans';
-import { sleep } from './processes';
+import { sleep, stopSpawned } from './processes';
 import { info, step } from './progress';
 
 const FIRST_BACKOFF_MS = 1000;
@@ -221,6 +221,11 @@ export function stopEverythingOnInterrupt(what: string): void {
       if (stopping) return;
       stopping = true;
       info(`${signal}: stopping what ${what} started`);
-      void stopEverything().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+      // The apps a script spawned first (they drain into the broker and the database), with nothing supervised
+      // restarting meanwhile; then what the supervisor started.
+      for (const service of started) service.halt();
+      void stopSpawned()
+        .then(() => stopEverything())
+        .finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
     });
 }
