@@ -80,11 +80,9 @@ export function instrumentHttp(
     }
   });
   // While draining, every response closes its connection: keep-alive sockets would otherwise hold
-  // server.close() open until their idle timeout. So does an answer sent before its request's body is in (a
-  // GET that carries a body, a route that reads none): the rest of that body would be read as the connection's
-  // next request, or passed the body limit after the answer; the sender is told not to reuse the connection.
-  fastify.addHook('onSend', async (req, reply, payload) => {
-    if (shutdown.draining || !req.raw.complete) reply.header('connection', 'close');
+  // server.close() open until their idle timeout.
+  fastify.addHook('onSend', async (_req, reply, payload) => {
+    if (shutdown.draining) reply.header('connection', 'close');
     return payload;
   });
   fastify.addHook('onResponse', async (req, reply) => {
