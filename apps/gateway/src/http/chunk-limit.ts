@@ -20,12 +20,6 @@ const refusedConnections = new WeakSet<Socket>();
 export const isRefusedConnection = (socket: Socket | null | undefined) =>
   socket != null && refusedConnections.has(socket);
 
-/** How many requests Node has handed to the server on a connection, and the answer to the latest of them. */
-interface Dispatched {
-  count: number;
-  answer: http.ServerResponse;
-}
-
 /**
  * A request line that is not exactly `METHOD SP request-target SP HTTP/x.y` is refused with 400 (see REQUEST_LINE),
  * and a chunked body that declares a chunk larger than the body limit is refused with 413 as soon as the chunk-size
@@ -37,20 +31,8 @@ interface Dispatched {
  * malformed framing itself, stays the judge.
  */
 export function refuseOversizedChunks(server: http.Server, limit: number, metrics: GatewayMetrics): void {
-  const dispatched = new WeakMap<Socket, Dispatched>();
-  server.on('request', (req: http.IncomingMessage, answer: http.ServerResponse) => {
-    const seen = dispatched.get(req.socket);
-    dispatched.set(req.socket, { count: (seen?.count ?? 0) + 1, answer });
-  });
   server.on('connection', (socket: Socket) => {
     const follower = new ChunkFollower(limit);
-    // A route that reads no body (a GET) may answer before its chunked body is over: Node then reads the rest to
-    // find the next request. The sender has had its answer, and a 413 written after it would read as the answer
-    // to a request it never sent (issue #34's fuzz: "bytes after the answer"): the connection is only closed.
-    const answeredAlready = () => {
-      const seen = dispatched.get(socket);
-      return seen !== undefined && seen.count === follower.heads && seen.answer.headersSent;
-    };
     // Listening for 'data' makes Node hand the socket's bytes to its parser from JavaScript (it "unconsumes"):
     // prepended, this listener sees each chunk before the parser does.
     const onData = (data: Buffer) => {
@@ -59,11 +41,6 @@ export function refuseOversizedChunks(server: http.Server, limit: number, metric
       else if (verdict === 'too-large') {
         socket.off('data', onData);
         metrics.clientErrors.inc({ kind: 'chunk_too_large' });
-        if (answeredAlready()) {
-          refusedConnections.add(socket);
-          socket.destroySoon();
-          return;
-        }
         refuse(
           socket,
           413,
@@ -112,14 +89,8 @@ export class ChunkFollower {
   private line = Buffer.alloc(0); // the head or line being gathered
   private remaining = 0; // bytes of a Content-Length body or of a chunk still to skip
   private declared = 0; // chunk bytes declared so far in this body
-  private requests = 0;
 
   constructor(private readonly limit: number) {}
-
-  /** Request heads read so far on this connection (the body followed now is the latest one's). */
-  get heads(): number {
-    return this.requests;
-  }
 
   push(data: Buffer): Verdict {
     let at = 0;
@@ -159,7 +130,6 @@ export class ChunkFollower {
         const lines = text.replace(/^(\r\n)+/, '').split('\r\n');
         if (lines.length === 1 && lines[0] === '') return 'ok'; // empty lines only: the request follows
         if (!REQUEST_LINE.test(lines[0])) return 'bad-request-line';
-        this.requests++;
         const field = (name: string) =>
           lines
             .slice(1)
