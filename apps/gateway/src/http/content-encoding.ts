@@ -67,16 +67,12 @@ export function decodeRequestBodies(fastify: FastifyInstance, maxDecodedBytes: n
  * A bounded number of turns; takers wait in order, and one whose request or answer closes while waiting leaves
  * (a request already gone takes no turn).
  */
-export class Turns {
+class Turns {
   private free: number;
   private readonly waiting: (() => void)[] = [];
 
   constructor(count: number) {
     this.free = count;
-  }
-
-  get available(): number {
-    return this.free;
   }
 
   async take(req: IncomingMessage, res: ServerResponse): Promise<() => void> {
