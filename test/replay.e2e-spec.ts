@@ -134,6 +134,33 @@ describe('replay: failed deliveries, or everything since a time', () => {
     expect((await kept()).every((r) => r.status !== 'pending')).toBe(true);
   });
 
+  it('runs one replay of a subscription at a time, and takes over a hold whose gateway died', async () => {
+    // A replay running on another gateway holds B's row; a second replay meanwhile is refused before it reads.
+    const now = () => encodeURIComponent(new Date().toISOString());
+    const replayB = () => admin().call('POST', `/subscriptions/${b.id}/recover?since=${now()}&status=all`);
+    await db.pool.query(
+      `INSERT INTO subscription_replays (subscription_id, holder, until) VALUES ($1, gen_random_uuid(), now() + interval '1 minute')`,
+      [b.id],
+    );
+    const refused = await replayB();
+    expect(refused.status).toBe(409);
+    expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(refused.body).toMatchObject({ reason: 'replay-in-progress' });
+    expect(refused.body.detail).toMatch(/one runs at a time.*retry after/i);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(5);
+    // Its gateway died: the hold runs out, and the next replay takes it, then gives it back.
+    await db.pool.query(
+      `UPDATE subscription_replays SET until = now() - interval '1 second' WHERE subscription_id = $1`,
+      [b.id],
+    );
+    const done = await replayB();
+    expect(done.status).toBe(202);
+    expect(done.body).toMatchObject({ requeued: 0, complete: true });
+    const held = await db.pool.query('SELECT 1 FROM subscription_replays WHERE subscription_id = $1', [b.id]);
+    expect(held.rowCount).toBe(0);
+  });
+
   it('re-sends only the failed ones by default', async () => {
     healthy = true;
     const counts = [before, once, retried, versions, moved].map((id) => got(id).length);

@@ -107,6 +107,25 @@ SELECT (SELECT count(*) FROM requeued)::int + (SELECT count(*) FROM reinserted):
                      ELSE (SELECT max(seq) FROM scanned) END, $3) AS cursor,
        (SELECT count(*) FROM scanned) < $5 AND (SELECT count(*) FROM matched) <= $4 AS exhausted;
 
+-- hold-replay
+-- Sent by DeliveryRepository.holdReplay.
+-- $1: the subscription
+-- $2: the holder (a fresh uuid per call)
+-- $3: how long at most, ms
+WITH taken AS (
+  INSERT INTO subscription_replays AS r (subscription_id, holder, until)
+  VALUES ($1, $2, now() + $3 * interval '1 millisecond')
+  ON CONFLICT (subscription_id) DO UPDATE SET holder = excluded.holder, until = excluded.until WHERE r.until <= now()
+  RETURNING r.until
+)
+SELECT (SELECT until FROM taken) AS taken, (SELECT until FROM subscription_replays WHERE subscription_id = $1) AS held;
+
+-- release-replay
+-- Sent by DeliveryRepository.releaseReplay.
+-- $1: the subscription
+-- $2: the holder
+DELETE FROM subscription_replays WHERE subscription_id = $1 AND holder = $2;
+
 -- count-deliveries-by-status
 -- Sent by DeliveryRepository.countByStatus.
 -- $1: the window, hours back from now

@@ -92,6 +92,6 @@ export class DeliveriesController {
   ) {
     // A portal link reaches only its own subscription's (its guard refused another path id with 403), within the
     // daily replay budget its subscription's links share.
-    return this.deliveries.recover(id, optionalDate(since)!, status, parseCursor(cursor), actor, confined !== null);
+    return this.deliveries.recover(id, optionalDate(since)!, status, parseCursor(cursor), actor, confined);
   }
 }

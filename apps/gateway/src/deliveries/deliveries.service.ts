@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import { APP_CONFIG, GatewayConfig } from '@app/config';
 import { ProblemException } from '@app/observability';
 import { AuditRepository, DeliveryFilter, DeliveryRepository, SubscriptionRepository } from '@app/persistence';
@@ -80,10 +81,29 @@ export class DeliveriesService {
     status: RecoverStatus,
     afterSeq: number | null,
     actor: string,
-    byPortalLink = false,
+    confined: string | null = null,
   ): Promise<Recovery> {
     if (!(await this.subscriptions.findById(subscriptionId))) throw subscriptionNotFound(subscriptionId);
-    if (byPortalLink) await this.withinReplayBudget(subscriptionId);
+    if (confined !== null) {
+      assertOwnSubscription(confined, subscriptionId, `subscription ${subscriptionId}`);
+      await this.withinReplayBudget(subscriptionId);
+    }
+    const holder = randomUUID();
+    await this.holdReplay(subscriptionId, holder);
+    try {
+      return await this.replay(subscriptionId, since, status, afterSeq, actor);
+    } finally {
+      await this.deliveries.releaseReplay(subscriptionId, holder).catch(() => undefined); // else it runs out
+    }
+  }
+
+  private async replay(
+    subscriptionId: string,
+    since: Date,
+    status: RecoverStatus,
+    afterSeq: number | null,
+    actor: string,
+  ): Promise<Recovery> {
     let result: Recovery;
     let moved = 0;
     if (status === 'failed') {
@@ -128,6 +148,25 @@ export class DeliveriesService {
     });
     return result;
   }
+  /**
+   * One replay at a time per subscription, whoever asks and on whichever gateway (issue #36: a dozen at once each
+   * scanned 50,000 deliveries). The hold lasts the call, and at most as long as its statements may (each bounded
+   * by DATABASE_QUERY_TIMEOUT_MS), so a gateway that dies mid-call frees it. Past it: 409 with Retry-After.
+   */
+  private async holdReplay(subscriptionId: string, holder: string): Promise<void> {
+    const forMs = (REPLAY_BOUNDS.batches + 3) * this.config.DATABASE_QUERY_TIMEOUT_MS;
+    const held = await this.deliveries.holdReplay(subscriptionId, holder, forMs);
+    if (held === true) return;
+    const retryAfter = Math.max(1, Math.min(5, Math.ceil((held.getTime() - Date.now()) / 1000)));
+    throw ProblemException.of(
+      'conflict',
+      'Another replay of this subscription is running; one runs at a time. Nothing was re-queued: retry after ' +
+        'Retry-After seconds (with the cursor the running one returns, if it is yours)',
+      { reason: 'replay-in-progress', retryAfterSeconds: retryAfter } as never,
+      { 'retry-after': String(retryAfter) },
+    );
+  }
+
   /**
    * A subscription's portal links together start at most PORTAL_LINK_REPLAYS_PER_DAY replays in 24 hours (issue
    * #36: twelve in a row sent one delivery thirteen times and each failing one paged every operator). The count

@@ -348,6 +348,10 @@ export const operations: Record<string, unknown> = {
         '401': unauthorized,
         '403': forbidden,
         '404': notFound,
+        '409': problem(
+          'Another replay of this subscription is running, from any token or gateway: one at a time ' +
+            '(`reason`: `replay-in-progress`; Retry-After: seconds to wait, 5 at most). Nothing was re-queued.',
+        ),
         '422': badParameter,
         '429': tooMany(
           `A ${PORTAL_CHANGE_RATE}; or the subscription's portal links started PORTAL_LINK_REPLAYS_PER_DAY replays ` +

@@ -2971,6 +2971,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Another replay of this subscription is running, from any token or gateway: one at a time (`reason`: `replay-in-progress`; Retry-After: seconds to wait, 5 at most). Nothing was re-queued. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A path or query parameter does not match its schema (each named in `errors`): a date that is no real instant (a leap second), an integer beyond ±(2^53 - 1), a cursor this API did not issue */
             422: {
                 headers: {

@@ -9,6 +9,8 @@ import {
   RETRY_FAILED_MATCHING,
   RETRY_FAILED_SINCE,
   REPLAY_SINCE,
+  HOLD_REPLAY,
+  RELEASE_REPLAY,
 } from './delivery.sql';
 
 /** A row of `deliveries` as listings read it: not the body, nor the attempt log. */
@@ -176,5 +178,22 @@ export class DeliveryRepository {
       cursor: Number(r.cursor),
       exhausted: r.exhausted,
     };
+  }
+
+  /**
+   * Takes the subscription's replay hold for `forMs` at most as `holder`: true when taken, else when the hold
+   * another call has ends (see HOLD_REPLAY).
+   */
+  async holdReplay(subscriptionId: string, holder: string, forMs: number): Promise<true | Date> {
+    const { rows } = await this.pool.query<{ taken: Date | null; held: Date | null }>(HOLD_REPLAY.text, [
+      subscriptionId,
+      holder,
+      forMs,
+    ]);
+    return rows[0]?.taken ? true : (rows[0]?.held ?? new Date());
+  }
+
+  async releaseReplay(subscriptionId: string, holder: string): Promise<void> {
+    await this.pool.query(RELEASE_REPLAY.text, [subscriptionId, holder]);
   }
 }

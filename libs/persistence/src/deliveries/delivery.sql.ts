@@ -192,3 +192,29 @@ SELECT (SELECT count(*) FROM requeued)::int + (SELECT count(*) FROM reinserted):
                      ELSE (SELECT max(seq) FROM scanned) END, $3) AS cursor,
        (SELECT count(*) FROM scanned) < $5 AND (SELECT count(*) FROM matched) <= $4 AS exhausted`,
 });
+
+/**
+ * Takes a subscription's replay hold for `$3` ms, unless another holder has it and its time has not run out.
+ * `taken`: the hold's end when taken, else null; `held`: the end of the hold there was before (the snapshot the
+ * statement reads), which a refused caller waits for.
+ */
+export const HOLD_REPLAY = statement({
+  name: 'hold-replay',
+  runBy: 'DeliveryRepository.holdReplay',
+  params: ['the subscription', 'the holder (a fresh uuid per call)', 'how long at most, ms'],
+  text: `WITH taken AS (
+  INSERT INTO subscription_replays AS r (subscription_id, holder, until)
+  VALUES ($1, $2, now() + $3 * interval '1 millisecond')
+  ON CONFLICT (subscription_id) DO UPDATE SET holder = excluded.holder, until = excluded.until WHERE r.until <= now()
+  RETURNING r.until
+)
+SELECT (SELECT until FROM taken) AS taken, (SELECT until FROM subscription_replays WHERE subscription_id = $1) AS held`,
+});
+
+/** Gives a replay hold back (only the holder's own: one that ran out may be another's by now). */
+export const RELEASE_REPLAY = statement({
+  name: 'release-replay',
+  runBy: 'DeliveryRepository.releaseReplay',
+  params: ['the subscription', 'the holder'],
+  text: 'DELETE FROM subscription_replays WHERE subscription_id = $1 AND holder = $2',
+});

@@ -104,6 +104,8 @@ describe('the statements', () => {
       () => deliveries.perMinute(1),
       () => deliveries.retryFailedSince('s', new Date()),
       () => deliveries.replaySince('s', new Date(), 0, { limit: 1, scan: 1, settleMs: 1 }),
+      () => deliveries.holdReplay('s', 'h', 1),
+      () => deliveries.releaseReplay('s', 'h'),
       () =>
         new IngestRepository(pool, box).applyEvents(
           [{ extra: {} } as IngestEvent],

@@ -36,6 +36,8 @@ export const STATEMENTS: Record<string, readonly Statement[]> = {
     deliveries.RETRY_FAILED_MATCHING,
     deliveries.RETRY_FAILED_SINCE,
     deliveries.REPLAY_SINCE,
+    deliveries.HOLD_REPLAY,
+    deliveries.RELEASE_REPLAY,
     deliveries.COUNT_DELIVERIES_BY_STATUS,
     deliveries.DELIVERIES_PER_MINUTE,
   ],
