@@ -39,6 +39,8 @@ describe('operational webhooks: subscription.disabled, delivery.exhausted, dead_
       DELIVERY_RETRY_SCHEDULE: '0s,300ms,300ms',
       DELIVERY_TIMEOUT_MS: '3000',
       DELIVERY_POLL_MS: '200',
+      // Failing deliveries run out of attempts here, rather than wait behind an open circuit.
+      DELIVERY_CIRCUIT_FAILURES: '1000',
     });
     worker = await e2e.startWorker(env);
     gw = await e2e.startGateway(env);
@@ -144,8 +146,38 @@ describe('operational webhooks: subscription.disabled, delivery.exhausted, dead_
       plantId: id,
       attempts: 3,
       lastAttempt: { attemptedAt: expect.stringMatching(/Z$/), status: 503, error: null },
+      heldBack: 0,
     });
     expect(receiver.on('/down', id)).toHaveLength(3);
+  });
+
+  it('tells one delivery.exhausted per failing subscription and minute, and counts what it held back', async () => {
+    // Issue #36: a portal link replaying a failing endpoint paged every operator once per delivery.
+    const failing = await plantSubscriber('/down');
+    const told = () =>
+      new Set(
+        events('/ops', 'delivery.exhausted', (d) => d.subscriptionId === failing.id).map(
+          ({ r }) => r.headers['webhook-id'],
+        ),
+      ).size;
+    for (let i = 0; i < 5; i++) expect((await e2e.postPlant(gw.url, { id: nextId(), name: 'Aloe' })).status).toBe(200);
+    await waitFor(
+      'five failed for good',
+      async () => (await admin.deliveriesOf(failing.id, '&status=failed')).length === 5,
+    );
+    await waitFor('the operator told', () => told() === 1);
+    await new Promise((r) => setTimeout(r, 1500)); // any second notice would be on its way by now
+    expect(told()).toBe(1);
+    // The minute is over (moved back here, not waited for): the next one is told, with the four held back.
+    await db.pool.query(`UPDATE operational_notices SET window_ends = now() WHERE subscription_id = $1`, [failing.id]);
+    const last = nextId();
+    expect((await e2e.postPlant(gw.url, { id: last, name: 'Agave' })).status).toBe(200);
+    const [, got] = await operational(
+      'delivery.exhausted',
+      (d) => d.subscriptionId === failing.id && d.plantId === last,
+    );
+    expect(verified(ops.secret, got.r).data).toMatchObject({ plantId: last, heldBack: 4 });
+    expect(told()).toBe(2);
   });
 
   it('sends dead_letter.created when a poison record is dead-lettered, to the operators that take that type', async () => {

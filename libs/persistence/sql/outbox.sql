@@ -197,18 +197,31 @@ WITH r AS (
   SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled
   RETURNING 1
 ),
+exhausted AS MATERIALIZED (
+  SELECT * FROM (SELECT w.*, r.attempted_at, r.status AS http_status, r.error
+      FROM written w JOIN mine r ON r.id = w.delivery_id WHERE w.exhausted) x
+), exhausted_notices AS (
+  INSERT INTO operational_notices AS o (subscription_id, type, window_ends, held, reported)
+  SELECT subscription_id, 'delivery.exhausted', now() + interval '60 seconds', count(*) - 1, 0
+  FROM exhausted GROUP BY subscription_id ORDER BY subscription_id
+  ON CONFLICT (subscription_id, type) DO UPDATE SET
+    reported = CASE WHEN o.window_ends <= now() THEN o.held ELSE o.reported END,
+    held = CASE WHEN o.window_ends <= now() THEN excluded.held ELSE o.held + excluded.held + 1 END,
+    window_ends = CASE WHEN o.window_ends <= now() THEN excluded.window_ends ELSE o.window_ends END
+  RETURNING o.subscription_id, o.reported, o.window_ends = now() + interval '60 seconds' AS notify
+),
 op_events AS MATERIALIZED (
   SELECT gen_random_uuid()::text AS event_id, x.type, x.subscription_id, x.data FROM (
   SELECT 'subscription.disabled'::text AS type, x.id AS subscription_id,
          jsonb_build_object('subscriptionId', x.id, 'reason', x.disabled_reason, 'disabledAt', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS data
-  FROM disabled x UNION ALL 
-  SELECT 'delivery.exhausted'::text AS type, NULL::uuid AS subscription_id,
+  FROM disabled x UNION ALL (
+  SELECT DISTINCT ON (x.subscription_id) 'delivery.exhausted'::text AS type, NULL::uuid AS subscription_id,
          jsonb_build_object('deliveryId', x.delivery_id, 'subscriptionId', x.subscription_id, 'eventId', x.event_id,
            'plantId', x.plant_id, 'attempts', x.attempts,
            'lastAttempt', jsonb_build_object('attemptedAt', to_char((x.attempted_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'status', x.http_status,
-             'error', x.error)) AS data
-  FROM (SELECT w.*, r.attempted_at, r.status AS http_status, r.error
-      FROM written w JOIN mine r ON r.id = w.delivery_id WHERE w.exhausted) x) x
+             'error', x.error), 'heldBack', n.reported) AS data
+  FROM exhausted x JOIN exhausted_notices n ON n.subscription_id = x.subscription_id AND n.notify
+  ORDER BY x.subscription_id, x.delivery_id)) x
 ), op_deliveries AS (
   INSERT INTO deliveries (subscription_id, event_id, plant_id, event_type, body, event_time)
   SELECT s.id, ev.event_id, NULL, ev.type,
@@ -429,17 +442,30 @@ WITH r AS (
   SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled
   RETURNING 1
 ),
+exhausted AS MATERIALIZED (
+  SELECT * FROM (SELECT * FROM updated WHERE exhausted) x
+), exhausted_notices AS (
+  INSERT INTO operational_notices AS o (subscription_id, type, window_ends, held, reported)
+  SELECT subscription_id, 'delivery.exhausted', now() + interval '60 seconds', count(*) - 1, 0
+  FROM exhausted GROUP BY subscription_id ORDER BY subscription_id
+  ON CONFLICT (subscription_id, type) DO UPDATE SET
+    reported = CASE WHEN o.window_ends <= now() THEN o.held ELSE o.reported END,
+    held = CASE WHEN o.window_ends <= now() THEN excluded.held ELSE o.held + excluded.held + 1 END,
+    window_ends = CASE WHEN o.window_ends <= now() THEN excluded.window_ends ELSE o.window_ends END
+  RETURNING o.subscription_id, o.reported, o.window_ends = now() + interval '60 seconds' AS notify
+),
 op_events AS MATERIALIZED (
   SELECT gen_random_uuid()::text AS event_id, x.type, x.subscription_id, x.data FROM (
   SELECT 'subscription.disabled'::text AS type, x.id AS subscription_id,
          jsonb_build_object('subscriptionId', x.id, 'reason', x.disabled_reason, 'disabledAt', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS data
-  FROM disabled x UNION ALL 
-  SELECT 'delivery.exhausted'::text AS type, NULL::uuid AS subscription_id,
+  FROM disabled x UNION ALL (
+  SELECT DISTINCT ON (x.subscription_id) 'delivery.exhausted'::text AS type, NULL::uuid AS subscription_id,
          jsonb_build_object('deliveryId', x.delivery_id, 'subscriptionId', x.subscription_id, 'eventId', x.event_id,
            'plantId', x.plant_id, 'attempts', x.attempts,
            'lastAttempt', jsonb_build_object('attemptedAt', to_char((x.attempted_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'status', x.http_status,
-             'error', x.error)) AS data
-  FROM (SELECT * FROM updated WHERE exhausted) x) x
+             'error', x.error), 'heldBack', n.reported) AS data
+  FROM exhausted x JOIN exhausted_notices n ON n.subscription_id = x.subscription_id AND n.notify
+  ORDER BY x.subscription_id, x.delivery_id)) x
 ), op_deliveries AS (
   INSERT INTO deliveries (subscription_id, event_id, plant_id, event_type, body, event_time)
   SELECT s.id, ev.event_id, NULL, ev.type,

@@ -847,7 +847,8 @@ export interface components {
          *         "attemptedAt": "2025-01-02T15:00:00.000Z",
          *         "status": 503,
          *         "error": null
-         *       }
+         *       },
+         *       "heldBack": 0
          *     }
          */
         DeliveryExhaustedData: {
@@ -856,6 +857,8 @@ export interface components {
             deliveryId: string;
             /** Format: uuid */
             eventId: string;
+            /** @description How many more of this subscription's deliveries failed for good since the previous delivery.exhausted about it, and were not told one by one: one is sent per subscription per minute at most (list them with GET /deliveries?subscriptionId=…&status=failed) */
+            heldBack: number;
             lastAttempt: {
                 /** Format: date-time */
                 attemptedAt: string;

@@ -137,6 +137,14 @@ const operationalData: Record<OperationalEventType, { description: string; prope
         status: { type: ['integer', 'null'], description: 'HTTP status; null when there was no answer' },
         error: { type: ['string', 'null'] },
       }),
+      heldBack: {
+        type: 'integer',
+        minimum: 0,
+        description:
+          "How many more of this subscription's deliveries failed for good since the previous delivery.exhausted " +
+          'about it, and were not told one by one: one is sent per subscription per minute at most (list them ' +
+          'with GET /deliveries?subscriptionId=…&status=failed)',
+      },
     },
     example: {
       deliveryId: '5f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0',
@@ -145,6 +153,7 @@ const operationalData: Record<OperationalEventType, { description: string; prope
       plantId: 42,
       attempts: 8,
       lastAttempt: { attemptedAt: '2025-01-02T15:00:00.000Z', status: 503, error: null },
+      heldBack: 0,
     },
   },
   'dead_letter.created': {

@@ -14,7 +14,12 @@ import {
   receivesPlants,
   writeWaiting,
 } from '../sql/fragments/outbox';
-import { deliveryExhaustedEvents, operationalEvents, subscriptionDisabledEvents } from '../sql/fragments/operational';
+import {
+  deliveryExhaustedEvents,
+  exhaustedNotices,
+  operationalEvents,
+  subscriptionDisabledEvents,
+} from '../sql/fragments/operational';
 import { statement } from '../sql/statement';
 
 /**
@@ -209,11 +214,8 @@ WITH r AS (
         AND NOT ${deliveryRecorded('x.subscription_id', 'x.event_id', 'oe.created_at')})
   RETURNING 1
 ), ${disableGone('mine')},
-${operationalEvents(
-  `${subscriptionDisabledEvents('disabled')} UNION ALL ${deliveryExhaustedEvents(
-    `(SELECT w.*, r.attempted_at, r.status AS http_status, r.error
-      FROM written w JOIN mine r ON r.id = w.delivery_id WHERE w.exhausted)`,
-  )}`,
-)}
+${exhaustedNotices(`(SELECT w.*, r.attempted_at, r.status AS http_status, r.error
+      FROM written w JOIN mine r ON r.id = w.delivery_id WHERE w.exhausted)`)},
+${operationalEvents(`${subscriptionDisabledEvents('disabled')} UNION ALL ${deliveryExhaustedEvents()}`)}
 SELECT (SELECT count(*) FROM op_deliveries)::int AS operational`,
 });

@@ -1,5 +1,10 @@
 import { statement } from '../sql/statement';
-import { deliveryExhaustedEvents, operationalEvents, subscriptionDisabledEvents } from '../sql/fragments/operational';
+import {
+  deliveryExhaustedEvents,
+  exhaustedNotices,
+  operationalEvents,
+  subscriptionDisabledEvents,
+} from '../sql/fragments/operational';
 import {
   appendAttempts,
   attemptEntry,
@@ -138,9 +143,8 @@ WITH r AS (
             r.status AS http_status, r.error, CASE WHEN o.id IS NOT NULL THEN r.disable_reason END AS disable_reason,
             o.id IS NOT NULL AND r.next_status = 'failed' AND d.event_type IS NULL AS exhausted
 ), ${disableGone('updated')},
-${operationalEvents(
-  `${subscriptionDisabledEvents('disabled')} UNION ALL ${deliveryExhaustedEvents('(SELECT * FROM updated WHERE exhausted)')}`,
-)}
+${exhaustedNotices('(SELECT * FROM updated WHERE exhausted)')},
+${operationalEvents(`${subscriptionDisabledEvents('disabled')} UNION ALL ${deliveryExhaustedEvents()}`)}
 SELECT (SELECT count(*) FROM op_deliveries)::int AS operational`,
 });
 
