@@ -247,4 +247,46 @@ describe('flow control and the circuit breaker per subscriber', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(receiver.on('/dead')).toHaveLength(sent);
   });
+
+  it('disables a failing subscriber past DELIVERY_PENDING_MAX waiting deliveries, and sends them all once enabled', async () => {
+    // Issue #36: an endpoint that fails while plants keep coming grew its rows for five days.
+    await Promise.all(workers.splice(0).map((w) => w.close()));
+    workers.push(
+      await e2e.startWorker({ ...env, DELIVERY_PENDING_MAX: '5', DELIVERY_RETRY_SCHEDULE: '0s,5s,5s,5s,5s,5s,5s,5s' }),
+    );
+    const ids = plants(12);
+    let healthy = false;
+    receiver.behave('/flooded', () => ({ status: healthy ? 204 : 503 }));
+    const sub = await subscribe('/flooded', ids);
+    const neighbour = await subscribe('/neighbour', ids);
+    for (const id of ids) await accept(id);
+    const disabled = await waitFor(
+      'the subscription disabled',
+      async () => {
+        const s = await subscription(sub.id);
+        return s.enabled === false ? s : null;
+      },
+      15000,
+    );
+    expect(disabled.disabledReason).toMatch(
+      /^more than 5 deliveries waiting while its endpoint fails \(DELIVERY_PENDING_MAX\)/,
+    );
+    const trail = (await admin.call('GET', `/audit?subscriptionId=${sub.id}`)).body.items;
+    expect(trail[0]).toMatchObject({ actor: 'worker', action: 'subscription.disabled' });
+    await waitFor('the neighbour served meanwhile', () => receiver.on('/neighbour').length >= 12);
+    expect((await subscription(neighbour.id)).enabled).toBe(true);
+    // Nothing was lost: once the endpoint answers and the subscription is enabled, every plant goes.
+    const since = Date.now();
+    healthy = true;
+    expect((await admin.call('PATCH', `/subscriptions/${sub.id}`, { enabled: true })).status).toBe(200);
+    const answered = () =>
+      new Set(
+        receiver
+          .on('/flooded')
+          .filter((r) => r.at >= since)
+          .map(idOf),
+      );
+    await waitFor('every plant delivered', () => ids.every((id) => answered().has(id)), 30000);
+    expect((await subscription(sub.id)).enabled).toBe(true);
+  });
 });

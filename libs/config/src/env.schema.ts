@@ -226,6 +226,7 @@ export const workerEnvSchema = z
     DELIVERY_CIRCUIT_PROBE_MIN: duration('10s').prefault('10s'),
     DELIVERY_CIRCUIT_PROBE_MAX: duration('10m').prefault('10m'),
     DELIVERY_DISABLE_AFTER: duration('5d').prefault('5d'),
+    DELIVERY_PENDING_MAX: positiveInt.default(100_000),
     MAX_WEBHOOK_HOPS: positiveInt.default(10),
     SHUTDOWN_TIMEOUT_MS: positiveInt.default(25000),
     // Retention (apps/worker/src/retention): rows older than these windows are pruned in small batches.

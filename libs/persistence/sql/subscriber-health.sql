@@ -163,3 +163,40 @@ WITH r AS (
 SELECT n.id AS subscription_id, n.closed AND n.n_state = 'closed' AS closed, n.opened, n.probe_failed, n.disable,
        n.disabled_reason, n.last_error, (extract(epoch FROM u.circuit_probe_at - now()) * 1000)::float8 AS probe_in_ms
 FROM planned n JOIN updated u ON u.id = n.id;
+
+-- disable-over-backlog
+-- Sent by SubscriberHealthRepository.disableOverBacklog.
+-- $1: the most pending deliveries a failing subscription may hold (DELIVERY_PENDING_MAX)
+WITH over AS MATERIALIZED (
+  SELECT s.id FROM subscriptions s
+  WHERE s.enabled AND s.deleted_at IS NULL AND s.kind = 'plants'
+    AND (s.consecutive_failures > 0 OR s.circuit_state <> 'closed' OR s.paused_until > now())
+    AND (SELECT count(*) FROM (SELECT 1 FROM deliveries d WHERE d.subscription_id = s.id AND d.status = 'pending'
+                               LIMIT $1 + 1) x) > $1
+  ORDER BY s.id
+), disabled AS (
+  UPDATE subscriptions s SET enabled = false, updated_at = now(),
+         disabled_reason = format('more than %s deliveries waiting while its endpoint fails (DELIVERY_PENDING_MAX); '
+           || 'fix the endpoint, then enable the subscription: the waiting deliveries go out then', $1::int)
+  FROM over o WHERE s.id = o.id AND s.enabled
+  RETURNING s.id, s.disabled_reason
+), disabled_audit AS (
+  INSERT INTO audit_events (actor, action, subscription_id, details)
+  SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled
+  RETURNING 1
+), op_events AS MATERIALIZED (
+  SELECT gen_random_uuid()::text AS event_id, x.type, x.subscription_id, x.data FROM (
+  SELECT 'subscription.disabled'::text AS type, x.id AS subscription_id,
+         jsonb_build_object('subscriptionId', x.id, 'reason', x.disabled_reason, 'disabledAt', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS data
+  FROM disabled x) x
+), op_deliveries AS (
+  INSERT INTO deliveries (subscription_id, event_id, plant_id, event_type, body, event_time)
+  SELECT s.id, ev.event_id, NULL, ev.type,
+         jsonb_build_object('type', ev.type, 'timestamp', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', ev.data)::text, now()
+  FROM op_events ev
+  JOIN subscriptions s ON s.kind = 'operational' AND s.enabled AND s.deleted_at IS NULL
+       AND (s.event_types IS NULL OR ev.type = ANY (s.event_types))
+       AND s.id IS DISTINCT FROM ev.subscription_id
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM disabled)::int AS disabled;

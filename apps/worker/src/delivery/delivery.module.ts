@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DatabaseModule } from '@app/persistence';
 import { MetricsModule } from '../metrics/metrics.module';
+import { BacklogCap } from './backlog-cap';
 import { DeliveryDispatcher } from './delivery-dispatcher.service';
 import { DELIVERY_INBOX } from './delivery-inbox';
 import { DeliverySender } from './delivery-sender';
@@ -12,6 +13,7 @@ import { SubscriberCache } from './subscriber-cache';
 @Module({
   imports: [DatabaseModule, MetricsModule],
   providers: [
+    BacklogCap,
     DeliveryDispatcher,
     DeliverySender,
     DeliverySignal,

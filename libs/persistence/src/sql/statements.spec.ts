@@ -131,6 +131,7 @@ describe('the statements', () => {
       () => portalLinks.findByToken('psp_x'),
       () => health.heartbeat('r', 1),
       () => health.leave('r'),
+      () => health.disableOverBacklog(1),
       () => health.pause('s', 1, 'r'),
       () => health.startProbe('s', 1),
       () =>

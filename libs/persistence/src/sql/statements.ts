@@ -53,7 +53,14 @@ export const STATEMENTS: Record<string, readonly Statement[]> = {
     subscriptions.SUBSCRIPTIONS_VERSION,
     subscriptions.LISTEN_SUBSCRIPTIONS,
   ],
-  'subscriber-health': [health.HEARTBEAT, health.LEAVE, health.PAUSE, health.START_PROBE, health.RECORD_HEALTH],
+  'subscriber-health': [
+    health.HEARTBEAT,
+    health.LEAVE,
+    health.PAUSE,
+    health.START_PROBE,
+    health.RECORD_HEALTH,
+    health.DISABLE_OVER_BACKLOG,
+  ],
   plants: [plants.FIND_PLANT, plants.LIST_PLANTS, plants.COUNT_STORED_SINCE],
   'portal-links': [
     portalLinks.CREATE_PORTAL_LINK,

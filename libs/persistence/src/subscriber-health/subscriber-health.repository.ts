@@ -8,7 +8,7 @@ import {
   SubscriberGate,
   SubscriberHealth,
 } from '@app/delivery';
-import { HEARTBEAT, LEAVE, PAUSE, RECORD_HEALTH, START_PROBE } from './subscriber-health.sql';
+import { DISABLE_OVER_BACKLOG, HEARTBEAT, LEAVE, PAUSE, RECORD_HEALTH, START_PROBE } from './subscriber-health.sql';
 
 interface GateRow {
   replicas: string[];
@@ -112,5 +112,11 @@ export class SubscriberHealthRepository implements SubscriberHealth {
   async startProbe(subscriptionId: string, holdMs: number): Promise<boolean> {
     const { rows } = await this.pool.query(START_PROBE.text, [subscriptionId, holdMs]);
     return rows.length > 0;
+  }
+
+  /** Disables the failing subscriptions holding more than `max` pending deliveries; how many (DISABLE_OVER_BACKLOG). */
+  async disableOverBacklog(max: number): Promise<number> {
+    const { rows } = await this.pool.query<{ disabled: number }>(DISABLE_OVER_BACKLOG.text, [max]);
+    return rows[0]?.disabled ?? 0;
   }
 }

@@ -184,3 +184,37 @@ SELECT n.id AS subscription_id, n.closed AND n.n_state = 'closed' AS closed, n.o
        n.disabled_reason, n.last_error, ${msFromNow('u.circuit_probe_at')} AS probe_in_ms
 FROM planned n JOIN updated u ON u.id = n.id`,
 });
+
+/**
+ * Pending rows have a cap per subscription (issue #36): a failing endpoint (failures since its last success, an
+ * open circuit, or a pause it asked for) holding more than `$1` pending deliveries is disabled, as a 410 disables
+ * one, with its audit event and subscription.disabled. Its rows stay and go out once it is enabled again; while it
+ * is disabled nothing new is written for it, so its rows stop growing. A healthy subscriber working off a backlog
+ * (after an outage, a replay) is left alone. Counted per subscription up to `$1 + 1` on the pending index, so a
+ * check costs at most that many index entries per failing subscriber.
+ */
+export const DISABLE_OVER_BACKLOG = statement({
+  name: 'disable-over-backlog',
+  runBy: 'SubscriberHealthRepository.disableOverBacklog',
+  params: ['the most pending deliveries a failing subscription may hold (DELIVERY_PENDING_MAX)'],
+  text: `
+WITH over AS MATERIALIZED (
+  SELECT s.id FROM subscriptions s
+  WHERE s.enabled AND s.deleted_at IS NULL AND s.kind = 'plants'
+    AND (s.consecutive_failures > 0 OR s.circuit_state <> 'closed' OR s.paused_until > now())
+    AND (SELECT count(*) FROM (SELECT 1 FROM deliveries d WHERE d.subscription_id = s.id AND d.status = 'pending'
+                               LIMIT $1 + 1) x) > $1
+  ORDER BY s.id
+), disabled AS (
+  UPDATE subscriptions s SET enabled = false, updated_at = now(),
+         disabled_reason = format('more than %s deliveries waiting while its endpoint fails (DELIVERY_PENDING_MAX); '
+           || 'fix the endpoint, then enable the subscription: the waiting deliveries go out then', $1::int)
+  FROM over o WHERE s.id = o.id AND s.enabled
+  RETURNING s.id, s.disabled_reason
+), disabled_audit AS (
+  INSERT INTO audit_events (actor, action, subscription_id, details)
+  SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled
+  RETURNING 1
+), ${operationalEvents(subscriptionDisabledEvents('disabled'))}
+SELECT (SELECT count(*) FROM disabled)::int AS disabled`,
+});
