@@ -16,6 +16,8 @@ const READ = `viewer-${randomBytes(12).toString('hex')}`;
 const BURST = 40;
 /** PORTAL_LINK_REPLAYS_PER_DAY here: replays a subscription's links may start in 24 hours. */
 const REPLAYS = 3;
+/** PORTAL_LINK_REPLAY_INTERVAL here, seconds: one replay by a subscription's links in this long. */
+const REPLAY_INTERVAL_S = 2;
 
 interface Operation {
   path: string;
@@ -52,6 +54,7 @@ describe('portal links', () => {
       // change rate has a test of its own below, against this burst.
       PORTAL_LINK_CHANGES_BURST: String(BURST),
       PORTAL_LINK_REPLAYS_PER_DAY: String(REPLAYS),
+      PORTAL_LINK_REPLAY_INTERVAL: `${REPLAY_INTERVAL_S}s`,
     });
     worker = await e2e.startWorker(env);
     gw = await e2e.startGateway(env);
@@ -575,7 +578,16 @@ describe('portal links', () => {
     const replay = (by: ReturnType<typeof as>) =>
       by.call('POST', `/subscriptions/${replayed.id}/recover?since=${since}&status=all`);
     const answers = [];
-    for (const by of [first, second, first, second, first]) answers.push(await replay(by));
+    for (const by of [first, second, first, second, first]) {
+      answers.push(await replay(by));
+      if (answers.length >= REPLAYS) continue;
+      // Paced as well: one replay per PORTAL_LINK_REPLAY_INTERVAL, by any of its links.
+      const paced = await replay(by === first ? second : first);
+      expect(paced.status).toBe(429);
+      expect(paced.body).toMatchObject({ reason: 'portal-link-replay-rate' });
+      expect(Number(paced.headers.get('retry-after'))).toBeLessThanOrEqual(REPLAY_INTERVAL_S);
+      await new Promise((r) => setTimeout(r, REPLAY_INTERVAL_S * 1000 + 100));
+    }
     expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 429, 429]);
     const refused = answers[3];
     expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);

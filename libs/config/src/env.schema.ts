@@ -168,6 +168,8 @@ export const gatewayEnvSchema = z
     PORTAL_LINK_CHANGES_BURST: positiveInt.default(10),
     // Replays (recover) a subscription's portal links may start in 24 hours, together; admin tokens are not counted.
     PORTAL_LINK_REPLAYS_PER_DAY: positiveInt.default(10),
+    // And at most one in this long (0s: no such pace): each reads up to 50,000 deliveries of every subscriber.
+    PORTAL_LINK_REPLAY_INTERVAL: duration('30s').prefault('30s'),
     METRICS_PORT: port.default(9465),
     METRICS_HOST: z.string().default('0.0.0.0'),
   })

@@ -356,7 +356,8 @@ export const operations: Record<string, unknown> = {
         '429': tooMany(
           `A ${PORTAL_CHANGE_RATE}; or the subscription's portal links started PORTAL_LINK_REPLAYS_PER_DAY replays ` +
             'in the last 24 hours (`reason`: `portal-link-replay-budget`; Retry-After: until the oldest is a day ' +
-            'old): nothing was re-queued. Admin tokens are not limited.',
+            'old), or one within PORTAL_LINK_REPLAY_INTERVAL (`reason`: `portal-link-replay-rate`): nothing was ' +
+            're-queued. Admin tokens are not limited.',
         ),
       },
     },

@@ -2992,7 +2992,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A portal link's token past its rate of changes (PORTAL_LINK_CHANGES_BURST at once, then PORTAL_LINK_CHANGES_PER_MINUTE, per link and gateway; `reason`: `portal-link-change-rate`): nothing was done; or the subscription's portal links started PORTAL_LINK_REPLAYS_PER_DAY replays in the last 24 hours (`reason`: `portal-link-replay-budget`; Retry-After: until the oldest is a day old): nothing was re-queued. Admin tokens are not limited. */
+            /** @description A portal link's token past its rate of changes (PORTAL_LINK_CHANGES_BURST at once, then PORTAL_LINK_CHANGES_PER_MINUTE, per link and gateway; `reason`: `portal-link-change-rate`): nothing was done; or the subscription's portal links started PORTAL_LINK_REPLAYS_PER_DAY replays in the last 24 hours (`reason`: `portal-link-replay-budget`; Retry-After: until the oldest is a day old), or one within PORTAL_LINK_REPLAY_INTERVAL (`reason`: `portal-link-replay-rate`): nothing was re-queued. Admin tokens are not limited. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again */
