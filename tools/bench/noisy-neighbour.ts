@@ -1,0 +1,151 @@
+#!/usr/bin/env node
+// npm run bench:noisy-neighbour — issue 36's "noisy neighbour": nine normal subscribers, measured twice at the same
+// webhook rate: beside a tenth that behaves, then beside a tenth whose endpoint fails (503 fast, or 2 s and then a
+// 500) and whose portal link spends everything it may while the load runs: configuration changes, replays, test
+// sends, in loops. Prints the nine's latency (gateway 200 -> receiver) both ways with the ratio of their p95
+// (target <= 1.20), whether every delivery to the nine arrived (target: all), and what the abusive link was
+// answered (its shares: 429 and 409 past them). The baseline is the first run, in the same stack.
+// --abuse endpoint,patch,replay,test: what the tenth does (all by default), to tell their costs apart.
+// Options: --rate 300 --seconds 10 --abuse endpoint,patch,replay,test --no-build
+import { adminClient } from '../support/admin';
+import { Receiver } from '../support/receiver';
+import { waitFor } from '../support/wait';
+import {
+  ADMIN,
+  arg,
+  listArg,
+  paced,
+  percentiles,
+  printPeakRss,
+  runBench,
+  sendWebhook,
+  Stack,
+  startStack,
+  step,
+  table,
+} from './harness';
+
+type Client = ReturnType<typeof adminClient>;
+
+/** The abusive portal link's loops, until `stop` resolves: what it was answered, by call and status. */
+async function abuse(link: Client, subscriptionId: string, since: string, stop: Promise<void>, kinds: string[]) {
+  const answers: Record<string, Record<number, number>> = {};
+  let stopped = false;
+  void stop.then(() => (stopped = true));
+  const count = (what: string, status: number) => {
+    answers[what] ??= {};
+    answers[what][status] = (answers[what][status] ?? 0) + 1;
+  };
+  const loop = async (what: string, call: (i: number) => Promise<{ status: number }>) => {
+    for (let i = 0; !stopped; i++) {
+      count(what, (await call(i)).status);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  const sub = `/subscriptions/${subscriptionId}`;
+  await Promise.all([
+    kinds.includes('patch') &&
+      loop('PATCH headers (every worker reloads)', (i) =>
+        link.call('PATCH', sub, { headers: { 'x-noisy': String(i) } }),
+      ),
+    kinds.includes('replay') &&
+      loop('recover status=all (a replay)', () =>
+        link.call('POST', `${sub}/recover?since=${encodeURIComponent(since)}&status=all`),
+      ),
+    kinds.includes('test') && loop('test send', () => link.call('POST', `${sub}/test`, {})),
+  ]);
+  return answers;
+}
+
+interface Outcome {
+  latencies: number[];
+  expected: number;
+  arrived: number;
+}
+
+/** `count` webhooks at `rate`; the nine's latencies, and how many of their deliveries arrived (each plant once). */
+async function run(stack: Stack, rx: Receiver, nine: string[], rate: number, count: number, nextId: () => number) {
+  const from = rx.received.length;
+  const accepted = new Map<number, number>();
+  await paced(rate, count, async () => {
+    const id = nextId();
+    await sendWebhook(stack.url, { id, name: 'Neighbour', tag: 'bench' });
+    accepted.set(id, Date.now());
+  });
+  const mine = () =>
+    rx.received.slice(from).filter((r) => nine.includes(r.path) && accepted.has(JSON.parse(r.body).id));
+  const expected = count * nine.length;
+  await waitFor('the nine deliveries', () => mine().length >= expected, 120000, 250).catch(() => undefined);
+  const firsts = new Map<string, number>();
+  for (const r of mine()) {
+    const key = `${r.path} ${JSON.parse(r.body).id}`;
+    if (!firsts.has(key)) firsts.set(key, Math.max(0, r.at - accepted.get(JSON.parse(r.body).id)!));
+  }
+  return { latencies: [...firsts.values()], expected, arrived: firsts.size } satisfies Outcome;
+}
+
+async function main() {
+  const rate = arg('rate', 100);
+  const seconds = arg('seconds', 10);
+  const count = rate * seconds;
+  const stack = await startStack({ workerEnv: { DELIVERY_POLL_MS: '200', DELIVERY_RETRY_SCHEDULE: '0s,1s,2s,4s' } });
+  const rx = new Receiver();
+  await rx.start();
+  const admin = adminClient(stack.url, ADMIN);
+  let lastId = 7e12;
+  const nextId = () => lastId++;
+  try {
+    const nine = Array.from({ length: 9 }, (_, i) => `/n${i}`);
+    for (const p of nine) await admin.subscribe({ url: `${rx.url}${p}` });
+    const s0 = step(`Warm-up: ${rate * 6} webhooks at ${rate}/s, not measured`);
+    await run(stack, rx, nine, rate, rate * 6, nextId);
+    s0.done();
+
+    const rows: Record<string, object> = {};
+    const lost: Record<string, string> = {};
+    const record = (label: string, o: Outcome) => {
+      rows[label] = { deliveries: o.latencies.length, ...percentiles(o.latencies, [50, 95, 99]) };
+      lost[label] = `${o.expected - o.arrived} of ${o.expected} not arrived`;
+    };
+
+    const polite = await admin.subscribe({ url: `${rx.url}/polite` });
+    let s = step(`Nine beside a tenth that behaves: ${count} webhooks at ${rate}/s`);
+    record('9 beside a polite tenth', await run(stack, rx, nine, rate, count, nextId));
+    s.done();
+    await admin.call('DELETE', `/subscriptions/${polite.id}`);
+
+    // The tenth: half its requests answered 503 at once, half after 2 s with a 500; its link spends all it may.
+    const kinds = listArg('abuse', 'endpoint,patch,replay,test');
+    if (kinds.includes('endpoint'))
+      rx.behave('/noisy', (_r, nth) => (nth % 2 ? { status: 503 } : { status: 500, delayMs: 2000 }));
+    const noisy = await admin.subscribe({ url: `${rx.url}/noisy` });
+    const link = (await admin.call('POST', `/subscriptions/${noisy.id}/portal-links`, {})).body as { token: string };
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    let end!: () => void;
+    const stop = new Promise<void>((resolve) => (end = resolve));
+    const abusing = abuse(adminClient(stack.url, link.token), noisy.id, since, stop, kinds);
+    s = step(`Nine beside a noisy tenth (${kinds.join(' and ')}): ${count} webhooks at ${rate}/s`);
+    record('9 beside a noisy tenth', await run(stack, rx, nine, rate, count, nextId));
+    end();
+    const answers = await abusing;
+    s.done();
+
+    console.log(`\nThe nine's latency in ms (gateway 200 -> receiver, first arrival of each delivery) at ${rate}/s:`);
+    table(rows);
+    const [p0, p1] = Object.values(rows).map((r) => (r as { p95: number }).p95);
+    console.log(
+      `p95 beside the noisy one / beside the polite one: ${(p1 / Math.max(1, p0)).toFixed(2)} (target <= 1.20)`,
+    );
+    table(lost);
+    console.log("\nWhat the noisy tenth's portal link was answered, by call and HTTP status:");
+    table(answers);
+    const noisyRequests = rx.received.filter((r) => r.path === '/noisy').length;
+    console.log(`The noisy endpoint got ${noisyRequests} requests.`);
+    printPeakRss(stack);
+  } finally {
+    await rx.stop();
+    await stack.stop();
+  }
+}
+
+runBench(main);
