@@ -6,7 +6,8 @@
 // of a stack that fills up is not charged to the noisy one). Prints the nine's latency (gateway 200 -> receiver)
 // each way with the p95 ratio (target <= 1.20), whether every delivery to the nine arrived (target: all), and what
 // the abusive link was answered (its shares: 429 and 409 past them).
-// --abuse endpoint,patch,replay,test: what the tenth does (all by default), to tell their costs apart.
+// --abuse endpoint,patch,replay,test: what the tenth does (all by default), to tell their costs apart;
+// --endpoint fast,slow: how its endpoint fails (503 at once, a 500 after 2 s; both by default, in turn).
 // Options: --rate 300 --seconds 10 --abuse endpoint,patch,replay,test --no-build
 import { adminClient } from '../support/admin';
 import { Receiver } from '../support/receiver';
@@ -121,8 +122,17 @@ async function main() {
 
     // The tenth: half its requests answered 503 at once, half after 2 s with a 500; its link spends all it may.
     const kinds = listArg('abuse', 'endpoint,patch,replay,test');
+    const endpoint = listArg('endpoint', 'fast,slow'); // fast: 503 at once; slow: a 500 after 2 s; both: in turn
     if (kinds.includes('endpoint'))
-      rx.behave('/noisy', (_r, nth) => (nth % 2 ? { status: 503 } : { status: 500, delayMs: 2000 }));
+      rx.behave('/noisy', (_r, nth) =>
+        endpoint.includes(nth % 2 ? 'fast' : 'slow')
+          ? nth % 2
+            ? { status: 503 }
+            : { status: 500, delayMs: 2000 }
+          : endpoint.includes('fast')
+            ? { status: 503 }
+            : { status: 500, delayMs: 2000 },
+      );
     const noisy = await admin.subscribe({ url: `${rx.url}/noisy` });
     const link = (await admin.call('POST', `/subscriptions/${noisy.id}/portal-links`, {})).body as { token: string };
     const since = new Date(Date.now() - 3_600_000).toISOString();
