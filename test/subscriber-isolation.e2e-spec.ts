@@ -54,12 +54,16 @@ describe("isolation: one subscriber's held rows never delay another's retry", ()
     process.env.DATABASE_URL = sharedDatabaseUrl;
   });
 
-  /** A subscriber of no live plant, with BACKLOG due rows older than anything the victim has, then `held`. */
+  /** A subscriber of no live plant, `held`, then given BACKLOG due rows older than anything the victim has. */
   const heldSubscriber = async (held: string) => {
     const noisy = await admin().subscribe({
       url: `${receiver.url}/held`,
       filter: { plantIds: { min: victimIds.max + 1, max: victimIds.max + 1 } },
     });
+    await db.pool.query(`UPDATE subscriptions SET ${held} WHERE id = $1`, [noisy.id]);
+    // Held first, as rows pile up behind a subscriber already held: every worker knows by its next heartbeat
+    // (a second) or reload, and claims none of them; three, for a loaded machine.
+    await new Promise((r) => setTimeout(r, 3000));
     await db.pool.query(
       `INSERT INTO deliveries (subscription_id, event_id, plant_id, body, event_time, next_attempt_at, created_at)
        SELECT $1::uuid, 'held-' || $1::text || '-' || g, g, '{"id":' || g || ',"name":"held"}', now() - interval '1 hour',
@@ -67,13 +71,12 @@ describe("isolation: one subscriber's held rows never delay another's retry", ()
        FROM generate_series(1, ${BACKLOG}) g`,
       [noisy.id],
     );
-    await db.pool.query(`UPDATE subscriptions SET ${held} WHERE id = $1`, [noisy.id]);
     return noisy;
   };
 
   /** Posts a plant for the victim; the gap between its failed first attempt and its retry. */
   const retryGap = async () => {
-    await new Promise((r) => setTimeout(r, 1500)); // every worker has read the change by now
+    await new Promise((r) => setTimeout(r, 500)); // the rows are in every claim's view
     const id = nextId();
     expect((await e2e.postPlant(gw.url, { id, name: 'Victim' })).status).toBe(200);
     const [first, retry] = await waitFor('the retry', () => {
