@@ -1,7 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { loadConfig, workerEnvSchema } from '@app/config';
 import { runMigrations, SecretBox, SubscriptionRepository, subscriptionContext } from '@app/persistence';
+import type { SubscriberSet } from '@app/delivery';
 import { SubscriberCache } from '../apps/worker/src/delivery/subscriber-cache';
+import { WorkerMetrics } from '../apps/worker/src/metrics/worker-metrics';
 import { adminClient } from '../tools/support/admin';
 import { Receiver } from '../tools/support/receiver';
 import { startAtTopicEnd } from '../tools/support/topic-end';
@@ -130,6 +132,7 @@ describe('a missed notification', () => {
   let db: e2e.ScratchDatabase;
   let cache: SubscriberCache;
   const box = new SecretBox(randomBytes(32));
+  const loads = { all: 0, changed: 0 };
 
   beforeAll(async () => {
     db = await e2e.scratchDatabase('subscriber_cache');
@@ -139,7 +142,20 @@ describe('a missed notification', () => {
       DATABASE_URL: db.url,
       SECRETS_KEY: randomBytes(32).toString('base64'),
     });
-    cache = new SubscriberCache(new SubscriptionRepository(db.pool, box), config);
+    const repository = new SubscriptionRepository(db.pool, box);
+    // Counts how the cache reloads: every subscription, or the changed ones alone.
+    const source = {
+      load: () => {
+        loads.all++;
+        return repository.load();
+      },
+      loadChanges: async (set: SubscriberSet) => {
+        const changed = await repository.loadChanges(set);
+        if (changed) loads.changed++;
+        return changed;
+      },
+    };
+    cache = new SubscriberCache(source, config, new WorkerMetrics());
     await cache.onModuleInit();
   });
 
@@ -218,5 +234,31 @@ describe('a missed notification', () => {
     expect(await cache.admit(id)).toBeDefined();
     await db.pool.query('DELETE FROM subscriptions WHERE id = $1', [id]);
     await waitFor('the deleted subscription refused', async () => (await cache.admit(id)) === undefined, 2000);
+  });
+
+  it('reloads only the subscription a change is about; all of them when its copy is older than the change log', async () => {
+    // Issue #36: each change made every worker reload and re-open every subscription.
+    const [changed, other] = [await addSubscription(), await addSubscription()];
+    await waitFor('both in memory', async () => (await holds(changed)) && holds(other), 2000);
+    const before = { ...loads };
+    const untouched = (await cache.current()).subscribers.get(other);
+    await db.pool.query(`UPDATE subscriptions SET headers = '{"X-Shelf": "3"}' WHERE id = $1`, [changed]);
+    await waitFor(
+      'the change in memory',
+      async () => (await cache.current()).subscribers.get(changed)?.headers['X-Shelf'] === '3',
+      2000,
+    );
+    expect(loads).toEqual({ all: before.all, changed: before.changed + 1 });
+    expect((await cache.current()).subscribers.get(other)).toBe(untouched); // not read again, nor re-opened
+    // A copy older than what the log keeps (here: versions moved past it without a record) is loaded whole.
+    await db.pool.query('UPDATE subscription_versions SET version = version + 5');
+    await db.pool.query(`UPDATE subscriptions SET headers = '{"X-Shelf": "4"}' WHERE id = $1`, [changed]);
+    await waitFor(
+      'the next change in memory',
+      async () => (await cache.current()).subscribers.get(changed)?.headers['X-Shelf'] === '4',
+      3000,
+    );
+    expect(loads.all).toBe(before.all + 1);
+    expect((await cache.current()).subscribers.get(other)?.secret).toBe('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw');
   });
 });

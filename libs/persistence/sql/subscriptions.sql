@@ -120,6 +120,22 @@ SELECT (SELECT version FROM subscription_versions)::text AS version,
          ORDER BY s.created_at, s.id), '[]') AS subscribers
 FROM subscriptions s WHERE s.enabled AND s.deleted_at IS NULL;
 
+-- load-changed-subscribers
+-- Sent by SubscriptionRepository.loadChanges.
+-- $1: the worker's version
+WITH since AS MATERIALIZED (
+  SELECT version, subscription_id FROM subscription_changes WHERE version > $1::bigint
+)
+SELECT (SELECT version FROM subscription_versions)::text AS version,
+       (SELECT count(*) FROM since) = (SELECT version FROM subscription_versions) - $1::bigint AS complete,
+       (SELECT coalesce(json_agg(DISTINCT subscription_id), '[]') FROM since) AS changed,
+       coalesce(json_agg(json_build_object('id', s.id, 'url', s.url, 'token', s.token, 'secret', s.secret,
+         'previous_secret', s.previous_secret, 'previous_until', s.previous_secret_expires_at, 'filter', s.filter,
+         'kind', s.kind, 'max_deliveries_per_second', s.max_deliveries_per_second,
+         'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers)), '[]')
+         AS subscribers
+FROM subscriptions s WHERE s.enabled AND s.deleted_at IS NULL AND s.id IN (SELECT subscription_id FROM since);
+
 -- subscriptions-version
 -- Sent by SubscriptionChanges.poll.
 SELECT version::text AS version FROM subscription_versions;

@@ -11,6 +11,7 @@ import {
 } from '@app/delivery';
 import { nestSink, RateLimitedLog } from '@app/observability';
 import { createPool, databaseBoundsFrom, SubscriptionChanges } from '@app/persistence';
+import { WorkerMetrics } from '../metrics/worker-metrics';
 
 /** How long a send waits for the subscriptions to be confirmed before it gives up (its lease brings it back). */
 const ADMIT_WAIT_MS = 5000;
@@ -18,7 +19,9 @@ const ADMIT_WAIT_MS = 5000;
 /**
  * The enabled subscriptions, credentials opened, held in memory: the ingest stage fans a batch out from them and
  * the dispatcher sends with them. Reloaded when PostgreSQL notifies a change (migration 23's trigger) and when a
- * poll of the version every SUBSCRIBERS_POLL_MS finds it moved, so a missed notification costs one poll.
+ * poll of the version every SUBSCRIBERS_POLL_MS finds it moved, so a missed notification costs one poll. A reload
+ * reads only the subscriptions changed since this copy's version (migration 30's change log), or all of them when
+ * the log no longer reaches back that far: one subscription's change costs a reload of that one.
  *
  * Nothing is sent to a subscription that is gone: a send goes only to a subscription in this copy, and only while
  * a read of the version sent within SUBSCRIBERS_CONFIRM_WINDOW_MS found the copy current. A delete returns that
@@ -42,6 +45,7 @@ export class SubscriberCache implements OnModuleInit, OnModuleDestroy {
   constructor(
     @Inject(SUBSCRIBER_SOURCE) private readonly source: SubscriberSource,
     @Inject(APP_CONFIG) config: WorkerConfig,
+    private readonly metrics: WorkerMetrics,
   ) {
     const pool = createPool({
       url: config.DATABASE_URL,
@@ -143,7 +147,10 @@ export class SubscriberCache implements OnModuleInit, OnModuleDestroy {
     const version = await this.changes.poll(); // first: LISTEN is on before a load, so no change falls between
     if (this.set && version === this.set.version) return this.confirm(sent);
     const loadSent = performance.now();
-    const set = await this.source.load();
+    // A few versions behind (a change or two): read those subscriptions alone; else, or the first time, all.
+    const changed = this.set ? await this.source.loadChanges(this.set) : null;
+    const set = changed ?? (await this.source.load());
+    this.metrics.subscriptionReloads.inc({ scope: changed ? 'changed' : 'all' });
     this.set = set;
     this.confirm(loadSent);
     for (const listener of this.listeners) listener(set);

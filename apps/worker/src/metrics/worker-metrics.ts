@@ -75,6 +75,13 @@ export class WorkerMetrics {
     'Stored events not yet fanned out to their subscribers, sampled every 5 s (NaN while the database cannot be asked)',
   );
 
+  readonly subscriptionReloads = this.m.counter(
+    'plant_store_subscription_reloads_total',
+    'Reloads of the subscriptions held in memory after a change: of the changed ones alone, or of all (the first ' +
+      'load, or a copy older than the change log)',
+    ['scope'],
+  );
+
   readonly loopsCut = this.m.counter(
     'plant_store_loop_events_suppressed_total',
     'Events stored but not delivered again because they had been through MAX_WEBHOOK_HOPS deliveries ' +

@@ -28,6 +28,8 @@ export interface PlantEventStore {
 export interface SubscriberSource {
   /** The enabled subscriptions at the version they were read at (one snapshot). */
   load(): Promise<SubscriberSet>;
+  /** `set` brought up to date by reading only what changed since its version; null: load them all instead. */
+  loadChanges(set: SubscriberSet): Promise<SubscriberSet | null>;
 }
 
 /** The deliveries waiting to be sent, shared by every worker replica through leases. */

@@ -142,6 +142,7 @@ describe('the statements', () => {
           disableAfterMs: 1,
         }),
       () => subscriptions.load(),
+      () => subscriptions.loadChanges({ version: '1', subscribers: new Map() }),
       () => new SubscriptionChanges(pool, () => undefined).poll(),
       () => plants.findById(1),
       () => plants.listNewest(1, null),

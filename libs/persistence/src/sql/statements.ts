@@ -50,6 +50,7 @@ export const STATEMENTS: Record<string, readonly Statement[]> = {
     subscriptions.ROTATE_SECRET,
     subscriptions.FIND_SENDABLE,
     subscriptions.LOAD_SUBSCRIBERS,
+    subscriptions.LOAD_CHANGED_SUBSCRIBERS,
     subscriptions.SUBSCRIPTIONS_VERSION,
     subscriptions.LISTEN_SUBSCRIPTIONS,
   ],

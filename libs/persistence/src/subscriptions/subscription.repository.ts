@@ -11,6 +11,7 @@ import {
   FIND_SUBSCRIPTION,
   LIST_SUBSCRIPTIONS,
   LOAD_SUBSCRIBERS,
+  LOAD_CHANGED_SUBSCRIBERS,
   ROTATE_SECRET,
   UPDATE_SUBSCRIPTION,
 } from './subscription.sql';
@@ -249,23 +250,44 @@ export class SubscriptionRepository implements SubscriberSource {
       text: LOAD_SUBSCRIBERS.text,
     });
     const subscribers = new Map<string, Subscriber>();
-    for (const r of rows[0].subscribers) {
-      const context = subscriptionContext(r.id);
-      subscribers.set(r.id, {
-        id: r.id,
-        url: r.url,
-        token: this.box.openOptional(r.token, context),
-        secret: this.box.open(r.secret, context),
-        previousSecret: r.previous_secret && r.previous_until ? this.box.open(r.previous_secret, context) : null,
-        previousUntil: r.previous_secret && r.previous_until ? Date.parse(r.previous_until) : null,
-        filter: r.filter,
-        limits: { maxDeliveriesPerSecond: r.max_deliveries_per_second, maxConcurrency: r.max_concurrency },
-        headers: r.headers ?? {},
-        secretHeaders: openSecretHeaders(r.secret_headers ?? {}, r.id, this.box),
-        kind: r.kind,
-      });
-    }
+    for (const r of rows[0].subscribers) subscribers.set(r.id, this.opened(r));
     return { version: rows[0].version, subscribers };
+  }
+
+  /**
+   * `set` brought to the version now by reading only the subscriptions changed since its version (only their
+   * credentials are opened), or null when the change log no longer holds every version since (load them all).
+   */
+  async loadChanges(set: SubscriberSet): Promise<SubscriberSet | null> {
+    const { rows } = await this.pool.query<{
+      version: string;
+      complete: boolean;
+      changed: string[] | null;
+      subscribers: LoadedSubscriber[] | null;
+    }>({ name: LOAD_CHANGED_SUBSCRIBERS.name, text: LOAD_CHANGED_SUBSCRIBERS.text, values: [set.version] });
+    const r = rows[0];
+    if (!r?.complete) return null;
+    const subscribers = new Map(set.subscribers);
+    for (const id of r.changed ?? []) subscribers.delete(id);
+    for (const loaded of r.subscribers ?? []) subscribers.set(loaded.id, this.opened(loaded));
+    return { version: r.version, subscribers };
+  }
+
+  private opened(r: LoadedSubscriber): Subscriber {
+    const context = subscriptionContext(r.id);
+    return {
+      id: r.id,
+      url: r.url,
+      token: this.box.openOptional(r.token, context),
+      secret: this.box.open(r.secret, context),
+      previousSecret: r.previous_secret && r.previous_until ? this.box.open(r.previous_secret, context) : null,
+      previousUntil: r.previous_secret && r.previous_until ? Date.parse(r.previous_until) : null,
+      filter: r.filter,
+      limits: { maxDeliveriesPerSecond: r.max_deliveries_per_second, maxConcurrency: r.max_concurrency },
+      headers: r.headers ?? {},
+      secretHeaders: openSecretHeaders(r.secret_headers ?? {}, r.id, this.box),
+      kind: r.kind,
+    };
   }
 }
 

@@ -158,6 +158,29 @@ export const LOAD_SUBSCRIBERS = statement({
 FROM subscriptions s WHERE s.enabled AND s.deleted_at IS NULL`,
 });
 
+/**
+ * What changed since a worker's copy (`$1`, its version), in one snapshot: the version now, the subscriptions the
+ * versions since then changed (`changed`), those of them that are enabled with what a worker holds of them, and
+ * whether the log still holds every version since (`complete`; else the worker loads them all).
+ */
+export const LOAD_CHANGED_SUBSCRIBERS = statement({
+  name: 'load-changed-subscribers',
+  runBy: 'SubscriptionRepository.loadChanges',
+  params: ["the worker's version"],
+  text: `WITH since AS MATERIALIZED (
+  SELECT version, subscription_id FROM subscription_changes WHERE version > $1::bigint
+)
+SELECT (SELECT version FROM subscription_versions)::text AS version,
+       (SELECT count(*) FROM since) = (SELECT version FROM subscription_versions) - $1::bigint AS complete,
+       (SELECT coalesce(json_agg(DISTINCT subscription_id), '[]') FROM since) AS changed,
+       coalesce(json_agg(json_build_object('id', s.id, 'url', s.url, 'token', s.token, 'secret', s.secret,
+         'previous_secret', s.previous_secret, 'previous_until', s.previous_secret_expires_at, 'filter', s.filter,
+         'kind', s.kind, 'max_deliveries_per_second', s.max_deliveries_per_second,
+         'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers)), '[]')
+         AS subscribers
+FROM subscriptions s WHERE s.enabled AND s.deleted_at IS NULL AND s.id IN (SELECT subscription_id FROM since)`,
+});
+
 /** The subscriptions' version alone: a worker's poll (its copy is current while this is the same). */
 export const SUBSCRIPTIONS_VERSION = statement({
   name: 'subscriptions-version',
