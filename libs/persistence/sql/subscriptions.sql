@@ -114,9 +114,9 @@ SELECT s.url, s.token, s.secret, s.max_deliveries_per_second, s.max_concurrency,
 -- Sent by SubscriptionRepository.load.
 SELECT (SELECT version FROM subscription_versions)::text AS version,
        coalesce(json_agg(json_build_object('id', s.id, 'url', s.url, 'token', s.token, 'secret', s.secret,
-         'previous_secret', s.previous_secret, 'previous_until', s.previous_secret_expires_at, 'filter', s.filter,
-         'kind', s.kind, 'max_deliveries_per_second', s.max_deliveries_per_second,
-         'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers)
+  'previous_secret', s.previous_secret, 'previous_until', s.previous_secret_expires_at, 'filter', s.filter,
+  'kind', s.kind, 'max_deliveries_per_second', s.max_deliveries_per_second,
+  'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers)
          ORDER BY s.created_at, s.id), '[]') AS subscribers
 FROM subscriptions s WHERE s.enabled AND s.deleted_at IS NULL;
 
@@ -130,9 +130,9 @@ SELECT (SELECT version FROM subscription_versions)::text AS version,
        (SELECT count(*) FROM since) = (SELECT version FROM subscription_versions) - $1::bigint AS complete,
        (SELECT coalesce(json_agg(DISTINCT subscription_id), '[]') FROM since) AS changed,
        coalesce(json_agg(json_build_object('id', s.id, 'url', s.url, 'token', s.token, 'secret', s.secret,
-         'previous_secret', s.previous_secret, 'previous_until', s.previous_secret_expires_at, 'filter', s.filter,
-         'kind', s.kind, 'max_deliveries_per_second', s.max_deliveries_per_second,
-         'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers)), '[]')
+  'previous_secret', s.previous_secret, 'previous_until', s.previous_secret_expires_at, 'filter', s.filter,
+  'kind', s.kind, 'max_deliveries_per_second', s.max_deliveries_per_second,
+  'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers)), '[]')
          AS subscribers
 FROM subscriptions s WHERE s.enabled AND s.deleted_at IS NULL AND s.id IN (SELECT subscription_id FROM since);
 

@@ -1,4 +1,5 @@
 import { isoTime, operationalEvents, subscriptionDisabledEvents } from '../sql/fragments/operational';
+import { auditWorkerDisabled } from '../sql/fragments/outbox';
 import { statement } from '../sql/statement';
 
 /** Milliseconds from now to a timestamp, by the database's clock (null stays null). */
@@ -211,10 +212,6 @@ WITH over AS MATERIALIZED (
            || 'fix the endpoint, then enable the subscription: the waiting deliveries go out then', $1::int)
   FROM over o WHERE s.id = o.id AND s.enabled
   RETURNING s.id, s.disabled_reason
-), disabled_audit AS (
-  INSERT INTO audit_events (actor, action, subscription_id, details)
-  SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled
-  RETURNING 1
-), ${operationalEvents(subscriptionDisabledEvents('disabled'))}
+), ${auditWorkerDisabled('disabled')}, ${operationalEvents(subscriptionDisabledEvents('disabled'))}
 SELECT (SELECT count(*) FROM disabled)::int AS disabled`,
 });

@@ -139,6 +139,12 @@ export const FIND_SENDABLE = statement({
        WHERE s.id = $1 AND s.deleted_at IS NULL`,
 });
 
+/** What a worker holds of a subscription (alias `s`), credentials sealed: LoadedSubscriber in the repository. */
+const SUBSCRIBER_JSON = `json_build_object('id', s.id, 'url', s.url, 'token', s.token, 'secret', s.secret,
+  'previous_secret', s.previous_secret, 'previous_until', s.previous_secret_expires_at, 'filter', s.filter,
+  'kind', s.kind, 'max_deliveries_per_second', s.max_deliveries_per_second,
+  'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers)`;
+
 /**
  * The enabled subscriptions a worker keeps in memory, and the version they are at, from one snapshot (one
  * statement): a change committed after it bumps the version past the one returned. Every column a delivery is
@@ -150,10 +156,7 @@ export const LOAD_SUBSCRIBERS = statement({
   runBy: 'SubscriptionRepository.load',
   params: [],
   text: `SELECT (SELECT version FROM subscription_versions)::text AS version,
-       coalesce(json_agg(json_build_object('id', s.id, 'url', s.url, 'token', s.token, 'secret', s.secret,
-         'previous_secret', s.previous_secret, 'previous_until', s.previous_secret_expires_at, 'filter', s.filter,
-         'kind', s.kind, 'max_deliveries_per_second', s.max_deliveries_per_second,
-         'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers)
+       coalesce(json_agg(${SUBSCRIBER_JSON}
          ORDER BY s.created_at, s.id), '[]') AS subscribers
 FROM subscriptions s WHERE s.enabled AND s.deleted_at IS NULL`,
 });
@@ -173,10 +176,7 @@ export const LOAD_CHANGED_SUBSCRIBERS = statement({
 SELECT (SELECT version FROM subscription_versions)::text AS version,
        (SELECT count(*) FROM since) = (SELECT version FROM subscription_versions) - $1::bigint AS complete,
        (SELECT coalesce(json_agg(DISTINCT subscription_id), '[]') FROM since) AS changed,
-       coalesce(json_agg(json_build_object('id', s.id, 'url', s.url, 'token', s.token, 'secret', s.secret,
-         'previous_secret', s.previous_secret, 'previous_until', s.previous_secret_expires_at, 'filter', s.filter,
-         'kind', s.kind, 'max_deliveries_per_second', s.max_deliveries_per_second,
-         'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers)), '[]')
+       coalesce(json_agg(${SUBSCRIBER_JSON}), '[]')
          AS subscribers
 FROM subscriptions s WHERE s.enabled AND s.deleted_at IS NULL AND s.id IN (SELECT subscription_id FROM since)`,
 });

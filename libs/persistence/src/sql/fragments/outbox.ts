@@ -128,9 +128,12 @@ export const disableGone = (source: string) => `disabled AS (
         WHERE disable_reason IS NOT NULL) g
   WHERE s.id = g.subscription_id AND s.enabled
   RETURNING s.id, s.disabled_reason
-), disabled_audit AS (
+), ${auditWorkerDisabled('disabled')}`;
+
+/** `disabled_audit`: the worker's audit event for each subscription it just disabled, rows (id, disabled_reason). */
+export const auditWorkerDisabled = (disabled: string) => `disabled_audit AS (
   INSERT INTO audit_events (actor, action, subscription_id, details)
-  SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled
+  SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM ${disabled}
   RETURNING 1
 )`;
 
