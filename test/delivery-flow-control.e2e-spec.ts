@@ -65,6 +65,16 @@ describe('flow control and the circuit breaker per subscriber', () => {
   const plants = (n: number) => Array.from({ length: n }, () => nextId());
   const subscription = async (id: string) => (await admin.call('GET', `/subscriptions/${id}`)).body;
   const idOf = (r: Received) => JSON.parse(r.body).id as number;
+  /** The subscription once the worker disabled it (15 s at most). */
+  const disabledWithin15s = (id: string) =>
+    waitFor(
+      'the subscription disabled',
+      async () => {
+        const s = await subscription(id);
+        return s.enabled === false ? s : null;
+      },
+      15000,
+    );
 
   it('a 429 with Retry-After pauses that subscriber until then, spending no other attempt; others go on', async () => {
     const ids = plants(4);
@@ -230,14 +240,7 @@ describe('flow control and the circuit breaker per subscriber', () => {
     const sub = await subscribe('/dead', ids);
     const start = Date.now();
     for (const id of ids) await accept(id);
-    const disabled = await waitFor(
-      'the subscription disabled',
-      async () => {
-        const s = await subscription(sub.id);
-        return s.enabled === false ? s : null;
-      },
-      15000,
-    );
+    const disabled = await disabledWithin15s(sub.id);
     expect(Date.now() - start).toBeGreaterThanOrEqual(2000);
     expect(disabled.disabledReason).toMatch(/^failing since .*: \d+ consecutive failures, the last: HTTP 503$/);
     const trail = (await admin.call('GET', `/audit?subscriptionId=${sub.id}`)).body.items;
@@ -260,14 +263,7 @@ describe('flow control and the circuit breaker per subscriber', () => {
     const sub = await subscribe('/flooded', ids);
     const neighbour = await subscribe('/neighbour', ids);
     for (const id of ids) await accept(id);
-    const disabled = await waitFor(
-      'the subscription disabled',
-      async () => {
-        const s = await subscription(sub.id);
-        return s.enabled === false ? s : null;
-      },
-      15000,
-    );
+    const disabled = await disabledWithin15s(sub.id);
     expect(disabled.disabledReason).toMatch(
       /^more than 5 deliveries waiting while its endpoint fails \(DELIVERY_PENDING_MAX\)/,
     );
