@@ -64,4 +64,16 @@ describe(ChunkFollower.name, () => {
     // An Upgrade header without "Connection: upgrade" is no upgrade: the next request is still checked.
     expect(follow(`${head('Upgrade: h2c\r\n')}GET  / HTTP/1.1\r\n\r\n`)).toBe('bad-request-line');
   });
+
+  it('knows whether the request it reads is the one answered early, not the next on the connection', () => {
+    const follower = new ChunkFollower(1024);
+    const chunk = `200\r\n${'a'.repeat(0x200)}\r\n`;
+    expect(follower.answeredThisRequest).toBe(false);
+    follower.push(Buffer.from(`${chunked}${chunk}`, 'latin1'));
+    follower.answered(); // answered before its body was over
+    expect(follower.answeredThisRequest).toBe(true);
+    // Its body ends, and the next request arrives in the same read: that one is not answered yet.
+    expect(follower.push(Buffer.from(`0\r\n\r\n${chunked}${chunk}`, 'latin1'))).toBe('ok');
+    expect(follower.answeredThisRequest).toBe(false);
+  });
 });

@@ -20,6 +20,9 @@ const refusedConnections = new WeakSet<Socket>();
 export const isRefusedConnection = (socket: Socket | null | undefined) =>
   socket != null && refusedConnections.has(socket);
 
+/** Each connection's follower, for the request listener below to tell it of an answer sent early. */
+const followers = new WeakMap<Socket, ChunkFollower>();
+
 /**
  * A request line that is not exactly `METHOD SP request-target SP HTTP/x.y` is refused with 400 (see REQUEST_LINE),
  * and a chunked body that declares a chunk larger than the body limit is refused with 413 as soon as the chunk-size
@@ -33,6 +36,7 @@ export const isRefusedConnection = (socket: Socket | null | undefined) =>
 export function refuseOversizedChunks(server: http.Server, limit: number, metrics: GatewayMetrics): void {
   server.on('connection', (socket: Socket) => {
     const follower = new ChunkFollower(limit);
+    followers.set(socket, follower);
     // Listening for 'data' makes Node hand the socket's bytes to its parser from JavaScript (it "unconsumes"):
     // prepended, this listener sees each chunk before the parser does.
     const onData = (data: Buffer) => {
@@ -46,6 +50,7 @@ export function refuseOversizedChunks(server: http.Server, limit: number, metric
           413,
           'payloadTooLarge',
           `A chunk of the body is declared larger than ${limit} bytes, the body limit; send a smaller body`,
+          !follower.answeredThisRequest, // answered already (a GET carrying a body): closed, no second answer
         );
       } else if (verdict === 'bad-request-line') {
         socket.off('data', onData);
@@ -60,15 +65,33 @@ export function refuseOversizedChunks(server: http.Server, limit: number, metric
     };
     socket.prependListener('data', onData);
   });
+  // A request may be answered before its body is in (a GET carrying one, a refusal): if its chunks pass the limit
+  // afterwards, the connection is closed without a second answer to the one request (found by the fuzzer: a
+  // second answer is a desync for a proxy in front). Only chunked requests pay for the listener.
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (req.headers['transfer-encoding'] === undefined) return;
+    // Answered before its body is over: `Connection: close` on that answer (RFC 9112 §9.6), so the sender sends no
+    // further request on a connection whose body it may still be writing (the fuzzer's next request met the
+    // close); Node then closes it after the answer, lingering (lingering-close.ts).
+    const writeHead = res.writeHead;
+    res.writeHead = function (this: http.ServerResponse, ...args: Parameters<typeof writeHead>) {
+      if (!req.complete) this.shouldKeepAlive = false;
+      return writeHead.apply(this, args);
+    } as typeof writeHead;
+    res.once('finish', () => {
+      // The follower reads each byte just before llhttp does, so it is in this request's body now.
+      if (!req.complete) followers.get(req.socket)?.answered();
+    });
+  });
 }
 
-function refuse(socket: Socket, status: number, kind: ProblemKindName, detail: string) {
+function refuse(socket: Socket, status: number, kind: ProblemKindName, detail: string, answer = true) {
   // llhttp still parses the bytes this listener saw (they cannot be withheld from it): the connection is marked
   // so that no request read from it is served, only this answer.
   refusedConnections.add(socket);
   const body = JSON.stringify(problemOf(kind, detail));
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
-  if (socket.writable && !inFlight) {
+  if (answer && socket.writable && !inFlight) {
     socket.write(
       `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -89,8 +112,20 @@ export class ChunkFollower {
   private line = Buffer.alloc(0); // the head or line being gathered
   private remaining = 0; // bytes of a Content-Length body or of a chunk still to skip
   private declared = 0; // chunk bytes declared so far in this body
+  private heads = 0; // request heads read on this connection
+  private answeredHead = 0; // the one answered before its body was over (0: none)
 
   constructor(private readonly limit: number) {}
+
+  /** The request being read was answered before its body was over. */
+  answered() {
+    this.answeredHead = this.heads;
+  }
+
+  /** Whether the request being read is one answered already (see answered). */
+  get answeredThisRequest(): boolean {
+    return this.heads > 0 && this.answeredHead === this.heads;
+  }
 
   push(data: Buffer): Verdict {
     let at = 0;
@@ -129,6 +164,7 @@ export class ChunkFollower {
         // A request may be preceded by empty lines (RFC 9112 §2.2).
         const lines = text.replace(/^(\r\n)+/, '').split('\r\n');
         if (lines.length === 1 && lines[0] === '') return 'ok'; // empty lines only: the request follows
+        this.heads++;
         if (!REQUEST_LINE.test(lines[0])) return 'bad-request-line';
         const field = (name: string) =>
           lines
