@@ -6,7 +6,6 @@ import {
   BreakerPolicy,
   CircuitState,
   ClaimedDelivery,
-  concurrencyShare,
   failureText,
   HealthTransition,
   isBreakerFailure,
@@ -20,37 +19,28 @@ import {
 import { nestSink, RateLimitedLog } from '@app/observability';
 import { WriteCoalescer } from '@app/persistence';
 import { WorkerMetrics } from '../metrics/worker-metrics';
+import {
+  admissionCapOf,
+  applyTransition,
+  concurrencyCapOf,
+  countAnswer,
+  Gate,
+  GateListener,
+  isPaused,
+  isShut,
+  mergeSnapshot,
+  pauseGate,
+  Probe,
+  probeLapsed,
+  withLimits,
+} from './gate-state';
 
 /** How often a replica says it is alive and reads its subscribers' limits and health. */
 export const HEARTBEAT_MS = 1000;
 /** A replica not heard from for this long no longer takes a share of any limit. */
 const LIVE_MS = 3 * HEARTBEAT_MS;
 
-/** A subscriber as this replica knows it; times by this process's clock. */
-interface Gate {
-  maxDeliveriesPerSecond: number | null;
-  maxConcurrency: number | null;
-  pausedUntil: number | null;
-  circuit: CircuitState;
-  probeAt: number | null;
-  consecutiveFailures: number;
-}
-
-/** A subscriber with no limit, no pause and a closed circuit. */
-const closedGate = (): Gate => ({
-  maxDeliveriesPerSecond: null,
-  maxConcurrency: null,
-  pausedUntil: null,
-  circuit: 'closed',
-  probeAt: null,
-  consecutiveFailures: 0,
-});
-
-/** What the dispatcher does when a subscriber's gate shuts (set its deliveries aside) or opens (claim again). */
-export interface GateListener {
-  shut(subscriptionId: string): void;
-  opened(): void;
-}
+export type { GateListener } from './gate-state';
 
 /**
  * When a subscriber's deliveries may be sent, on this replica (docs/delivery.md, flow control and circuit breaker):
@@ -71,7 +61,7 @@ export class SubscriberGates {
   private gates = new Map<string, Gate>();
   private readonly buckets = new Map<string, TokenBucket>();
   /** Circuits whose probe this replica holds: until when (then another replica may take it), and if it was sent. */
-  private readonly probing = new Map<string, { until: number; sent: boolean }>();
+  private readonly probing = new Map<string, Probe>();
   /** Failures here since the last heartbeat, per subscriber: its next success must be counted too. */
   private readonly failing = new Map<string, number>();
   /**
@@ -100,30 +90,26 @@ export class SubscriberGates {
       disableAfterMs: config.DELIVERY_DISABLE_AFTER,
     };
     // Outcomes are counted in batches, one statement for all answered meanwhile (one at a time, so in order).
-    this.health = new WriteCoalescer(
-      async (attempts) => {
-        let transitions: HealthTransition[] = [];
-        try {
-          transitions = await this.store.recordOutcomes(summarizeOutcomes(attempts), this.policy);
-          this.apply(transitions, Date.now());
-        } finally {
-          // Shut in advance, and not opened after all (a success elsewhere, or the statement failed): open again.
-          const opened = new Set(transitions.filter((t) => t.kind === 'circuit_opened').map((t) => t.subscriptionId));
-          const reopen = attempts
-            .map((a) => a.subscriptionId)
-            .filter((id) => this.opening.delete(id) && !opened.has(id));
-          if (reopen.length > 0) this.listener.opened();
-        }
-        return transitions;
-      },
-      500,
-      undefined,
-      10,
-    );
+    this.health = new WriteCoalescer((attempts) => this.record(attempts), 500, undefined, 10);
     metrics.watchSubscribers(
       () => this.circuits(),
-      () => [...this.gates.values()].filter((g) => this.pausedUntil(g) > Date.now()).length,
+      () => [...this.gates.values()].filter((g) => isPaused(g, Date.now())).length,
     );
+  }
+
+  /** Counts one batch of answers against the breaker and applies what its statement changed. */
+  private async record(attempts: AnsweredAttempt[]): Promise<HealthTransition[]> {
+    let transitions: HealthTransition[] = [];
+    try {
+      transitions = await this.store.recordOutcomes(summarizeOutcomes(attempts), this.policy);
+      this.apply(transitions, Date.now());
+    } finally {
+      // Shut in advance, and not opened after all (a success elsewhere, or the statement failed): open again.
+      const opened = new Set(transitions.filter((t) => t.kind === 'circuit_opened').map((t) => t.subscriptionId));
+      const reopen = attempts.map((a) => a.subscriptionId).filter((id) => this.opening.delete(id) && !opened.has(id));
+      if (reopen.length > 0) this.listener.opened();
+    }
+    return transitions;
   }
 
   listen(listener: GateListener) {
@@ -153,38 +139,14 @@ export class SubscriberGates {
     const wasShut = new Set([...this.gates.keys(), ...this.probing.keys()].filter((id) => this.shut(id, now)));
     this.replicas = snapshot.replicas.length;
     this.rank = Math.max(0, snapshot.replicas.indexOf(this.replicaId));
-    const at = Date.now();
-    const old = this.gates;
-    this.gates = new Map(
-      snapshot.gates.map((g) => [
-        g.subscriptionId,
-        {
-          maxDeliveriesPerSecond: g.maxDeliveriesPerSecond,
-          maxConcurrency: g.maxConcurrency,
-          // A pause taken here may be later than the database's by a statement: keep the later.
-          pausedUntil:
-            Math.max(g.pausedForMs === null ? 0 : at + g.pausedForMs, old.get(g.subscriptionId)?.pausedUntil ?? 0) ||
-            null,
-          circuit: g.circuit,
-          probeAt: g.probeInMs === null ? null : at + g.probeInMs,
-          consecutiveFailures: g.consecutiveFailures,
-        },
-      ]),
-    );
-    // A pause taken here whose statement has not landed yet stays in force.
-    for (const [id, g] of old)
-      if (!this.gates.has(id) && this.pausedUntil(g) > now)
-        this.gates.set(id, { ...closedGate(), pausedUntil: g.pausedUntil });
+    this.gates = mergeSnapshot(this.gates, snapshot.gates, Date.now(), now);
     this.failing.clear();
     for (const [id, g] of this.gates) {
       if (g.circuit !== 'closed') this.seen.add(id);
       this.rebucket(id, g, now);
     }
     for (const id of this.buckets.keys()) if (!this.gates.has(id)) this.buckets.delete(id);
-    for (const [id, p] of this.probing) {
-      const g = this.gates.get(id);
-      if (p.until <= now || !g || g.circuit !== 'half_open') this.probing.delete(id);
-    }
+    for (const [id, p] of this.probing) if (probeLapsed(p, this.gates.get(id), now)) this.probing.delete(id);
     for (const [id, g] of this.gates) {
       if (g.pausedUntil) this.wakeAt(id, g.pausedUntil);
       if (g.circuit !== 'closed' && g.probeAt !== null && g.probeAt <= now && !this.probing.has(id))
@@ -216,13 +178,8 @@ export class SubscriberGates {
    * first delivery, not from the next heartbeat.
    */
   learn(d: ClaimedDelivery, now = Date.now()) {
-    if (!d.limits) return;
-    const { maxDeliveriesPerSecond, maxConcurrency } = d.limits;
-    const g = this.gates.get(d.subscriptionId);
-    if (g?.maxDeliveriesPerSecond === maxDeliveriesPerSecond && g.maxConcurrency === maxConcurrency) return;
-    if (!g && maxDeliveriesPerSecond === null && maxConcurrency === null) return;
-    const gate = g ?? closedGate();
-    Object.assign(gate, { maxDeliveriesPerSecond, maxConcurrency });
+    const gate = d.limits && withLimits(this.gates.get(d.subscriptionId), d.limits);
+    if (!gate) return;
     this.gates.set(d.subscriptionId, gate);
     this.rebucket(d.subscriptionId, gate, now);
   }
@@ -241,49 +198,22 @@ export class SubscriberGates {
     await this.store.leave(this.replicaId).catch(() => undefined);
   }
 
-  private pausedUntil(g: Gate | undefined): number {
-    return g?.pausedUntil ?? 0;
-  }
-
-  /**
-   * Nothing of this subscriber may start here now: paused, its circuit open (or half-open with the probe held by
-   * another replica, or sent already), or no share of its maxConcurrency for this replica.
-   */
+  /** Nothing of this subscriber may start here now (see isShut), or its circuit is about to open (`opening`). */
   shut(subscriptionId: string, now = Date.now()): boolean {
     if (this.opening.has(subscriptionId)) return true;
-    const g = this.gates.get(subscriptionId);
-    if (!g) return false;
-    if (this.pausedUntil(g) > now) return true;
-    if (g.circuit !== 'closed') {
-      const probe = this.probing.get(subscriptionId);
-      return !probe || probe.sent;
-    }
-    return this.concurrencyCap(subscriptionId) === 0;
+    const probe = this.probing.get(subscriptionId);
+    return isShut(this.gates.get(subscriptionId), probe, this.concurrencyCap(subscriptionId), now);
   }
 
   /** Requests this replica may have on the wire to the subscriber at once. */
   concurrencyCap(subscriptionId: string): number {
     const own = this.config.DELIVERY_CONCURRENCY_PER_SUBSCRIPTION;
-    const g = this.gates.get(subscriptionId);
-    if (!g) return own;
-    if (g.circuit !== 'closed') return 1;
-    return g.maxConcurrency === null
-      ? own
-      : Math.min(own, concurrencyShare(g.maxConcurrency, this.replicas, this.rank));
+    return concurrencyCapOf(this.gates.get(subscriptionId), own, this.replicas, this.rank);
   }
 
-  /**
-   * Deliveries this replica takes on for the subscriber (on the wire and queued): twice what it may send at once,
-   * no more than a rate-limited one can send in about a second, one while a probe is out. Beyond it, its
-   * deliveries wait as rows.
-   */
+  /** Deliveries this replica takes on for the subscriber (see admissionCapOf); beyond it, they wait as rows. */
   admissionCap(subscriptionId: string): number {
-    const g = this.gates.get(subscriptionId);
-    if (g && g.circuit !== 'closed') return 1;
-    let cap = 2 * this.concurrencyCap(subscriptionId);
-    if (g?.maxDeliveriesPerSecond != null)
-      cap = Math.min(cap, Math.max(1, Math.ceil(rateShare(g.maxDeliveriesPerSecond, this.replicas))));
-    return cap;
+    return admissionCapOf(this.gates.get(subscriptionId), this.concurrencyCap(subscriptionId), this.replicas);
   }
 
   /** Subscribers whose deliveries this replica must not take on now (left out of its claims and fan-outs). */
@@ -311,39 +241,26 @@ export class SubscriberGates {
    */
   answered(subscriptionId: string, result: Omit<AnsweredAttempt, 'subscriptionId'>, now = Date.now()): boolean {
     const pauseMs = pauseAsked(result, this.config.DELIVERY_PAUSE_MAX);
-    const failed = isBreakerFailure(result);
     const g = this.gates.get(subscriptionId);
-    const counts =
-      failed ||
-      this.failing.has(subscriptionId) ||
-      (g !== undefined && (g.consecutiveFailures > 0 || g.circuit !== 'closed'));
-    let opening = false;
-    if (failed) {
-      const n = (this.failing.get(subscriptionId) ?? 0) + 1;
-      this.failing.set(subscriptionId, n);
-      opening =
-        (g?.circuit ?? 'closed') === 'closed' && (g?.consecutiveFailures ?? 0) + n >= this.policy.failuresToOpen;
-      if (opening) this.opening.add(subscriptionId);
-    } else if (counts) this.failing.delete(subscriptionId);
+    const failed = isBreakerFailure(result);
+    const { counts, failingHere, opening } = countAnswer(g, this.failing.get(subscriptionId), failed, this.policy);
+    if (failingHere === undefined) this.failing.delete(subscriptionId);
+    else this.failing.set(subscriptionId, failingHere);
+    if (opening) this.opening.add(subscriptionId);
     if (counts)
       this.health.add({ subscriptionId, ...result }).catch((err: Error) => {
         this.log.log('warn', 'health', {}, `counting delivery outcomes for the circuit breaker failed: ${err.message}`);
       });
     if (pauseMs === null) return opening;
-    this.pause(subscriptionId, pauseMs, now);
+    const paused = pauseGate(this.gates.get(subscriptionId), pauseMs, now);
+    this.gates.set(subscriptionId, paused);
+    this.wakeAt(subscriptionId, paused.pausedUntil);
     const reason = `the subscriber answered ${failureText(result)} with Retry-After`;
     this.store.pause(subscriptionId, pauseMs, reason).catch((err: Error) => {
       this.log.log('warn', 'pause', {}, `recording a subscriber's pause failed: ${err.message}`);
     });
     this.logger.log(`subscription ${subscriptionId} asked to wait: paused for ${Math.round(pauseMs / 1000)} s`);
     return true;
-  }
-
-  private pause(subscriptionId: string, ms: number, now: number) {
-    const g = this.gates.get(subscriptionId) ?? closedGate();
-    g.pausedUntil = Math.max(g.pausedUntil ?? 0, now + ms);
-    this.gates.set(subscriptionId, g);
-    this.wakeAt(subscriptionId, g.pausedUntil);
   }
 
   /** When a pause ends, the dispatcher claims the subscriber's deliveries again without waiting for a poll. */
@@ -363,30 +280,14 @@ export class SubscriberGates {
   /** Applies what the breaker changed (its statement recorded it): a shut gate sets deliveries aside. */
   private apply(transitions: HealthTransition[], now: number) {
     for (const t of transitions) {
-      const g = this.gates.get(t.subscriptionId) ?? closedGate();
-      this.gates.set(t.subscriptionId, g);
+      const { gate, change } = applyTransition(this.gates.get(t.subscriptionId), t, now);
+      this.gates.set(t.subscriptionId, gate);
       this.seen.add(t.subscriptionId);
       this.probing.delete(t.subscriptionId);
-      if (t.kind === 'circuit_closed') {
-        g.circuit = 'closed';
-        g.consecutiveFailures = 0;
-        g.probeAt = null;
-        this.logger.log(`subscription ${t.subscriptionId}: circuit closed, its backlog goes out in order`);
-        this.listener.opened();
-      } else if (t.kind === 'circuit_opened' || t.kind === 'probe_failed') {
-        g.circuit = 'open';
-        g.probeAt = now + (t.forMs ?? 0);
-        this.logger.warn(
-          `subscription ${t.subscriptionId}: circuit ${t.kind === 'circuit_opened' ? 'opened' : 'open again, probe failed'}` +
-            ` (${t.reason ?? 'failing'}); next probe in ${Math.round((t.forMs ?? 0) / 1000)} s`,
-        );
-        this.listener.shut(t.subscriptionId);
-      } else if (t.kind === 'disabled') {
-        this.logger.warn(`subscription ${t.subscriptionId} disabled: ${t.reason}`);
-        g.circuit = 'open';
-        g.probeAt = null;
-        this.listener.shut(t.subscriptionId);
-      }
+      if (!change) continue;
+      this.logger[change.level](change.message);
+      if (change.effect === 'opened') this.listener.opened();
+      else this.listener.shut(t.subscriptionId);
     }
   }
 
