@@ -44,7 +44,7 @@ function fakeHealth() {
   };
   return { health, state };
 }
-import { SubscriberCache } from './subscriber-cache';
+import { SubscriberCache } from '../subscribers/subscriber-cache';
 
 /**
  * A delivery fanned out from event `event` (no row yet), or with `stored`, one claimed from the rows; leased for
@@ -54,11 +54,11 @@ const delivery = (
   id: string,
   subscriptionId = 's1',
   event = `event-${id}`,
-  stored = false,
+  hasRow = false,
   lease: Partial<DeliveryLease> = {},
 ): ClaimedDelivery => ({
   id,
-  stored,
+  hasRow,
   subscriptionId,
   eventId: event,
   plantId: 1,
@@ -71,7 +71,7 @@ const delivery = (
   url: 'http://receiver.test/hook',
   token: null,
   secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
-  lease: { token: stored ? `lease-of-${id}` : `lease-of-${event}`, until: Date.now() + 60_000, ...lease },
+  lease: { token: hasRow ? `lease-of-${id}` : `lease-of-${event}`, until: Date.now() + 60_000, ...lease },
 });
 
 const ok: SendResult = {
@@ -269,14 +269,14 @@ describe(DeliveryDispatcher.name, () => {
     let answer!: (r: SendResult) => void;
     const unanswered = new Promise<SendResult>((r) => (answer = r));
     hold(() => unanswered);
-    expect(inbox.room().limit).toBe(4);
+    expect(inbox.offer().limit).toBe(4);
     inbox.accept([delivery('a', 's1', 'e1'), delivery('b', 's2', 'e1'), delivery('c', 's1', 'e2')], {
       events: 0,
       rows: 0,
     });
     expect(sent).toEqual(['a', 'b']); // two at once, one per subscriber in turn; c queued
-    expect(inbox.room().limit).toBe(1);
-    expect(inbox.room().leaseMs).toBeGreaterThan(15000); // outlives an attempt's timeout
+    expect(inbox.offer().limit).toBe(1);
+    expect(inbox.offer().leaseMs).toBeGreaterThan(15000); // outlives an attempt's timeout
     answer(ok);
     await until('three outcomes written', () => writes.flatMap((w) => w.records).length === 3);
     const completing = writes.flatMap((w) => w.records).filter((r) => r.completes);
@@ -353,7 +353,7 @@ describe(DeliveryDispatcher.name, () => {
   it('hands events back when their deliveries arrive after it stopped, instead of letting them wait for expiry', async () => {
     const { sut, inbox, released, sent } = setup();
     await sut.onModuleDestroy();
-    expect(inbox.room().limit).toBe(0);
+    expect(inbox.offer().limit).toBe(0);
     inbox.accept([delivery('late', 's1', 'e9'), delivery('later', 's2', 'e9')], { events: 0, rows: 0 });
     await settle();
     expect(sent).toEqual([]);
@@ -505,7 +505,7 @@ describe(DeliveryDispatcher.name, () => {
         expect(byId[id].outcome).toEqual({ kind: 'retry', delayMs: 0 });
       }
       expect(shared.state.pauses).toEqual([{ subscriptionId: 's1', forMs: 2000 }]);
-      expect(sut.room().skipSubscriptions).toEqual(['s1']);
+      expect(sut.offer().skipSubscriptions).toEqual(['s1']);
       // A paused subscriber's delivery claimed meanwhile is handed back, not sent.
       inbox.accept([delivery('a4', 's1')], { events: 0, rows: 0 });
       await until('a4 set aside', () => recorded().length === 5);

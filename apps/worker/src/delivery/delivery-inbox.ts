@@ -1,13 +1,13 @@
-import { ClaimedDelivery, OutboxLease } from '@app/delivery';
+import { ClaimedDelivery, IntakeOffer } from '@app/delivery';
 
 /**
  * How the ingest stage in the same process hands fresh work to the dispatcher. It writes a batch's events
- * already leased to this worker, as many as `room()` allows, and hands their deliveries over once they are
+ * already leased to this worker, as many as `offer()` allows, and hands their deliveries over once they are
  * stored, so they go out without a fan-out statement and without waiting for the dispatcher to wake.
  */
 export interface DeliveryInbox {
   /** How many deliveries the dispatcher can take on now, and for which subscribers not. */
-  room(): OutboxLease;
+  offer(): IntakeOffer;
   /**
    * `left`: what the same batch wrote for others to take: events not taken on (for a fan-out to lease), and
    * delivery rows that must wait (for claims).

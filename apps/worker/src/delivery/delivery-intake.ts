@@ -1,0 +1,117 @@
+import { ClaimedDelivery, Outbox } from '@app/delivery';
+import { RateLimitedLog } from '@app/observability';
+import { DeliverySignal } from './delivery-signal';
+
+/** While sends are finishing, a claim waits this long for more slots to free, so that one query serves many. */
+const CLAIM_COALESCE_MS = 5;
+
+/** What the intake asks of the dispatcher it feeds. */
+export interface IntakeHost {
+  /** Deliveries the dispatcher can take on now. */
+  free(): number;
+  /** Subscribers to leave out of the next claim (full here, or their gate shut). */
+  saturated(): string[];
+  /** Nothing queued nor on the wire. */
+  idle(): boolean;
+  /** Requests on the wire. */
+  sending(): number;
+  take(ds: ClaimedDelivery[]): void;
+}
+
+/**
+ * The loop that keeps the dispatcher's window filled from the database, in batches: events nobody took on, leased
+ * with a fan-out statement, then due delivery rows (claimDue). It sleeps until woken (DeliverySignal: fresh work,
+ * freed room) or the poll, and claims only what it knows may be waiting: events, rows left due, and a poll's worth
+ * of retries coming due with time.
+ */
+export class DeliveryIntake {
+  /** Due delivery rows were left unclaimed: claim again as slots free up rather than at the next poll. */
+  private rows = true;
+  /** Events may be waiting to be fanned out. */
+  private events = true;
+  private lastRowClaim = 0;
+  private stopped = false;
+
+  constructor(
+    private readonly outbox: Outbox,
+    private readonly signal: DeliverySignal,
+    private readonly host: IntakeHost,
+    private readonly opts: { window: number; pollMs: number; leaseMs: number },
+    private readonly failures: RateLimitedLog,
+  ) {}
+
+  /** Rows were left due (set aside, over a share, a gate opened): claim them as room frees. */
+  moreRows() {
+    this.rows = true;
+  }
+
+  moreEvents() {
+    this.events = true;
+  }
+
+  /** Both may be waiting (a gate opened): look at once. */
+  lookAgain() {
+    this.rows = true;
+    this.events = true;
+    this.signal.notify();
+  }
+
+  /** Room freed: wake the loop if anything may be waiting for it. */
+  roomFreed() {
+    if (this.rows || this.events) this.signal.notify();
+  }
+
+  stop() {
+    this.stopped = true;
+    this.signal.notify();
+  }
+
+  async run() {
+    const { window, pollMs } = this.opts;
+    while (!this.stopped) {
+      const want = this.host.free();
+      const claimed: ClaimedDelivery[] = [];
+      // Claim in batches: when a quarter of the window is free, or when nothing at all is under way.
+      if (want >= Math.max(1, window / 4) || (want > 0 && this.host.idle())) {
+        const saturated = this.host.saturated();
+        claimed.push(...(await this.fanOutEvents(want, saturated)));
+        // Rows are claimed when some were left due, and at every poll (a retry comes due with time).
+        const rowsDue = this.rows || Date.now() - this.lastRowClaim >= pollMs;
+        if (rowsDue && want > claimed.length) claimed.push(...(await this.claimRows(want - claimed.length, saturated)));
+      }
+      this.host.take(claimed);
+      // Claimed a full batch: more may be due, go again at once. Otherwise (or with no room at all: the window
+      // may be full of outcomes being written, with nothing on the wire) sleep until woken or the poll.
+      if (claimed.length < want || want === 0) {
+        if (!(await this.signal.wait(pollMs))) this.events = true; // the poll: look again
+      }
+      if (this.host.sending() > 0) await new Promise((r) => setTimeout(r, CLAIM_COALESCE_MS));
+    }
+  }
+
+  /** Leases events and takes their deliveries that can go at once; the others were written as rows to claim. */
+  private async fanOutEvents(want: number, saturated: string[]): Promise<ClaimedDelivery[]> {
+    if (!this.events) return [];
+    try {
+      const result = await this.outbox.fanOut(want, saturated, this.opts.leaseMs);
+      this.events = result.more;
+      if (result.deferred > 0) this.rows = true;
+      return result.claimed;
+    } catch (err) {
+      this.failures.log('warn', 'fan-out', {}, `fanning out events failed, will retry: ${(err as Error).message}`);
+      return [];
+    }
+  }
+
+  private async claimRows(want: number, saturated: string[]): Promise<ClaimedDelivery[]> {
+    try {
+      this.lastRowClaim = Date.now();
+      const result = await this.outbox.claimDue(want, saturated, this.opts.leaseMs);
+      this.rows = result.more || saturated.length > 0;
+      return result.claimed;
+    } catch (err) {
+      this.failures.log('warn', 'claim', {}, `claiming deliveries failed, will retry: ${(err as Error).message}`);
+      return [];
+    }
+  }
+}

@@ -1,0 +1,121 @@
+import { ClaimedDelivery } from '@app/delivery';
+
+/**
+ * Subscribers that had work here this recently share the sending slots equally: a slow one (2 s a request) may
+ * not fill half the window with requests that wait on it while the others' deliveries queue behind its share.
+ */
+export const FAIR_SHARE_WINDOW_MS = 2000;
+/** The least share: a subscriber among very many still gets a few requests on the wire at once. */
+export const MIN_FAIR_SHARE = 4;
+
+/** Whether one more of a subscriber's deliveries may start now (SubscriberGates.tryStart). */
+export type StartCheck = (subscriptionId: string, inFlight: number) => { start: boolean; retryInMs?: number };
+
+/**
+ * The deliveries waiting for a sending slot, one queue per subscriber, and the requests on the wire: who goes next
+ * (in turn, within a fair share) and how much each subscriber holds. No I/O: the dispatcher starts what it names.
+ */
+export class SendQueue {
+  private readonly queues = new Map<string, ClaimedDelivery[]>();
+  private readonly inFlight = new Map<string, number>();
+  /** When each subscriber last had a delivery here. */
+  private readonly lastWork = new Map<string, number>();
+  private onWire = 0;
+
+  constructor(private readonly concurrency: number) {}
+
+  /** Requests on the wire, all subscribers. */
+  get sending(): number {
+    return this.onWire;
+  }
+
+  push(d: ClaimedDelivery, now = Date.now()) {
+    this.lastWork.set(d.subscriptionId, now);
+    const q = this.queues.get(d.subscriptionId) ?? [];
+    q.push(d);
+    this.queues.set(d.subscriptionId, q);
+  }
+
+  /** Takes a delivery out of its queue; false if it is not queued (any more). */
+  remove(d: ClaimedDelivery): boolean {
+    const q = this.queues.get(d.subscriptionId);
+    const i = q?.indexOf(d) ?? -1;
+    if (!q || i < 0) return false;
+    q.splice(i, 1);
+    if (q.length === 0) this.queues.delete(d.subscriptionId);
+    return true;
+  }
+
+  /** Takes out everything queued for one subscriber. */
+  takeQueue(subscriptionId: string): ClaimedDelivery[] {
+    const q = this.queues.get(subscriptionId) ?? [];
+    this.queues.delete(subscriptionId);
+    return q;
+  }
+
+  queued(): ClaimedDelivery[] {
+    return [...this.queues.values()].flat();
+  }
+
+  subscriptions(): string[] {
+    return [...this.queues.keys()];
+  }
+
+  /** On the wire and queued for the subscriber. */
+  held(subscriptionId: string): number {
+    return (this.inFlight.get(subscriptionId) ?? 0) + (this.queues.get(subscriptionId)?.length ?? 0);
+  }
+
+  /** Subscribers holding at least their cap: `cap(id)`, and never more than twice the fair share. */
+  full(cap: (subscriptionId: string) => number): string[] {
+    const limit = 2 * this.fairShare();
+    return [...new Set([...this.inFlight.keys(), ...this.queues.keys()])].filter(
+      (id) => this.held(id) >= Math.min(cap(id), limit),
+    );
+  }
+
+  /**
+   * The sending slots each subscriber with work here in the last FAIR_SHARE_WINDOW_MS may hold: all of the
+   * concurrency for one alone (its own cap still applies), an equal part for many.
+   */
+  fairShare(now = Date.now()): number {
+    for (const [id, at] of this.lastWork) if (now - at > FAIR_SHARE_WINDOW_MS) this.lastWork.delete(id);
+    return Math.max(MIN_FAIR_SHARE, Math.floor(this.concurrency / Math.max(1, this.lastWork.size)));
+  }
+
+  /**
+   * Starts queued deliveries while there are free slots overall and for their subscriber, one subscriber at a time
+   * in turn: a subscriber that got a slot goes to the back of the line (a Map iterates what is added while it
+   * iterates), so the first subscribers in the map cannot take every slot that frees while the others queue.
+   * Returns when to look again for a subscriber only its rate holds back.
+   */
+  startInTurn(check: StartCheck, start: (d: ClaimedDelivery) => void): number | undefined {
+    const share = this.fairShare();
+    let retryInMs: number | undefined;
+    for (const [subscriptionId, q] of this.queues) {
+      if (this.onWire >= this.concurrency) break;
+      const inFlight = this.inFlight.get(subscriptionId) ?? 0;
+      if (inFlight >= share) continue;
+      const go = check(subscriptionId, inFlight);
+      if (!go.start) {
+        if (go.retryInMs !== undefined) retryInMs = Math.min(retryInMs ?? Infinity, go.retryInMs);
+        continue;
+      }
+      this.queues.delete(subscriptionId);
+      const d = q.shift()!;
+      if (q.length > 0) this.queues.set(subscriptionId, q);
+      this.onWire++;
+      this.inFlight.set(subscriptionId, inFlight + 1);
+      start(d);
+    }
+    return retryInMs;
+  }
+
+  /** The receiver answered (or the attempt ended before it): its slot is free. */
+  finished(d: ClaimedDelivery) {
+    this.onWire--;
+    const n = (this.inFlight.get(d.subscriptionId) ?? 1) - 1;
+    if (n === 0) this.inFlight.delete(d.subscriptionId);
+    else this.inFlight.set(d.subscriptionId, n);
+  }
+}
