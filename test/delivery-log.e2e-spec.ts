@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
-import { AttemptOutcome, ClaimedDelivery, IngestEvent, NO_LEASE, planFanOut } from '@app/delivery';
+import { AttemptOutcome, ClaimedDelivery, IngestEvent, NO_OFFER, planFanOut } from '@app/delivery';
 import {
   IngestRepository,
   OutboxRepository,
@@ -42,7 +42,7 @@ describe('the delivery log', () => {
   };
   /** Stored as a worker stores them: fanned out to the subscriptions as they are now (its copy of them). */
   const store = async (events: IngestEvent[]) =>
-    ingest.applyEvents(events, NO_LEASE, 10, planFanOut(events, await subscriptions.load(), 10));
+    ingest.applyEvents(events, NO_OFFER, 10, planFanOut(events, await subscriptions.load(), 10));
   const subscribe = async (): Promise<string> => {
     const id = randomUUID();
     const secret = box.seal('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', subscriptionContext(id));

@@ -6,8 +6,8 @@ import {
   ClaimResult,
   fannedOutDeliveries,
   IngestEvent,
-  NO_LEASE,
-  OutboxLease,
+  NO_OFFER,
+  IntakeOffer,
   planFanOut,
 } from '@app/delivery';
 import {
@@ -26,7 +26,7 @@ import * as e2e from '../tools/support/stack';
 // one), the fan-out of outbox events, the recording of what was sent from memory, and the claim of rows.
 const MAX_HOPS = 10;
 const LEASE_MS = 30_000;
-const room = (limit: number, skipSubscriptions: string[] = []): OutboxLease => ({
+const room = (limit: number, skipSubscriptions: string[] = []): IntakeOffer => ({
   limit,
   skipSubscriptions,
   leaseMs: LEASE_MS,
@@ -44,7 +44,7 @@ describe('the ingest statement and the claim', () => {
    * The ingest statement as the worker sends it: fanned out to the subscriptions as they are now (a worker's copy
    * of them), its deliveries to send built from the events.
    */
-  const apply = async (events: IngestEvent[], lease: OutboxLease, maxHops: number) => {
+  const apply = async (events: IngestEvent[], lease: IntakeOffer, maxHops: number) => {
     const set = await subscriptions.load();
     const plan = planFanOut(events, set, maxHops);
     const r = await ingest.applyEvents(events, lease, maxHops, plan);
@@ -103,7 +103,7 @@ describe('the ingest statement and the claim', () => {
   const failOnce = (d: ClaimedDelivery, completes?: string[]) => record(d, { kind: 'retry', delayMs: 0 }, completes);
   /** Stores events and writes every delivery they owe as a row (each subscriber treated as saturated). */
   const storeAsRows = async (events: IngestEvent[]) => {
-    await apply(events, NO_LEASE, MAX_HOPS);
+    await apply(events, NO_OFFER, MAX_HOPS);
     const all = (await pool.query('SELECT id FROM subscriptions')).rows.map((r) => r.id);
     for (;;) {
       const r = await outbox.fanOut(10_000, all, LEASE_MS);
@@ -154,8 +154,8 @@ describe('the ingest statement and the claim', () => {
   describe('ingest', () => {
     it('applies an event id once, however often it comes', async () => {
       const e = event();
-      const first = await apply([e, { ...e, offset: String(offset++) }], NO_LEASE, MAX_HOPS);
-      const again = await apply([e], NO_LEASE, MAX_HOPS);
+      const first = await apply([e, { ...e, offset: String(offset++) }], NO_OFFER, MAX_HOPS);
+      const again = await apply([e], NO_OFFER, MAX_HOPS);
       expect([...first.fresh]).toEqual([e.eventId]);
       expect([...first.applied]).toEqual([e.eventId]);
       expect(again.fresh.size + again.applied.size).toBe(0);
@@ -165,10 +165,10 @@ describe('the ingest statement and the claim', () => {
       const t = Date.now();
       const older = event({ name: 'Old', eventTime: new Date(t - 1000).toISOString() });
       const newer = event({ name: 'New', eventTime: new Date(t).toISOString() });
-      const r = await apply([newer, older], NO_LEASE, MAX_HOPS);
+      const r = await apply([newer, older], NO_OFFER, MAX_HOPS);
       expect([...r.applied]).toEqual([newer.eventId]);
       const late = event({ name: 'Late but older', eventTime: new Date(t - 500).toISOString() });
-      const stale = await apply([late], NO_LEASE, MAX_HOPS);
+      const stale = await apply([late], NO_OFFER, MAX_HOPS);
       expect([...stale.fresh]).toEqual([late.eventId]);
       expect(stale.applied.size).toBe(0);
       const { rows } = await pool.query('SELECT name, last_event_id FROM plants WHERE id = $1', [plantId]);
@@ -176,30 +176,30 @@ describe('the ingest statement and the claim', () => {
     });
 
     it('writes one outbox event per changed plant, none for the same data again, none with no one subscribed', async () => {
-      const nobody = await apply([event({ name: 'Alone' })], NO_LEASE, MAX_HOPS);
+      const nobody = await apply([event({ name: 'Alone' })], NO_OFFER, MAX_HOPS);
       expect([...nobody.applied]).toHaveLength(1);
       expect(nobody.outboxed).toBe(0);
       await subscribe();
-      const r = await apply([event({ name: 'Fern', tag: 'x' })], NO_LEASE, MAX_HOPS);
+      const r = await apply([event({ name: 'Fern', tag: 'x' })], NO_OFFER, MAX_HOPS);
       expect(r.outboxed).toBe(1);
       expect(await deliveriesOf(plantId)).toEqual([]); // written when fanned out
       const same = event({ name: 'Fern', tag: 'x' });
-      const echo = await apply([same], NO_LEASE, MAX_HOPS);
+      const echo = await apply([same], NO_OFFER, MAX_HOPS);
       expect([...echo.unchanged]).toEqual([same.eventId]);
       expect(echo.outboxed).toBe(0);
     });
 
     it('reports, and does not store, an event id that comes again with another plant (a reused key)', async () => {
       const first = event({ name: 'Fern' });
-      const r1 = await apply([first], NO_LEASE, MAX_HOPS);
+      const r1 = await apply([first], NO_OFFER, MAX_HOPS);
       expect(r1.keyReused).toEqual([]);
       // Another replica accepted the same key with another plant: same event id, another digest.
       const other = { ...first, name: 'Not a fern', digest: 'digest of Not a fern', offset: String(offset++) };
-      const r2 = await apply([other], NO_LEASE, MAX_HOPS);
+      const r2 = await apply([other], NO_OFFER, MAX_HOPS);
       expect(r2.keyReused).toEqual([`${other.partition}:${other.offset}`]);
       expect(r2.fresh.size + r2.applied.size).toBe(0);
       // The same plant again (a sender's retry, a redelivered record) is an ordinary duplicate.
-      const retry = await apply([{ ...first, offset: String(offset++) }], NO_LEASE, MAX_HOPS);
+      const retry = await apply([{ ...first, offset: String(offset++) }], NO_OFFER, MAX_HOPS);
       expect(retry.keyReused).toEqual([]);
       // Within one batch, the first by offset is stored and the other reported.
       const e = event({ name: 'Palm' });
@@ -210,7 +210,7 @@ describe('the ingest statement and the claim', () => {
         digest: 'digest of Cactus',
         offset: String(offset++),
       };
-      const r3 = await apply([clash, e], NO_LEASE, MAX_HOPS);
+      const r3 = await apply([clash, e], NO_OFFER, MAX_HOPS);
       expect(r3.keyReused).toEqual([`${clash.partition}:${clash.offset}`]);
       expect([...r3.applied]).toEqual([e.eventId]);
       const { rows } = await pool.query('SELECT id, name FROM plants WHERE id = ANY($1) ORDER BY id', [
@@ -222,7 +222,7 @@ describe('the ingest statement and the claim', () => {
     it('stores but does not fan out an event that has been through MAX_WEBHOOK_HOPS deliveries', async () => {
       await subscribe();
       const looped = event({ name: 'echo', hops: MAX_HOPS, originEventId: randomUUID() });
-      const r = await apply([looped], NO_LEASE, MAX_HOPS);
+      const r = await apply([looped], NO_OFFER, MAX_HOPS);
       expect([...r.applied]).toEqual([looped.eventId]);
       expect(r.outboxed).toBe(0);
       expect(r.suppressed).toEqual([
@@ -239,7 +239,7 @@ describe('the ingest statement and the claim', () => {
       expect(r.outboxed).toBe(2);
       expect(r.leftForFanOut).toBe(1);
       expect(r.fanned.map((d) => d.subscriptionId).sort()).toEqual([...subs].sort());
-      expect(r.fanned[0]).toMatchObject({ stored: false, eventId: first.eventId, plantId, attempts: 0 });
+      expect(r.fanned[0]).toMatchObject({ hasRow: false, eventId: first.eventId, plantId, attempts: 0 });
       expect(r.fanned[0].secrets).toEqual(['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw']);
       const rows = await outboxRows();
       expect(rows.map((e) => [e.event_id, e.leased_until !== null, e.fanned_out_at])).toEqual([
@@ -350,10 +350,10 @@ describe('the ingest statement and the claim', () => {
       const other = await subscribe();
       await pool.query(`UPDATE subscriptions SET filter = '{"tags": ["other"]}' WHERE id = $1`, [other]);
       const e = event({ name: 'Fern', tag: 'x' });
-      await apply([e], NO_LEASE, MAX_HOPS);
+      await apply([e], NO_OFFER, MAX_HOPS);
       const first = await outbox.fanOut(100, [], LEASE_MS);
       expect(first.claimed.map((d) => d.subscriptionId).sort()).toEqual([a, b].sort());
-      expect(first.claimed[0]).toMatchObject({ stored: false, eventId: e.eventId, plantId, attempts: 0, hops: 0 });
+      expect(first.claimed[0]).toMatchObject({ hasRow: false, eventId: e.eventId, plantId, attempts: 0, hops: 0 });
       expect(first.claimed[0].secrets).toEqual(['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw']);
       expect(JSON.parse(first.claimed[0].body)).toEqual({ id: plantId, name: 'Fern', tag: 'x' });
       expect(await deliveriesOf(plantId)).toEqual([]); // nothing written before it is sent
@@ -365,7 +365,7 @@ describe('the ingest statement and the claim', () => {
     it('writes each delivery once with its outcome; after a crash only the unrecorded ones are sent again', async () => {
       const [a, b] = [await subscribe(), await subscribe()];
       const e = event();
-      await apply([e], NO_LEASE, MAX_HOPS);
+      await apply([e], NO_OFFER, MAX_HOPS);
       const { claimed } = await outbox.fanOut(100, [], LEASE_MS);
       const [da, db] = [claimed.find((d) => d.subscriptionId === a)!, claimed.find((d) => d.subscriptionId === b)!];
       await succeed(da);
@@ -446,7 +446,7 @@ describe('the ingest statement and the claim', () => {
     it('marks an event fanned out with its last delivery only if every other one has its row', async () => {
       const [a, b] = [await subscribe(), await subscribe()];
       const e = event();
-      await apply([e], NO_LEASE, MAX_HOPS);
+      await apply([e], NO_OFFER, MAX_HOPS);
       const { claimed } = await outbox.fanOut(100, [], LEASE_MS);
       const [da, db] = [claimed.find((d) => d.subscriptionId === a)!, claimed.find((d) => d.subscriptionId === b)!];
       // a's write failed (nothing of it stored); b is answered last and carries the event's subscribers.
@@ -454,7 +454,7 @@ describe('the ingest statement and the claim', () => {
       expect((await outboxRows()).map((r) => r.fanned_out_at)).toEqual([null]);
       // Both in one statement: done.
       const e2 = event({ plantId: plantId + 1 });
-      await apply([e2], NO_LEASE, MAX_HOPS);
+      await apply([e2], NO_OFFER, MAX_HOPS);
       const second = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
       await outbox.record(
         second.map((d, i) => ({
@@ -480,14 +480,14 @@ describe('the ingest statement and the claim', () => {
     it('keeps per-plant order when the first delivery of a fan-out fails and the next event arrives', async () => {
       const [a, b] = [await subscribe(), await subscribe()];
       const v1 = event({ name: 'v1' });
-      await apply([v1], NO_LEASE, MAX_HOPS);
+      await apply([v1], NO_OFFER, MAX_HOPS);
       const first = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
       await failOnce(first.find((d) => d.subscriptionId === a)!);
       await succeed(
         first.find((d) => d.subscriptionId === b)!,
         [a, b],
       );
-      await apply([event({ name: 'v2' })], NO_LEASE, MAX_HOPS);
+      await apply([event({ name: 'v2' })], NO_OFFER, MAX_HOPS);
       // b has nothing pending for the plant: v2 goes at once. a waits behind its v1 retry: written as a row.
       const second = await outbox.fanOut(100, [], LEASE_MS);
       expect(second.claimed.map((d) => [d.subscriptionId, JSON.parse(d.body).name])).toEqual([[b, 'v2']]);
@@ -502,12 +502,12 @@ describe('the ingest statement and the claim', () => {
 
     it("writes a saturated subscriber's deliveries as rows for the claims, in order", async () => {
       const [a, b] = [await subscribe(), await subscribe()];
-      await apply([event({ plantId }), event({ plantId: plantId + 1 })], NO_LEASE, MAX_HOPS);
+      await apply([event({ plantId }), event({ plantId: plantId + 1 })], NO_OFFER, MAX_HOPS);
       const r = await outbox.fanOut(100, [b], LEASE_MS);
       expect(r.claimed.map((d) => d.subscriptionId)).toEqual([a, a]);
       expect(r.deferred).toBe(2);
       const rows = await outbox.claimDue(10, [], LEASE_MS);
-      expect(rows.claimed.map((d) => [d.subscriptionId, d.plantId, d.stored])).toEqual([
+      expect(rows.claimed.map((d) => [d.subscriptionId, d.plantId, d.hasRow])).toEqual([
         [b, plantId, true],
         [b, plantId + 1, true],
       ]);
@@ -516,10 +516,10 @@ describe('the ingest statement and the claim', () => {
     it('does not fan out an event while an earlier one of its plant is; other plants go', async () => {
       await subscribe();
       const v1 = event({ name: 'v1' });
-      await apply([v1], NO_LEASE, MAX_HOPS);
+      await apply([v1], NO_OFFER, MAX_HOPS);
       const [d1] = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
-      await apply([event({ name: 'v2' })], NO_LEASE, MAX_HOPS);
-      await apply([event({ plantId: plantId + 1, name: 'other plant' })], NO_LEASE, MAX_HOPS);
+      await apply([event({ name: 'v2' })], NO_OFFER, MAX_HOPS);
+      await apply([event({ plantId: plantId + 1, name: 'other plant' })], NO_OFFER, MAX_HOPS);
       const meanwhile = await outbox.fanOut(100, [], LEASE_MS);
       expect(meanwhile.claimed.map((d) => JSON.parse(d.body).name)).toEqual(['other plant']);
       expect(meanwhile.more).toBe(true); // v2 waits
@@ -531,7 +531,7 @@ describe('the ingest statement and the claim', () => {
       const [a, b] = [await subscribe(), await subscribe()];
       await apply(
         Array.from({ length: 5 }, (_, i) => event({ plantId: plantId + i })),
-        NO_LEASE,
+        NO_OFFER,
         MAX_HOPS,
       );
       const r = await outbox.fanOut(5, [], LEASE_MS);
@@ -546,7 +546,7 @@ describe('the ingest statement and the claim', () => {
     it('never hands back more than the room: an event with more subscribers has the rest written as rows', async () => {
       for (let i = 0; i < 5; i++) await subscribe();
       const e = event();
-      await apply([e], NO_LEASE, MAX_HOPS);
+      await apply([e], NO_OFFER, MAX_HOPS);
       const r = await outbox.fanOut(3, [], LEASE_MS);
       expect(r.claimed).toHaveLength(3);
       expect(r.deferred).toBe(2);
@@ -556,7 +556,7 @@ describe('the ingest statement and the claim', () => {
     it('holds back only the plant with a pending delivery: another plant goes from memory to the same subscriber', async () => {
       const a = await subscribe();
       await storeAsRows([event()]); // a has a pending delivery of this plant
-      await apply([event({ name: 'v2' }), event({ plantId: plantId + 1 })], NO_LEASE, MAX_HOPS);
+      await apply([event({ name: 'v2' }), event({ plantId: plantId + 1 })], NO_OFFER, MAX_HOPS);
       const r = await outbox.fanOut(100, [], LEASE_MS);
       expect(r.claimed.map((d) => [d.subscriptionId, d.plantId])).toEqual([[a, plantId + 1]]);
     });
@@ -566,7 +566,7 @@ describe('the ingest statement and the claim', () => {
       await subscribe();
       const events = Array.from({ length: 2000 }, (_, i) => event({ plantId: plantId + i }));
       plantId += 10_000; // past these plants: later tests store new ones
-      await apply(events, NO_LEASE, MAX_HOPS);
+      await apply(events, NO_OFFER, MAX_HOPS);
       const sent = (await race((o) => o.fanOut(50, [], 60_000))).map((d) => `${d.subscriptionId}:${d.eventId}`);
       expect(new Set(sent).size).toBe(4000);
       expect(sent).toHaveLength(4000);
@@ -729,7 +729,7 @@ describe('the ingest statement and the claim', () => {
     it('an event fanned out again after its lease lapsed: the stale worker writes no row and completes nothing', async () => {
       const [a] = [await subscribe()];
       const e = event();
-      await apply([e], NO_LEASE, MAX_HOPS);
+      await apply([e], NO_OFFER, MAX_HOPS);
       const [stale] = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
       await expireLeases();
       const [holder] = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
@@ -761,7 +761,7 @@ describe('the ingest statement and the claim', () => {
       await storeAsRows([event()]);
       const claimed = (await outbox.claimDue(10, [], 30_000)).claimed;
       const e2 = event({ plantId: plantId + 1 });
-      await apply([e2], NO_LEASE, MAX_HOPS);
+      await apply([e2], NO_OFFER, MAX_HOPS);
       const fanned = (await outbox.fanOut(100, [], LEASE_MS)).claimed;
       const reply = (d: ClaimedDelivery) => (d.subscriptionId === a ? 'O\u0000K\u0000' : 'fine');
       await outbox.record(

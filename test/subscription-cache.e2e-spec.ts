@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { loadConfig, workerEnvSchema } from '@app/config';
 import { runMigrations, SecretBox, SubscriptionRepository, subscriptionContext } from '@app/persistence';
 import type { SubscriberSet } from '@app/delivery';
-import { SubscriberCache } from '../apps/worker/src/delivery/subscriber-cache';
+import { SubscriberCache } from '../apps/worker/src/subscribers/subscriber-cache';
 import { WorkerMetrics } from '../apps/worker/src/metrics/worker-metrics';
 import { adminClient } from '../tools/support/admin';
 import { Receiver } from '../tools/support/receiver';

@@ -486,20 +486,20 @@ SELECT (SELECT count(*) FROM op_deliveries)::int AS operational;
 -- $4: whether each has its row (else its event holds the lease)
 -- $5: the new lease, ms
 WITH r AS (
-  SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::boolean[]) AS t(id, event_id, lease_token, stored)
+  SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::boolean[]) AS t(id, event_id, lease_token, has_row)
 ), renewed_rows AS (
   UPDATE deliveries d SET leased_until = now() + $5 * interval '1 millisecond'
-  FROM r WHERE r.stored AND d.id = r.id AND d.lease_token = r.lease_token AND d.status = 'pending'
+  FROM r WHERE r.has_row AND d.id = r.id AND d.lease_token = r.lease_token AND d.status = 'pending'
   RETURNING d.id
 ), renewed_events AS (
   UPDATE outbox_events e SET leased_until = now() + $5 * interval '1 millisecond'
-  FROM (SELECT DISTINCT event_id, lease_token FROM r WHERE NOT r.stored) x
+  FROM (SELECT DISTINCT event_id, lease_token FROM r WHERE NOT r.has_row) x
   WHERE e.event_id = x.event_id AND e.lease_token = x.lease_token AND e.fanned_out_at IS NULL
   RETURNING e.event_id
 )
 SELECT r.id FROM r
-WHERE (r.stored AND r.id IN (SELECT id FROM renewed_rows))
-   OR (NOT r.stored AND r.event_id IN (SELECT event_id FROM renewed_events));
+WHERE (r.has_row AND r.id IN (SELECT id FROM renewed_rows))
+   OR (NOT r.has_row AND r.event_id IN (SELECT event_id FROM renewed_events));
 
 -- release-delivery-leases
 -- Sent by OutboxRepository.releaseLeases.

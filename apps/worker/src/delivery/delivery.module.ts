@@ -7,20 +7,22 @@ import { DELIVERY_INBOX } from './delivery-inbox';
 import { DeliverySender } from './delivery-sender';
 import { DeliverySignal } from './delivery-signal';
 import { SubscriberGates } from './subscriber-gates';
-import { SubscriberCache } from './subscriber-cache';
+import { SubscribersModule } from '../subscribers/subscribers.module';
 
-/** Sends the outbox, to the subscriptions held in memory (SubscriberCache, also the ingest's fan-out): claims, hand-overs from the ingest stage (DELIVERY_INBOX), attempts and their outcomes. */
+/**
+ * Sends deliveries to the subscriptions held in memory (SubscribersModule): claims, hand-overs from the ingest
+ * stage (DELIVERY_INBOX), attempts and their outcomes.
+ */
 @Module({
-  imports: [DatabaseModule, MetricsModule],
+  imports: [DatabaseModule, MetricsModule, SubscribersModule],
   providers: [
     BacklogCap,
     DeliveryDispatcher,
     DeliverySender,
     DeliverySignal,
     SubscriberGates,
-    SubscriberCache,
     { provide: DELIVERY_INBOX, useExisting: DeliveryDispatcher },
   ],
-  exports: [DELIVERY_INBOX, SubscriberCache],
+  exports: [DELIVERY_INBOX],
 })
 export class DeliveryModule {}

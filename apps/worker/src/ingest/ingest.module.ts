@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { DatabaseModule } from '@app/persistence';
 import { DeliveryModule } from '../delivery/delivery.module';
 import { MetricsModule } from '../metrics/metrics.module';
+import { SubscribersModule } from '../subscribers/subscribers.module';
 import { ConsumerState } from '../health/consumer-state';
 import { IngestController } from './ingest.controller';
 import { IngestService } from './ingest.service';
@@ -16,7 +17,7 @@ export class IngestModule {
   static forRoot(consumerState: ConsumerState): DynamicModule {
     return {
       module: IngestModule,
-      imports: [DatabaseModule, DeliveryModule, MetricsModule],
+      imports: [DatabaseModule, DeliveryModule, MetricsModule, SubscribersModule],
       controllers: [IngestController],
       providers: [IngestService, { provide: ConsumerState, useValue: consumerState }],
       exports: [ConsumerState],

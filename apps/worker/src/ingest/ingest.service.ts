@@ -7,7 +7,7 @@ import {
   emptyApplyResult,
   fannedOutDeliveries,
   IngestEvent,
-  NO_LEASE,
+  NO_OFFER,
   PLANT_EVENT_STORE,
   PlantEventStore,
   planFanOut,
@@ -15,7 +15,7 @@ import {
 import { nestSink, RateLimitedLog, Tracing } from '@app/observability';
 import { isDataError, WriteCoalescer } from '@app/persistence';
 import { DELIVERY_INBOX, DeliveryInbox } from '../delivery/delivery-inbox';
-import { SubscriberCache } from '../delivery/subscriber-cache';
+import { SubscriberCache } from '../subscribers/subscriber-cache';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { BatchPlan, planBatch, PoisonMessage } from './batch-plan';
 import { BatchSpans } from './event-spans';
@@ -124,7 +124,7 @@ export class IngestService {
   private async storeAndHandOver(events: IngestEvent[]): Promise<ApplyResult> {
     const set = await this.subscribers.current();
     const plan = planFanOut(events, set, this.maxHops);
-    const result = await this.store.applyEvents(events, this.inbox.room(), this.maxHops, plan);
+    const result = await this.store.applyEvents(events, this.inbox.offer(), this.maxHops, plan);
     if (!result.current) this.subscribers.refresh(); // a subscription changed: the events went to FAN_OUT
     this.loops.record(result.suppressed);
     this.inbox.accept(fannedOutDeliveries(events, plan, set, result), {
@@ -145,7 +145,7 @@ export class IngestService {
     const set = await this.subscribers.current();
     for (const event of plan.events) {
       try {
-        const r = await this.store.applyEvents([event], NO_LEASE, this.maxHops, planFanOut([event], set, this.maxHops));
+        const r = await this.store.applyEvents([event], NO_OFFER, this.maxHops, planFanOut([event], set, this.maxHops));
         r.fresh.forEach((id) => result.fresh.add(id));
         r.applied.forEach((id) => result.applied.add(id));
         r.unchanged.forEach((id) => result.unchanged.add(id));

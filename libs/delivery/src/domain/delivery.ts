@@ -21,7 +21,7 @@ export interface ClaimedDelivery {
    * Whether its row is written: claimed from the outbox's delivery rows. False when it was fanned out from its
    * event in memory; its row is written once, with the outcome of its first attempt (under the event's lease).
    */
-  stored: boolean;
+  hasRow: boolean;
   subscriptionId: string;
   eventId: string;
   plantId: number;

@@ -48,7 +48,7 @@ export interface ApplyResult {
   keyReused: string[];
   /** Events written to the outbox, each to fan out to its subscribers (none when no subscription is enabled). */
   outboxed: number;
-  /** Of those, the ones not taken on by the caller (see OutboxLease), for a fan-out to lease. */
+  /** Of those, the ones not taken on by the caller (see IntakeOffer), for a fan-out to lease. */
   leftForFanOut: number;
   /** Delivery rows written to wait (behind an earlier one of their plant, or for a saturated subscriber). */
   deferred: number;
@@ -86,7 +86,7 @@ export const emptyApplyResult = (): ApplyResult => ({
  * those events are written already leased to it, and their deliveries come back to send. Nobody else can see
  * them before the commit, so there is nothing to claim from anyone, and the fan-out statement is skipped.
  */
-export interface OutboxLease {
+export interface IntakeOffer {
   limit: number;
   /** Subscriptions whose queue is full there: their deliveries are written as rows, for claims (by any replica). */
   skipSubscriptions: string[];
@@ -94,4 +94,4 @@ export interface OutboxLease {
 }
 
 /** Take nothing on: every event written is left for a fan-out. */
-export const NO_LEASE: OutboxLease = { limit: 0, skipSubscriptions: [], leaseMs: 0 };
+export const NO_OFFER: IntakeOffer = { limit: 0, skipSubscriptions: [], leaseMs: 0 };

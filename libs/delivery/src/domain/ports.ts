@@ -4,7 +4,7 @@
 // checked against them.
 import { AttemptRecord, ClaimedDelivery, ClaimResult, FanOutResult, LeasedRef } from './delivery';
 import type { OperationalEventData, OperationalEventType } from '@app/contracts';
-import { ApplyResult, IngestEvent, OutboxLease } from './ingest';
+import { ApplyResult, IngestEvent, IntakeOffer } from './ingest';
 import { BreakerPolicy, HealthTransition, OutcomeSummary, SubscriberGate } from '../flow-control';
 import { FanOutPlan, SubscriberSet } from './subscribers';
 
@@ -21,7 +21,7 @@ export interface PlantEventStore {
    * through this many deliveries are stored but not delivered again; `plan`: the events' bodies and who receives
    * each, as the caller's subscriptions say (used only while their version is the stored one).
    */
-  applyEvents(events: IngestEvent[], lease: OutboxLease, maxHops: number, plan: FanOutPlan): Promise<ApplyResult>;
+  applyEvents(events: IngestEvent[], lease: IntakeOffer, maxHops: number, plan: FanOutPlan): Promise<ApplyResult>;
 }
 
 /** The enabled subscriptions with their credentials opened, and their version, for a worker to keep in memory. */

@@ -95,7 +95,7 @@ export const fannedOutDelivery = (
   lease: DeliveryLease,
 ): ClaimedDelivery => ({
   id: randomUUID(),
-  stored: false,
+  hasRow: false,
   subscriptionId: s.id,
   eventId: event.eventId,
   plantId: event.plantId,

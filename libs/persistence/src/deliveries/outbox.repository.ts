@@ -56,8 +56,8 @@ export class OutboxRepository implements Outbox {
    * marked fanned out once all of its deliveries are (AttemptRecord.completes).
    */
   async record(records: AttemptRecord[]): Promise<void> {
-    const stored = records.filter((r) => r.delivery.stored);
-    const fresh = records.filter((r) => !r.delivery.stored);
+    const stored = records.filter((r) => r.delivery.hasRow);
+    const fresh = records.filter((r) => !r.delivery.hasRow);
     if (fresh.length === 0) return this.updateStored(this.pool, stored);
     if (stored.length === 0) return this.writeFannedOut(this.pool, fresh);
     // Both kinds: one transaction, all or nothing, so that a batch refused for one row's data can be split and
@@ -157,7 +157,7 @@ export class OutboxRepository implements Outbox {
     const { rows } = await this.pool.query<{ id: string }>({
       name: RENEW_LEASES.name,
       text: RENEW_LEASES.text,
-      values: [col((d) => d.id), col((d) => d.eventId), col((d) => d.lease.token), col((d) => d.stored), leaseMs],
+      values: [col((d) => d.id), col((d) => d.eventId), col((d) => d.lease.token), col((d) => d.hasRow), leaseMs],
     });
     return { renewed: new Set(rows.map((r) => r.id)), until };
   }

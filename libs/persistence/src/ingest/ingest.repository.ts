@@ -4,7 +4,7 @@ import {
   emptyApplyResult,
   FanOutPlan,
   IngestEvent,
-  OutboxLease,
+  IntakeOffer,
   PlantEventStore,
   SuppressedEvent,
 } from '@app/delivery';
@@ -21,7 +21,7 @@ export class IngestRepository implements PlantEventStore {
 
   async applyEvents(
     events: IngestEvent[],
-    lease: OutboxLease,
+    lease: IntakeOffer,
     maxHops: number,
     plan: FanOutPlan,
   ): Promise<ApplyResult> {

@@ -58,7 +58,7 @@ export const openSecretHeaders = (sealed: Record<string, string>, subscriptionId
 /** The row as the dispatcher sends it, under `lease`: credentials opened. `id` null: fanned out, no row written yet. */
 export const toClaimedDelivery = (r: SendRow, box: SecretBox, lease: DeliveryLease): ClaimedDelivery => ({
   id: r.id ?? randomUUID(),
-  stored: r.id !== null,
+  hasRow: r.id !== null,
   subscriptionId: r.subscription_id,
   eventId: r.event_id,
   plantId: Number(r.plant_id),

@@ -1,5 +1,5 @@
 import { Pool } from 'pg';
-import { AttemptRecord, ClaimedDelivery, IngestEvent, LeasedRef, OutboxLease } from '@app/delivery';
+import { AttemptRecord, ClaimedDelivery, IngestEvent, LeasedRef, IntakeOffer } from '@app/delivery';
 import { AuditRepository } from '../audit/audit.repository';
 import { BackfillRepository } from '../backfills/backfill.repository';
 import { ArchivedDeadLetter, DeadLetterRepository } from '../dead-letters/dead-letter.repository';
@@ -74,9 +74,9 @@ describe('the statements', () => {
     const pool = poolWith({});
     const box = new SecretBox(Buffer.alloc(32, 1));
     const lease = { token: '00000000-0000-4000-8000-000000000000', until: 0 };
-    const delivery = (stored: boolean) => ({ id: 'd', stored, lease, eventId: 'e' }) as unknown as ClaimedDelivery;
-    const attempt = (stored: boolean) =>
-      ({ delivery: delivery(stored), attempt: {}, outcome: { kind: 'retry', delayMs: 1 } }) as unknown as AttemptRecord;
+    const delivery = (hasRow: boolean) => ({ id: 'd', hasRow, lease, eventId: 'e' }) as unknown as ClaimedDelivery;
+    const attempt = (hasRow: boolean) =>
+      ({ delivery: delivery(hasRow), attempt: {}, outcome: { kind: 'retry', delayMs: 1 } }) as unknown as AttemptRecord;
     const ref = { id: 'x', token: lease.token } as LeasedRef;
     const outbox = new OutboxRepository(pool, box);
     const deliveries = new DeliveryRepository(pool);
@@ -109,7 +109,7 @@ describe('the statements', () => {
       () =>
         new IngestRepository(pool, box).applyEvents(
           [{ extra: {} } as IngestEvent],
-          { leaseMs: 1, limit: 1, skipSubscriptions: [] } as unknown as OutboxLease,
+          { leaseMs: 1, limit: 1, skipSubscriptions: [] } as unknown as IntakeOffer,
           1,
           { version: '1', bodies: ['{}'], pairs: [] },
         ),
