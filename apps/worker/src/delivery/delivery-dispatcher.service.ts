@@ -208,10 +208,12 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
 
   private start(d: ClaimedDelivery) {
     this.steps.move(d, 'sending');
-    const task = this.attempt(d).finally(() => {
-      this.running.delete(task);
-      this.intake.roomFreed(); // a later delivery, or event, of the same plant may now be due
-    });
+    const task = this.attempt(d)
+      .catch((err: Error) => this.logger.error(`delivery ${d.id}: ${err.message}`)) // a bug; its lease brings it back
+      .finally(() => {
+        this.running.delete(task);
+        this.intake.roomFreed(); // a later delivery, or event, of the same plant may now be due
+      });
     this.running.add(task);
   }
 
@@ -228,12 +230,12 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
    */
   private async attempt(d: ClaimedDelivery) {
     // Checked without a statement, and before the first await: a delivery with lease to spare goes at once.
-    if (!this.leases.lasts(d) && !(await this.leases.renew(d))) return this.drop(d, 'lease-lost');
+    if (!this.leases.lasts(d) && !(await this.leases.renew(d))) return this.leave(d, 'lease-lost', true);
     // Only to a subscription enabled in a copy of them confirmed current a moment ago (see SubscriberCache): never
     // to one whose delete has returned, whichever replica holds the delivery.
     let admitted = this.subscribers.admit(d.subscriptionId);
     if (admitted instanceof Promise) admitted = await admitted;
-    if (!admitted) return this.drop(d, 'withdrawn');
+    if (!admitted) return this.leave(d, 'withdrawn', true);
     this.metrics.deliveries.inc({ subscription: d.subscriptionId, outcome: 'sent' });
     let result: Awaited<ReturnType<DeliverySender['send']>>;
     try {
@@ -242,7 +244,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       if (this.gates.answered(d.subscriptionId, result)) this.setAside(this.queue.takeQueue(d.subscriptionId));
     } catch (err) {
       this.logger.error(`sending delivery ${d.id} failed: ${(err as Error).message}`);
-      return this.drop(d, 'unrecorded');
+      return this.leave(d, 'unrecorded'); // its slot is freed below
     } finally {
       this.freeSlot(d);
     }
@@ -265,19 +267,14 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     }
   }
 
-  /** sending → lease-lost or withdrawn, before anything went out; also unrecorded when the send itself threw. */
-  private drop(d: ClaimedDelivery, why: 'lease-lost' | 'withdrawn' | 'unrecorded') {
-    if (why !== 'unrecorded') this.freeSlot(d);
-    this.leave(d, why);
-  }
-
   /**
    * A delivery leaves unsent. Lease lost: another claim holds it and sends it. Withdrawn (its subscription is no
    * longer enabled, or its copy could not be confirmed): a row is handed back (it stays pending, or the delete has
    * closed it). Either way an event fanned out here is left to its lease: its other deliveries are written without
    * completing it, and once the lease lapses the next fan-out finishes it.
    */
-  private leave(d: ClaimedDelivery, why: 'lease-lost' | 'withdrawn' | 'unrecorded') {
+  private leave(d: ClaimedDelivery, why: 'lease-lost' | 'withdrawn' | 'unrecorded', onWire = false) {
+    if (onWire) this.freeSlot(d);
     this.steps.move(d, why);
     this.fanOuts.forget(d);
     if (why === 'withdrawn' && d.hasRow) void this.leases.handBack([d]);

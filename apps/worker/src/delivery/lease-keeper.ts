@@ -83,7 +83,10 @@ export class LeaseKeeper {
   /** Releases the leases of rows not sent, so that any claim takes them at once rather than once they lapse. */
   handBack(rows: ClaimedDelivery[]): Promise<void> {
     if (rows.length === 0) return Promise.resolve();
-    return this.outbox.releaseLeases(rows.map((d) => ({ id: d.id, token: d.lease.token }))).catch(() => undefined);
+    return this.outbox.releaseLeases(rows.map((d) => ({ id: d.id, token: d.lease.token }))).catch((err: Error) => {
+      // Nothing is lost: the rows are claimed again once their leases lapse.
+      this.failures.log('warn', 'release', {}, `handing back ${rows.length} deliveries failed: ${err.message}`);
+    });
   }
 
   /** Says (once per 10 s) that a delivery was not sent because another claim took its lease. */

@@ -75,12 +75,16 @@ export class SendQueue {
   }
 
   /**
-   * The sending slots each subscriber with work here in the last FAIR_SHARE_WINDOW_MS may hold: all of the
-   * concurrency for one alone (its own cap still applies), an equal part for many.
+   * The sending slots each active subscriber may hold: all of the concurrency for one alone (its own cap still
+   * applies), an equal part for many. Active: anything queued or on the wire here, or work within the last
+   * FAIR_SHARE_WINDOW_MS. (A slow subscriber that is full gets nothing new, being left out of claims; counted only
+   * by its last work, it dropped out after 2 s and its share grew to the whole window.)
    */
   fairShare(now = Date.now()): number {
     for (const [id, at] of this.lastWork) if (now - at > FAIR_SHARE_WINDOW_MS) this.lastWork.delete(id);
-    return Math.max(MIN_FAIR_SHARE, Math.floor(this.concurrency / Math.max(1, this.lastWork.size)));
+    let active = this.lastWork.size;
+    for (const id of new Set([...this.queues.keys(), ...this.inFlight.keys()])) if (!this.lastWork.has(id)) active++;
+    return Math.max(MIN_FAIR_SHARE, Math.floor(this.concurrency / Math.max(1, active)));
   }
 
   /**
@@ -113,8 +117,10 @@ export class SendQueue {
 
   /** The receiver answered (or the attempt ended before it): its slot is free. */
   finished(d: ClaimedDelivery) {
+    const held = this.inFlight.get(d.subscriptionId) ?? 0;
+    if (held === 0) throw new Error(`delivery ${d.id} finished but was not on the wire`);
     this.onWire--;
-    const n = (this.inFlight.get(d.subscriptionId) ?? 1) - 1;
+    const n = held - 1;
     if (n === 0) this.inFlight.delete(d.subscriptionId);
     else this.inFlight.set(d.subscriptionId, n);
   }
