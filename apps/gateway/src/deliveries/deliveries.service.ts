@@ -86,7 +86,7 @@ export class DeliveriesService {
     if (!(await this.subscriptions.findById(subscriptionId))) throw subscriptionNotFound(subscriptionId);
     if (confined !== null) {
       assertOwnSubscription(confined, subscriptionId, `subscription ${subscriptionId}`);
-      await this.withinReplayBudget(subscriptionId);
+      await this.withinPortalLinkShares(subscriptionId);
     }
     const holder = randomUUID();
     await this.holdReplay(subscriptionId, holder);
@@ -95,6 +95,32 @@ export class DeliveriesService {
     } finally {
       await this.deliveries.releaseReplay(subscriptionId, holder).catch(() => undefined); // else it runs out
     }
+  }
+
+  /**
+   * A subscription's portal links together start at most PORTAL_LINK_REPLAYS_PER_DAY replays in 24 hours (issue
+   * #36: twelve in a row sent one delivery thirteen times and each failing one paged every operator; a call that
+   * continues a replay with its cursor is a replay too, each re-queues up to 5,000), and one per
+   * PORTAL_LINK_REPLAY_INTERVAL: a call reads up to 50,000 deliveries of every subscriber (the log is ordered by
+   * seq, not by subscriber), and a link spending its daily budget in one burst made the other subscribers' p95 12
+   * times worse (npm run bench:noisy-neighbour -- --abuse replay). The operator's replays are not counted.
+   */
+  private async withinPortalLinkShares(subscriptionId: string): Promise<void> {
+    const budget = this.config.PORTAL_LINK_REPLAYS_PER_DAY;
+    await this.withinPortalWindow(subscriptionId, budget, DAY_S, (count) => ({
+      reason: 'portal-link-replay-budget',
+      detail:
+        `This subscription's portal links started ${count} replays in the last 24 hours, the most they may ` +
+        `(PORTAL_LINK_REPLAYS_PER_DAY, ${budget}). Nothing was re-queued: retry after Retry-After seconds, or ` +
+        'ask the operator, whose replays are not counted',
+    }));
+    const intervalS = this.config.PORTAL_LINK_REPLAY_INTERVAL / 1000;
+    await this.withinPortalWindow(subscriptionId, 1, intervalS, () => ({
+      reason: 'portal-link-replay-rate',
+      detail:
+        `This subscription's portal links started a replay less than ${intervalS} s ago; they may start one per ` +
+        'PORTAL_LINK_REPLAY_INTERVAL. Nothing was re-queued: retry after Retry-After seconds',
+    }));
   }
 
   private async replay(
@@ -149,29 +175,6 @@ export class DeliveriesService {
     return result;
   }
   /**
-   * And one replay by its portal links per PORTAL_LINK_REPLAY_INTERVAL: a call reads up to 50,000 deliveries of
-   * every subscriber (the log is ordered by seq, not by subscriber), and a link spending its daily budget in one
-   * burst made the other subscribers' p95 12 times worse (npm run bench:noisy-neighbour -- --abuse replay).
-   */
-  private async pacedReplay(subscriptionId: string): Promise<void> {
-    const intervalS = this.config.PORTAL_LINK_REPLAY_INTERVAL / 1000;
-    if (intervalS <= 0) return;
-    const { count, oldest } = await this.audit.countRecent(subscriptionId, RECOVERED, PORTAL_LINK_ACTOR, intervalS);
-    if (count === 0) return;
-    const retryAfter = Math.max(
-      1,
-      Math.ceil(((oldest?.getTime() ?? Date.now()) + intervalS * 1000 - Date.now()) / 1000),
-    );
-    throw ProblemException.of(
-      'tooManyRequests',
-      `This subscription's portal links started a replay less than ${intervalS} s ago; they may start one per ` +
-        `PORTAL_LINK_REPLAY_INTERVAL. Nothing was re-queued: retry after Retry-After seconds`,
-      { reason: 'portal-link-replay-rate', retryAfterSeconds: retryAfter } as never,
-      { 'retry-after': String(retryAfter) },
-    );
-  }
-
-  /**
    * One replay at a time per subscription, whoever asks and on whichever gateway (issue #36: a dozen at once each
    * scanned 50,000 deliveries). The hold lasts the call, and at most as long as its statements may (each bounded
    * by DATABASE_QUERY_TIMEOUT_MS), so a gateway that dies mid-call frees it. Past it: 409 with Retry-After.
@@ -191,24 +194,24 @@ export class DeliveriesService {
   }
 
   /**
-   * A subscription's portal links together start at most PORTAL_LINK_REPLAYS_PER_DAY replays in 24 hours (issue
-   * #36: twelve in a row sent one delivery thirteen times and each failing one paged every operator). The count
-   * is the audit log's, so every gateway replica sees the same; a call that continues a replay with its cursor is
-   * a replay too (each re-queues up to 5,000). Past it: 429 with the seconds until the oldest leaves the window.
+   * Replays a subscription's portal links started within the last `windowS` seconds (counted from the audit log,
+   * so every gateway replica sees the same): fewer than `allowed`, or a 429 with the seconds until the oldest
+   * leaves the window (`refusal` says which share and what to do).
    */
-  private async withinReplayBudget(subscriptionId: string): Promise<void> {
-    const budget = this.config.PORTAL_LINK_REPLAYS_PER_DAY;
-    const { count, oldest } = await this.audit.countRecent(subscriptionId, RECOVERED, PORTAL_LINK_ACTOR, DAY_S);
-    if (count < budget) return this.pacedReplay(subscriptionId);
-    const retryAfter = Math.max(1, Math.ceil(((oldest?.getTime() ?? Date.now()) + DAY_S * 1000 - Date.now()) / 1000));
-    throw ProblemException.of(
-      'tooManyRequests',
-      `This subscription's portal links started ${count} replays in the last 24 hours, the most they may ` +
-        `(PORTAL_LINK_REPLAYS_PER_DAY, ${budget}). Nothing was re-queued: retry after Retry-After seconds, or ` +
-        'ask the operator, whose replays are not counted',
-      { reason: 'portal-link-replay-budget', retryAfterSeconds: retryAfter } as never,
-      { 'retry-after': String(retryAfter) },
-    );
+  private async withinPortalWindow(
+    subscriptionId: string,
+    allowed: number,
+    windowS: number,
+    refusal: (count: number) => { detail: string; reason: string },
+  ): Promise<void> {
+    if (windowS <= 0) return;
+    const { count, oldest } = await this.audit.countRecent(subscriptionId, RECOVERED, PORTAL_LINK_ACTOR, windowS);
+    if (count < allowed) return;
+    const retryAfter = Math.max(1, Math.ceil(((oldest?.getTime() ?? Date.now()) + windowS * 1000 - Date.now()) / 1000));
+    const { detail, reason } = refusal(count);
+    throw ProblemException.of('tooManyRequests', detail, { reason, retryAfterSeconds: retryAfter } as never, {
+      'retry-after': String(retryAfter),
+    });
   }
 }
 
