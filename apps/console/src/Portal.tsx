@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { ApiError, client, ok, Schema, token } from './api';
 import { Link, usePath } from './router';
-import { SubscriptionPage } from './pages/SubscriptionPage';
+import { SubscriptionPage } from './pages/subscription/SubscriptionPage';
 import { Deliveries, DeliveryPage } from './pages/Deliveries';
 
 type Session = Schema<'PortalSession'>;

@@ -6,7 +6,7 @@ import { Link, navigate, usePath } from './router';
 import { SignIn } from './pages/SignIn';
 import { Overview } from './pages/Overview';
 import { Subscriptions } from './pages/Subscriptions';
-import { SubscriptionPage } from './pages/SubscriptionPage';
+import { SubscriptionPage } from './pages/subscription/SubscriptionPage';
 import { Deliveries, DeliveryPage } from './pages/Deliveries';
 import { PlantPage, Plants } from './pages/Plants';
 import { DeadLetters } from './pages/DeadLetters';

@@ -1,7 +1,9 @@
 import { useCallback, useEffect, useState } from 'react';
 import { Note, Notice } from '../Notice';
 import { client, ok, query, Schema } from '../api';
-import { Link, navigate } from '../router';
+import { navigate } from '../router';
+import { PagedTable } from '../components/PagedTable';
+import { Column } from '../components/Table';
 
 type DeadLetter = Schema<'DeadLetter'> & Partial<Schema<'DeadLetterWithValue'>>;
 type Status = Schema<'DeadLetter'>['status'];
@@ -36,6 +38,37 @@ export function DeadLetters({ params }: { params: URLSearchParams }) {
       setMessage({ error: true, text: (e as Error).message });
     }
   };
+  const columns: Column<Schema<'DeadLetter'>>[] = [
+    { header: 'Id', cell: (d) => d.id },
+    { header: 'At', cell: (d) => d.deadLetteredAt },
+    { header: 'Key', cell: (d) => d.key ?? '' },
+    { header: 'From', cell: (d) => `${d.origin.topic}[${d.origin.partition}]@${d.origin.offset}` },
+    { header: 'Reason', cell: (d) => d.reason },
+    {
+      header: 'Actions',
+      cell: (d) => (
+        <>
+          <button
+            type="button"
+            onClick={() => ok(client.GET('/dead-letters/{id}', { params: { path: { id: d.id } } })).then(setOpen)}
+            aria-label={`Show dead letter ${d.id}`}
+          >
+            Show
+          </button>{' '}
+          {d.status === 'dead' && (
+            <>
+              <button type="button" onClick={() => act(d.id, 'redrive')} aria-label={`Redrive dead letter ${d.id}`}>
+                Redrive
+              </button>{' '}
+              <button type="button" onClick={() => act(d.id, 'discard')} aria-label={`Discard dead letter ${d.id}`}>
+                Discard
+              </button>
+            </>
+          )}
+        </>
+      ),
+    },
+  ];
   return (
     <>
       <h1>Dead letters</h1>
@@ -51,64 +84,17 @@ export function DeadLetters({ params }: { params: URLSearchParams }) {
       </form>
       <Notice note={message} />
       {page && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Id</th>
-              <th scope="col">At</th>
-              <th scope="col">Key</th>
-              <th scope="col">From</th>
-              <th scope="col">Reason</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {page.items.map((d) => (
-              <tr key={d.id}>
-                <td>{d.id}</td>
-                <td>{d.deadLetteredAt}</td>
-                <td>{d.key ?? ''}</td>
-                <td>{`${d.origin.topic}[${d.origin.partition}]@${d.origin.offset}`}</td>
-                <td>{d.reason}</td>
-                <td>
-                  <button
-                    type="button"
-                    onClick={() =>
-                      ok(client.GET('/dead-letters/{id}', { params: { path: { id: d.id } } })).then(setOpen)
-                    }
-                    aria-label={`Show dead letter ${d.id}`}
-                  >
-                    Show
-                  </button>{' '}
-                  {d.status === 'dead' && (
-                    <>
-                      <button
-                        type="button"
-                        onClick={() => act(d.id, 'redrive')}
-                        aria-label={`Redrive dead letter ${d.id}`}
-                      >
-                        Redrive
-                      </button>{' '}
-                      <button
-                        type="button"
-                        onClick={() => act(d.id, 'discard')}
-                        aria-label={`Discard dead letter ${d.id}`}
-                      >
-                        Discard
-                      </button>
-                    </>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {page?.items.length === 0 && <p>No dead letter is {status}.</p>}
-      {page?.nextCursor && (
-        <p>
-          <Link to={`/dead-letters${query({ status, cursor: page.nextCursor })}`}>Older</Link>
-        </p>
+        <PagedTable
+          columns={columns}
+          rows={page.items}
+          rowKey={(d) => d.id}
+          empty={<>No dead letter is {status}.</>}
+          pager={{
+            cursor: page.nextCursor,
+            to: (cursor) => `/dead-letters${query({ status, cursor })}`,
+            label: 'Older',
+          }}
+        />
       )}
       {open && (
         <section aria-label={`Dead letter ${open.id}`}>

@@ -3,6 +3,8 @@ import { ErrorNotice, Note, Notice } from '../Notice';
 import { client, ok, PORTAL, query, Schema } from '../api';
 import { Exchange } from '../Exchange';
 import { Link, navigate } from '../router';
+import { PagedTable } from '../components/PagedTable';
+import { Column, Table } from '../components/Table';
 
 export type Delivery = Schema<'Delivery'>;
 type DeliveryPage = Schema<'DeliveryPage'>;
@@ -59,51 +61,31 @@ export function Deliveries({ params }: { params: URLSearchParams }) {
       </p>
       <Notice note={message} />
       {page && (
-        <>
-          <DeliveryTable items={page.items} />
-          {page.items.length === 0 && <p>No delivery matches.</p>}
-          {page.nextCursor && (
-            <p>
-              <Link to={`/deliveries${query({ ...filter, cursor: page.nextCursor })}`}>Older deliveries</Link>
-            </p>
-          )}
-        </>
+        <PagedTable
+          columns={DELIVERY_COLUMNS}
+          rows={page.items}
+          rowKey={(d) => d.id}
+          empty="No delivery matches."
+          pager={{
+            cursor: page.nextCursor,
+            to: (cursor) => `/deliveries${query({ ...filter, cursor })}`,
+            label: 'Older deliveries',
+          }}
+        />
       )}
     </>
   );
 }
 
 /** Deliveries, newest first, each linking to its own page. */
-export function DeliveryTable({ items }: { items: Delivery[] }) {
-  return (
-    <table>
-      <thead>
-        <tr>
-          <th scope="col">Delivery</th>
-          <th scope="col">Plant (or event)</th>
-          <th scope="col">Status</th>
-          <th scope="col">Attempts</th>
-          <th scope="col">Next attempt</th>
-          <th scope="col">Created</th>
-        </tr>
-      </thead>
-      <tbody>
-        {items.map((d) => (
-          <tr key={d.id}>
-            <td>
-              <Link to={`/deliveries/${d.id}`}>{d.id.slice(0, 8)}</Link>
-            </td>
-            <td>{d.plantId === null ? d.eventType : <PlantLink id={d.plantId} />}</td>
-            <td>{d.status}</td>
-            <td>{d.attempts}</td>
-            <td>{d.nextAttemptAt ?? ''}</td>
-            <td>{d.createdAt}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
-}
+export const DELIVERY_COLUMNS: Column<Delivery>[] = [
+  { header: 'Delivery', cell: (d) => <Link to={`/deliveries/${d.id}`}>{d.id.slice(0, 8)}</Link> },
+  { header: 'Plant (or event)', cell: (d) => (d.plantId === null ? d.eventType : <PlantLink id={d.plantId} />) },
+  { header: 'Status', cell: (d) => d.status },
+  { header: 'Attempts', cell: (d) => d.attempts },
+  { header: 'Next attempt', cell: (d) => d.nextAttemptAt ?? '' },
+  { header: 'Created', cell: (d) => d.createdAt },
+];
 
 /** A plant's page, in the console; in the portal (no plant pages there) its id alone. */
 const PlantLink = ({ id }: { id: number }) => (PORTAL ? <>{id}</> : <Link to={`/plants/${id}`}>{id}</Link>);
@@ -162,6 +144,15 @@ function FilterForm({ initial }: { initial: Record<string, string | undefined> }
   );
 }
 
+/** A delivery's attempts, as its attempt log lists them. */
+const ATTEMPT_COLUMNS: Column<DeliveryDetail['attemptLog'][number]>[] = [
+  { header: 'At', cell: (a) => a.attemptedAt },
+  { header: 'Status', cell: (a) => a.status ?? '—' },
+  { header: 'Latency', cell: (a) => <>{a.latencyMs} ms</> },
+  { header: 'Error', cell: (a) => a.error ?? '' },
+  { header: 'Response', cell: (a) => <code>{a.responseBody ?? ''}</code> },
+];
+
 /** One delivery: what was sent, every attempt, and a retry when it failed. */
 export function DeliveryPage({ id }: { id: string }) {
   const [d, setD] = useState<DeliveryDetail | null>(null);
@@ -204,30 +195,7 @@ export function DeliveryPage({ id }: { id: string }) {
           <p>What the last attempt sent: the exact body, its headers and signature.</p>
           <Exchange request={d.request} />
           <h2>Attempts</h2>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">At</th>
-                <th scope="col">Status</th>
-                <th scope="col">Latency</th>
-                <th scope="col">Error</th>
-                <th scope="col">Response</th>
-              </tr>
-            </thead>
-            <tbody>
-              {d.attemptLog.map((a, i) => (
-                <tr key={i}>
-                  <td>{a.attemptedAt}</td>
-                  <td>{a.status ?? '—'}</td>
-                  <td>{a.latencyMs} ms</td>
-                  <td>{a.error ?? ''}</td>
-                  <td>
-                    <code>{a.responseBody ?? ''}</code>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Table columns={ATTEMPT_COLUMNS} rows={d.attemptLog} rowKey={(_a, i) => i} />
         </>
       )}
     </>

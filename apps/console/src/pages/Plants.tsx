@@ -2,9 +2,19 @@ import { FormEvent, useEffect, useState } from 'react';
 import { ErrorNotice } from '../Notice';
 import { client, ok, query, Schema } from '../api';
 import { Link, navigate } from '../router';
-import { DeliveryTable } from './Deliveries';
+import { PagedTable } from '../components/PagedTable';
+import { Column } from '../components/Table';
+import { DELIVERY_COLUMNS } from './Deliveries';
 
 type StoredPlant = Schema<'StoredPlant'>;
+
+/** The newest stored plants, each linking to its own page. */
+const PLANT_COLUMNS: Column<Schema<'PlantPage'>['items'][number]>[] = [
+  { header: 'Id', cell: (p) => <Link to={`/plants/${p.id}`}>{p.id}</Link> },
+  { header: 'Name', cell: (p) => p.name },
+  { header: 'Tag', cell: (p) => p.tag ?? '' },
+  { header: 'Last changed', cell: (p) => p.updatedAt },
+];
 
 /** Look a plant up by id, or browse the newest stored, paged (the read API, which takes an admin token too). */
 export function Plants({ params }: { params: URLSearchParams }) {
@@ -36,36 +46,13 @@ export function Plants({ params }: { params: URLSearchParams }) {
       <ErrorNotice text={error} />
       <h2>Newest stored</h2>
       {page && (
-        <>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Id</th>
-                <th scope="col">Name</th>
-                <th scope="col">Tag</th>
-                <th scope="col">Last changed</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.items.map((p) => (
-                <tr key={p.id}>
-                  <td>
-                    <Link to={`/plants/${p.id}`}>{p.id}</Link>
-                  </td>
-                  <td>{p.name}</td>
-                  <td>{p.tag ?? ''}</td>
-                  <td>{p.updatedAt}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {page.items.length === 0 && <p>No plant stored yet.</p>}
-          {page.nextCursor && (
-            <p>
-              <Link to={`/plants${query({ cursor: page.nextCursor })}`}>Older plants</Link>
-            </p>
-          )}
-        </>
+        <PagedTable
+          columns={PLANT_COLUMNS}
+          rows={page.items}
+          rowKey={(p) => p.id}
+          empty="No plant stored yet."
+          pager={{ cursor: page.nextCursor, to: (cursor) => `/plants${query({ cursor })}`, label: 'Older plants' }}
+        />
       )}
     </>
   );
@@ -104,11 +91,17 @@ export function PlantPage({ id }: { id: string }) {
         </dl>
       )}
       <h2>Its deliveries</h2>
-      {deliveries && <DeliveryTable items={deliveries.items} />}
-      {deliveries?.nextCursor && (
-        <p>
-          <Link to={`/deliveries${query({ plantId: id, cursor: deliveries.nextCursor })}`}>More deliveries</Link>
-        </p>
+      {deliveries && (
+        <PagedTable
+          columns={DELIVERY_COLUMNS}
+          rows={deliveries.items}
+          rowKey={(d) => d.id}
+          pager={{
+            cursor: deliveries.nextCursor,
+            to: (cursor) => `/deliveries${query({ plantId: id, cursor })}`,
+            label: 'More deliveries',
+          }}
+        />
       )}
     </>
   );

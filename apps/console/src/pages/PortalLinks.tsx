@@ -2,6 +2,7 @@ import { FormEvent, useCallback, useEffect, useState } from 'react';
 import { ErrorNotice } from '../Notice';
 import { client, ok, Schema } from '../api';
 import { copyText } from '../copy';
+import { Column, Table } from '../components/Table';
 
 type PortalLink = Schema<'PortalLink'>;
 type Issued = Schema<'PortalLinkWithToken'>;
@@ -52,6 +53,26 @@ export function PortalLinks({ id }: { id: string }) {
       setError((err as Error).message);
     }
   };
+  const columns: Column<PortalLink>[] = [
+    { header: 'For', cell: (l) => l.description ?? l.id.slice(0, 8) },
+    { header: 'State', cell: (l) => (l.state === 'revoked' ? `revoked by ${l.revokedBy ?? 'an admin'}` : l.state) },
+    { header: 'Expires', cell: (l) => l.expiresAt },
+    { header: 'Last used', cell: (l) => l.lastUsedAt ?? 'never' },
+    { header: 'Created by', cell: (l) => l.createdBy },
+    {
+      header: 'Actions',
+      cell: (l) =>
+        l.state === 'active' && (
+          <button
+            type="button"
+            aria-label={`Revoke the link for ${l.description ?? l.id.slice(0, 8)}`}
+            onClick={() => revoke(l.id)}
+          >
+            Revoke
+          </button>
+        ),
+    },
+  ];
   return (
     <section aria-labelledby="portal-links">
       <h2 id="portal-links">Portal links</h2>
@@ -105,42 +126,7 @@ export function PortalLinks({ id }: { id: string }) {
         </div>
       )}
       <ErrorNotice text={error} />
-      {links.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">For</th>
-              <th scope="col">State</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Created by</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {links.map((l) => (
-              <tr key={l.id}>
-                <td>{l.description ?? l.id.slice(0, 8)}</td>
-                <td>{l.state === 'revoked' ? `revoked by ${l.revokedBy ?? 'an admin'}` : l.state}</td>
-                <td>{l.expiresAt}</td>
-                <td>{l.lastUsedAt ?? 'never'}</td>
-                <td>{l.createdBy}</td>
-                <td>
-                  {l.state === 'active' && (
-                    <button
-                      type="button"
-                      aria-label={`Revoke the link for ${l.description ?? l.id.slice(0, 8)}`}
-                      onClick={() => revoke(l.id)}
-                    >
-                      Revoke
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      {links.length > 0 && <Table columns={columns} rows={links} rowKey={(l) => l.id} />}
     </section>
   );
 }

@@ -3,6 +3,7 @@ import { ErrorNotice } from '../Notice';
 import { client, ok, OPERATIONAL_EVENT_TYPES, Schema } from '../api';
 import { Link } from '../router';
 import { copyText } from '../copy';
+import { Column, Table } from '../components/Table';
 
 export type Subscription = Schema<'SubscriptionWithSecret'>;
 
@@ -25,6 +26,75 @@ export function Subscriptions() {
       setError((e as Error).message);
     }
   };
+  const columns: Column<Subscription>[] = [
+    {
+      header: 'URL',
+      cell: (s) => (
+        <>
+          <Link to={`/subscriptions/${s.id}`}>{s.url}</Link>{' '}
+          <Link to={`/deliveries?subscriptionId=${s.id}`} aria-label={`Deliveries to ${s.url}`}>
+            (deliveries)
+          </Link>
+        </>
+      ),
+    },
+    {
+      header: 'State',
+      cell: (s) => (
+        <>
+          {s.enabled ? 'enabled' : `disabled (${s.disabledReason ?? 'by an admin'})`}
+          {s.pausedUntil ? `, paused until ${new Date(s.pausedUntil).toLocaleTimeString()}` : ''}
+          {s.circuit.state !== 'closed' ? `, circuit ${s.circuit.state.replace('_', '-')}` : ''}
+        </>
+      ),
+    },
+    { header: 'Receives', cell: (s) => describeReceives(s) },
+    { header: 'Description', cell: (s) => s.description ?? '' },
+    {
+      header: 'Actions',
+      cell: (s) => (
+        <>
+          <button
+            type="button"
+            onClick={() =>
+              act(() =>
+                ok(
+                  client.PATCH('/subscriptions/{id}', {
+                    params: { path: { id: s.id } },
+                    body: { enabled: !s.enabled },
+                  }),
+                ),
+              )
+            }
+          >
+            {s.enabled ? 'Disable' : 'Enable'}
+          </button>{' '}
+          <button
+            type="button"
+            onClick={() =>
+              act(async () => {
+                const r = await ok(
+                  client.POST('/subscriptions/{id}/rotate-secret', { params: { path: { id: s.id } } }),
+                );
+                if (r.secret) setIssued({ id: r.id, secret: r.secret });
+              })
+            }
+          >
+            Rotate secret
+          </button>{' '}
+          <button
+            type="button"
+            onClick={() =>
+              window.confirm(`Delete the subscription to ${s.url}? Its delivery history stays.`) &&
+              act(() => ok(client.DELETE('/subscriptions/{id}', { params: { path: { id: s.id } } })))
+            }
+          >
+            Delete
+          </button>
+        </>
+      ),
+    },
+  ];
   return (
     <>
       <h1>Subscriptions</h1>
@@ -37,75 +107,7 @@ export function Subscriptions() {
       />
       {issued && <SecretOnce {...issued} onDone={() => setIssued(null)} />}
       <ErrorNotice text={error} />
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">URL</th>
-            <th scope="col">State</th>
-            <th scope="col">Receives</th>
-            <th scope="col">Description</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {items.map((s) => (
-            <tr key={s.id}>
-              <td>
-                <Link to={`/subscriptions/${s.id}`}>{s.url}</Link>{' '}
-                <Link to={`/deliveries?subscriptionId=${s.id}`} aria-label={`Deliveries to ${s.url}`}>
-                  (deliveries)
-                </Link>
-              </td>
-              <td>
-                {s.enabled ? 'enabled' : `disabled (${s.disabledReason ?? 'by an admin'})`}
-                {s.pausedUntil ? `, paused until ${new Date(s.pausedUntil).toLocaleTimeString()}` : ''}
-                {s.circuit.state !== 'closed' ? `, circuit ${s.circuit.state.replace('_', '-')}` : ''}
-              </td>
-              <td>{describeReceives(s)}</td>
-              <td>{s.description ?? ''}</td>
-              <td>
-                <button
-                  type="button"
-                  onClick={() =>
-                    act(() =>
-                      ok(
-                        client.PATCH('/subscriptions/{id}', {
-                          params: { path: { id: s.id } },
-                          body: { enabled: !s.enabled },
-                        }),
-                      ),
-                    )
-                  }
-                >
-                  {s.enabled ? 'Disable' : 'Enable'}
-                </button>{' '}
-                <button
-                  type="button"
-                  onClick={() =>
-                    act(async () => {
-                      const r = await ok(
-                        client.POST('/subscriptions/{id}/rotate-secret', { params: { path: { id: s.id } } }),
-                      );
-                      if (r.secret) setIssued({ id: r.id, secret: r.secret });
-                    })
-                  }
-                >
-                  Rotate secret
-                </button>{' '}
-                <button
-                  type="button"
-                  onClick={() =>
-                    window.confirm(`Delete the subscription to ${s.url}? Its delivery history stays.`) &&
-                    act(() => ok(client.DELETE('/subscriptions/{id}', { params: { path: { id: s.id } } })))
-                  }
-                >
-                  Delete
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <Table columns={columns} rows={items} rowKey={(s) => s.id} />
     </>
   );
 }
