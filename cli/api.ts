@@ -1,6 +1,7 @@
 // The admin API as the CLI uses it: the typed client generated from the served document (@app/api-client, as the
 // console uses it), with the CLI's exit codes; problem+json errors become ApiError with the server's own words.
 import { createPlantStoreClient, type PlantStoreClient, type Problem } from '@app/api-client';
+import type { operations } from '@app/contracts/openapi/shapes';
 
 /** Exit codes a script can rely on. */
 export const EXIT = {
@@ -37,6 +38,8 @@ const TIMEOUT_MS = 30_000;
 
 /** What a call of the typed client resolves to: the data of a 2xx answer, or the error the API sent. */
 export type Answer<T> = { data?: T; error?: unknown; response: Response };
+/** The query parameters of an operation of the document (`Query<'listDeliveries'>['status']`). */
+export type Query<Op extends keyof operations> = NonNullable<operations[Op]['parameters']['query']>;
 /** Makes one call with the typed client; resolves to its data, or throws an ApiError. */
 export type AdminApi = <T>(request: (client: PlantStoreClient) => Promise<Answer<T>>) => Promise<T>;
 

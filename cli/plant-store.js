@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // @ts-check
-// `npx plant-store …` (the package's `bin`, which has to be JavaScript). The CLI itself is TypeScript, main.ts,
-// typed against the client generated from the API's document. This loads it as the launcher loads its own
-// TypeScript (tools/local-stack/typescript.js: transpiled only, cached, the @app/* aliases resolved). The compiler
+// `npx plant-store …` (the package's `bin`, which has to be JavaScript). The CLI itself is TypeScript, main.ts and
+// the command groups it registers (commands/), typed against the client generated from the API's document. This
+// loads it as the launcher loads its own TypeScript (tools/local-stack/typescript.js: transpiled only, cached, the
+// @app/* aliases resolved; each file as require() reaches it, so no list of files to keep up to date). The compiler
 // and tsconfig-paths are dev dependencies: from a fresh clone, `npm ci` (or a first `npm start`) installs them.
 const path = require('node:path');
 
