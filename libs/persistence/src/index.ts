@@ -10,6 +10,7 @@ export * from './database/tls';
 export * from './database/unavailable';
 export * from './database/database.module';
 export * from './schema/migrate';
+export { migrations, type Migration } from './schema/migrations';
 export * from './plants/plant.repository';
 export * from './subscriptions/subscription.repository';
 export * from './subscriber-health/subscriber-health.repository';
