@@ -4,7 +4,7 @@
 // (docs/configuration.md).
 // docker compose reads the copy (`cp .env.example .env`): the variables docker-compose.yml interpolates come
 // first and uncommented, the required ones empty so that compose refuses to start until they are filled in.
-// test/env-example.e2e-spec.ts fails when the file is stale.
+// test/static/env-example.e2e-spec.ts fails when the file is stale.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { envReference } from '@app/config';
@@ -57,7 +57,7 @@ export function renderEnvExample(): string {
         : `default: ${d || 'empty'}`;
   const out = [
     `# Generated from libs/config/src/env.schema.ts by \`${REGENERATE}\`: edit the schema or the table in`,
-    '# docs/configuration.md, then run it (test/env-example.e2e-spec.ts fails while this file is stale).',
+    '# docs/configuration.md, then run it (test/static/env-example.e2e-spec.ts fails while this file is stale).',
     '#',
     '# docker compose: `cp .env.example .env`, then fill in the empty values below. Compose refuses to start',
     '# while one is empty, and the apps refuse any token or key printed in our files. Make them with',

@@ -8,17 +8,19 @@
 // npm registry into .local/ on first use); when this machine's Node is another major (these machines have
 // Node 20, past its end of life), the unit tests and the core end-to-end suites run again on it, since
 // `npm start` runs the apps on it. In that order: on the LTS the suites that can run two at a time, then this
-// machine's Node, then on the LTS the suites that need the stack alone (jest.config.js says which).
+// machine's Node, then on the LTS the suites that need the stack alone (each says so with `// @alone: why`, which
+// jest.config.js reads).
 //
-// Extra arguments go to jest, e.g. `npm test -- --selectProjects unit` or `npm test -- test/webhook`; they run on
-// the LTS only. `npm test -- --node=machine` runs on this machine's Node alone (no fetch).
+// Extra arguments go to jest, e.g. `npm test -- --selectProjects unit` or `npm test -- test/gateway/` (the suites
+// of one area, test/<area>/); they run on the LTS only. `npm test -- --node=machine` runs on this machine's Node
+// alone (no fetch).
 const { execFileSync, spawn } = require('node:child_process');
 const { ensureDependencies } = require('./local-stack/deps');
 const { registerTypeScript } = require('./local-stack/typescript');
 const { ROOT } = require('./local-stack/paths');
 
 /** What the machine's own Node runs again after the full suite on the LTS: what `npm start` exercises. */
-const MACHINE_NODE_SUITES = ['test/pipeline.e2e-spec.ts', 'test/walkthrough.e2e-spec.ts'];
+const MACHINE_NODE_SUITES = ['test/kafka/pipeline.e2e-spec.ts', 'test/tools/walkthrough.e2e-spec.ts'];
 
 async function main() {
   const args = process.argv.slice(2);
@@ -48,8 +50,8 @@ async function main() {
 
   /**
    * One jest run. The end-to-end suites share one broker and one database on 2 cores: two at a time (`parallel`,
-   * the suites that keep to their own ids, groups, databases and ports) or one at a time (`serial`, the rest;
-   * jest.config.js says which and why). Unset, one at a time, every suite.
+   * the suites that keep to their own ids, groups, databases and ports) or one at a time (`serial`, the rest: each
+   * says why with `// @alone:` near its top, which jest.config.js reads). Unset, one at a time, every suite.
    * @param {string} node @param {string} what @param {string[]} extra
    * @param {{ lane?: 'parallel' | 'serial', workers?: number }} [how] two workers for the parallel lane
    */

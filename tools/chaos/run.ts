@@ -3,7 +3,7 @@
 // waits for the pipeline to settle and audits the ledger against the database and the receiver. Prints a table
 // and exits non-zero if any plant acknowledged with a 200 was lost (or stored twice, or wrongly).
 //   npm run chaos                         every scenario, 20,000 plants at 300/s each
-//   npm run chaos -- --profile short      what `npm test` runs (test/chaos.e2e-spec.ts)
+//   npm run chaos -- --profile short      what `npm test` runs (test/faults/chaos.e2e-spec.ts)
 //   npm run chaos -- --plants 5000 --rate 200 --only "broker SIGKILL, restart,PostgreSQL paused"
 //   npm run chaos -- --brokers 3          on a three-node KRaft cluster, with the cluster scenarios added
 //   npm run chaos -- --profile cluster-short   what `npm test` runs on three brokers

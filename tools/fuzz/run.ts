@@ -11,7 +11,7 @@ import { stopEverythingOnInterrupt } from '../local-stack/supervisor';
 import { fuzz, FuzzOptions, printReport } from './fuzzer';
 import { LOG_DIR, startFuzzStack } from './stack';
 
-/** The options of a full run; `npm test` runs a short profile of them (test/fuzz.e2e-spec.ts). */
+/** The options of a full run; `npm test` runs a short profile of them (test/faults/fuzz.e2e-spec.ts). */
 export const FULL: Omit<FuzzOptions, 'seed' | 'log'> = {
   requests: 100_000,
   concurrency: 16,

@@ -1,6 +1,6 @@
 // Credentials that appear in Plant Store's own files (compose, the Kubernetes example Secret, the README, docs)
 // are public: a deployment that starts with one is open to anyone who read them. They are refused at start-up.
-// test/shipped-examples.e2e-spec.ts finds every credential value in the files we ship and fails until each is
+// test/static/shipped-examples.e2e-spec.ts finds every credential value in the files we ship and fails until each is
 // refused here, so a new example cannot slip in unnoticed.
 
 /** How to make a real one, said in every refusal. */

@@ -1,0 +1,63 @@
+// @alone: it runs a worker on the shared database, which claims and sends every suite's deliveries there with its
+// own settings (timeouts, retry schedule, SSRF rules, tracing): two such suites at once would send each other's.
+
+import { Pool } from 'pg';
+import { adminClient } from '../../tools/support/admin';
+import { Receiver } from '../../tools/support/receiver';
+import * as e2e from '../../tools/support/stack';
+import { waitFor } from '../../tools/support/wait';
+
+// The attack (issue #10, item 5): the send path resolved the subscriber's name to check it, then let the
+// HTTP client resolve it again, so a DNS answer that changed in between (rebinding) reached a private
+// address. Now the address checked is the one the socket connects to. Here a subscription to a name that
+// resolves to loopback is saved through a gateway that allows private networks (as if its DNS had answered
+// with a public address then), and a worker that does not allow them must refuse at connect time.
+describe('SSRF guard on the send path', () => {
+  let gw: e2e.RunningGateway;
+  let worker: e2e.RunningWorker;
+  let pool: Pool;
+  const receiver = new Receiver();
+  const nextId = e2e.plantIds();
+
+  beforeAll(async () => {
+    await receiver.start();
+    gw = await e2e.startGateway(e2e.baseEnv({ DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true' }));
+    worker = await e2e.startWorker(
+      e2e.baseEnv({ DELIVERY_ALLOW_PRIVATE_NETWORKS: 'false', DELIVERY_RETRY_SCHEDULE: '0s' }),
+    );
+    pool = e2e.testPool();
+  });
+
+  afterAll(async () => {
+    await worker?.close();
+    await gw?.close();
+    await pool?.end();
+    await receiver.stop();
+  });
+
+  it('never connects to a name that resolves to a private address, and records why', async () => {
+    const admin = adminClient(gw.url);
+    const port = new URL(receiver.url).port;
+    const sub = await admin.subscribe({ url: `http://localhost:${port}/rebound` });
+    try {
+      const id = nextId();
+      expect((await e2e.postPlant(gw.url, { id, name: 'Rebound' })).status).toBe(200);
+      const [delivery] = await waitFor(
+        'the delivery to fail',
+        async () => {
+          const items = await admin.deliveriesOf(sub.id, `&plantId=${id}`);
+          return items.length && items[0].status === 'failed' ? items : false;
+        },
+        30000,
+        250,
+      );
+      const detail = (await admin.call('GET', `/deliveries/${delivery.id}`)).body;
+      expect(detail.attemptLog[0].error).toMatch(
+        /SSRF guard: localhost resolves to (127\.0\.0\.1|::1), a special-purpose/,
+      );
+      expect(receiver.on('/rebound')).toEqual([]);
+    } finally {
+      await admin.call('DELETE', `/subscriptions/${sub.id}`);
+    }
+  });
+});

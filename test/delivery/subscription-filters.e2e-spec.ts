@@ -1,0 +1,97 @@
+// @alone: it runs a worker on the shared database, which claims and sends every suite's deliveries there with its
+// own settings (timeouts, retry schedule, SSRF rules, tracing): two such suites at once would send each other's.
+
+import { adminClient } from '../../tools/support/admin';
+import { Receiver } from '../../tools/support/receiver';
+import * as e2e from '../../tools/support/stack';
+import { waitFor } from '../../tools/support/wait';
+
+// A subscriber gets only the plants its filter lets through: no delivery row at all for the others.
+describe('subscription filters: only these tags, plant ids in a range', () => {
+  let gw: e2e.RunningGateway;
+  let worker: e2e.RunningWorker;
+  const receiver = new Receiver();
+  const nextId = e2e.plantIds();
+  let admin: ReturnType<typeof adminClient>;
+  const subscriptions: string[] = [];
+
+  beforeAll(async () => {
+    await receiver.start();
+    const env = e2e.baseEnv();
+    gw = await e2e.startGateway(env);
+    worker = await e2e.startWorker(env);
+    admin = adminClient(gw.url);
+  });
+
+  afterAll(async () => {
+    for (const id of subscriptions) await admin.call('DELETE', `/subscriptions/${id}`);
+    await worker?.close();
+    await gw?.close();
+    await receiver.stop();
+  });
+
+  const subscribe = async (path: string, filter?: unknown) => {
+    const res = await admin.call('POST', '/subscriptions', { url: receiver.url + path, filter });
+    if (res.status === 201) subscriptions.push(res.body.id);
+    return res;
+  };
+
+  it('delivers only matching plants, writes no delivery for the rest, and follows a changed filter', async () => {
+    const base = nextId();
+    for (let i = 0; i < 10; i++) nextId();
+    const byTag = await subscribe('/tags', { tags: ['indoor', 'succulent'] });
+    expect(byTag.status).toBe(201);
+    expect(byTag.body.filter).toEqual({ tags: ['indoor', 'succulent'] });
+    const byRange = await subscribe('/range', { plantIds: { min: base + 2, max: base + 3 } });
+    const all = await subscribe('/all');
+    const plants = [
+      { id: base, name: 'Fern', tag: 'indoor' },
+      { id: base + 1, name: 'Oak', tag: 'outdoor' },
+      { id: base + 2, name: 'Aloe', tag: 'succulent' },
+      { id: base + 3, name: 'Moss' }, // no tag: a tag filter does not let it through
+    ];
+    for (const p of plants) expect((await e2e.postPlant(gw.url, p)).status).toBe(200);
+    await waitFor(
+      'every plant at the unfiltered subscriber',
+      () => receiver.on('/all', ...plants.map((p) => p.id)).length === 4,
+    );
+    await waitFor('the filtered ones', () => receiver.on('/tags', ...plants.map((p) => p.id)).length === 2);
+    await waitFor('the range', () => receiver.on('/range', ...plants.map((p) => p.id)).length === 2);
+    const ids = (path: string) =>
+      receiver
+        .on(path, ...plants.map((p) => p.id))
+        .map((r) => JSON.parse(r.body).id)
+        .sort();
+    expect(ids('/tags')).toEqual([base, base + 2]);
+    expect(ids('/range')).toEqual([base + 2, base + 3]);
+    // Filtered out means no delivery row, not a skipped one.
+    expect((await admin.deliveriesOf(byTag.body.id)).map((d) => d.plantId).sort()).toEqual([base, base + 2]);
+    expect((await admin.deliveriesOf(byRange.body.id)).map((d) => d.plantId).sort()).toEqual([base + 2, base + 3]);
+    // Unfiltered, it also gets the plants other suites send meanwhile (shared topic and database): only ours count.
+    for (const p of plants) expect(await admin.deliveriesOf(all.body.id, `&plantId=${p.id}`)).toHaveLength(1);
+
+    const changed = await admin.call('PATCH', `/subscriptions/${byTag.body.id}`, { filter: { tags: ['outdoor'] } });
+    expect(changed.status).toBe(200);
+    expect(changed.body.filter).toEqual({ tags: ['outdoor'] });
+    expect((await e2e.postPlant(gw.url, { id: base + 4, name: 'Elm', tag: 'outdoor' })).status).toBe(200);
+    await waitFor('the changed filter applied', () => receiver.on('/tags', base + 4).length === 1);
+    const cleared = await admin.call('PATCH', `/subscriptions/${byTag.body.id}`, { filter: {} });
+    expect(cleared.body.filter).toEqual({});
+    const audit = await admin.call('GET', `/audit?subscriptionId=${byTag.body.id}`);
+    expect(audit.body.items[0].details.filter).toEqual({});
+  });
+
+  it.each([
+    [{ tags: [] }, 'filter.tags'],
+    [{ tags: ['a', 'a'] }, 'filter.tags'],
+    [{ plantIds: {} }, 'filter.plantIds'],
+    [{ plantIds: { min: 10, max: 1 } }, 'filter.plantIds'],
+    [{ plantIds: { min: 1.5 } }, 'filter.plantIds.min'],
+    [{ colour: 'green' }, 'filter'],
+  ])('refuses the filter %j with 422 naming %s', async (filter, field) => {
+    const res = await subscribe('/never', filter);
+    expect(res.status).toBe(422);
+    expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    expect(res.body.errors.map((e: { field: string }) => e.field)).toContain(field);
+  });
+});

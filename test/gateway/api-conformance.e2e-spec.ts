@@ -1,0 +1,133 @@
+// @alone: it runs a worker on the shared database, which claims and sends every suite's deliveries there with its
+// own settings (timeouts, retry schedule, SSRF rules, tracing): two such suites at once would send each other's.
+
+import { randomUUID } from 'node:crypto';
+import Ajv2020, { ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { createPlantStoreClient, ok, PlantStoreClient } from '@app/api-client';
+import { buildOpenApiDocument } from '@app/contracts';
+import * as e2e from '../../tools/support/stack';
+import { startAtTopicEnd } from '../../tools/support/topic-end';
+import { Receiver } from '../../tools/support/receiver';
+import { waitFor } from '../../tools/support/wait';
+
+// Every answer the API really gives, read through the generated client the console and the CLI use, matches the
+// schema the served document declares for its operation, status and content type (problems included).
+const doc = buildOpenApiDocument() as unknown as {
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>
+  >;
+  components: { schemas: Record<string, unknown> };
+};
+const DOC_ID = 'https://plant.store/openapi-conformance.json';
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+ajv.addFormat('int64', true);
+ajv.addSchema({ $id: DOC_ID, components: doc.components });
+const compiled = new Map<string, ValidateFunction>();
+
+/** The declared schema of one answer, with its refs pointing into the document; undefined when undeclared. */
+function validatorFor(path: string, method: string, status: number, contentType: string): ValidateFunction | null {
+  const key = `${method} ${path} ${status} ${contentType}`;
+  if (compiled.has(key)) return compiled.get(key)!;
+  const response = doc.paths[path]?.[method]?.responses[String(status)];
+  const schema = response?.content?.[contentType]?.schema;
+  if (!schema) return null;
+  const rebased = JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', `"${DOC_ID}#/components/`));
+  const validate = ajv.compile(rebased);
+  compiled.set(key, validate);
+  return validate;
+}
+
+describe('API responses conform to the served document', () => {
+  let gateway: e2e.RunningGateway;
+  let worker: e2e.RunningWorker;
+  const receiver = new Receiver();
+  let client: PlantStoreClient;
+  const seen: string[] = [];
+  const mismatches: string[] = [];
+  const nextId = e2e.plantIds();
+  let subscriptionId: string | undefined;
+
+  beforeAll(async () => {
+    await receiver.start();
+    const env = e2e.baseEnv();
+    await e2e.prepareTestInfrastructure(); // the topic, to start at its end
+    // From the topic's end: its own plants only, not every earlier suite's records first.
+    await startAtTopicEnd(env.WORKER_GROUP_ID!);
+    worker = await e2e.startWorker(env);
+    gateway = await e2e.startGateway(env);
+    client = createPlantStoreClient(gateway.url, () => e2e.ADMIN_TOKEN);
+    client.use({
+      async onResponse({ request, response, schemaPath }) {
+        const method = request.method.toLowerCase();
+        const what = `${request.method} ${schemaPath} → ${response.status}`;
+        seen.push(what);
+        if (response.status === 204) return;
+        const contentType = (response.headers.get('content-type') ?? '').split(';')[0].trim();
+        const validate = validatorFor(schemaPath, method, response.status, contentType);
+        if (!validate) return void mismatches.push(`${what}: ${contentType} is not declared for it`);
+        if (!validate(await response.clone().json())) mismatches.push(`${what}: ${ajv.errorsText(validate.errors)}`);
+      },
+    });
+  });
+
+  afterAll(async () => {
+    if (subscriptionId) await client.DELETE('/subscriptions/{id}', { params: { path: { id: subscriptionId } } });
+    await gateway?.close();
+    await worker?.close();
+    await receiver.stop();
+  });
+
+  it('for every operation the console and the CLI use, successes and problems alike', async () => {
+    const created = await ok(client.POST('/subscriptions', { body: { url: `${receiver.url}/conformance` } }));
+    subscriptionId = created.id;
+    const path = { params: { path: { id: created.id } } };
+    await ok(client.GET('/subscriptions'));
+    await ok(client.GET('/subscriptions/{id}', path));
+    await ok(client.PATCH('/subscriptions/{id}', { ...path, body: { description: 'conformance' } }));
+    await ok(client.POST('/subscriptions/{id}/rotate-secret', path));
+    await ok(client.POST('/subscriptions/{id}/test', path));
+
+    const plantId = nextId();
+    expect((await e2e.postPlant(gateway.url, { id: plantId, name: 'Conformance fern', tag: 'api' })).status).toBe(200);
+    const delivery = await waitFor(
+      'the delivery to succeed',
+      async () => {
+        const page = await ok(client.GET('/deliveries', { params: { query: { subscriptionId: created.id } } }));
+        return page.items.find((d) => d.plantId === plantId && d.status === 'succeeded');
+      },
+      90_000,
+    );
+    await ok(client.GET('/deliveries/{id}', { params: { path: { id: delivery.id } } }));
+    await ok(client.GET('/plants', { params: { query: { limit: 5 } } }));
+    await ok(client.GET('/plants/{id}', { params: { path: { id: plantId } } }));
+    await ok(client.GET('/overview'));
+    await ok(client.GET('/dead-letters'));
+    await ok(client.GET('/audit', { params: { query: { subscriptionId: created.id } } }));
+    // A backfill of nothing (no plant changed since now): it completes at once, so its cancel is a 200 or a 409.
+    const since = new Date().toISOString();
+    const backfill = await ok(client.POST('/subscriptions/{id}/backfills', { ...path, body: { since } }));
+    const backfillPath = { params: { path: { id: created.id, backfillId: backfill.id } } };
+    await ok(client.GET('/subscriptions/{id}/backfills', path));
+    await ok(client.GET('/subscriptions/{id}/backfills/{backfillId}', backfillPath));
+    await client.POST('/subscriptions/{id}/backfills/{backfillId}/cancel', backfillPath);
+
+    // Problems: each is application/problem+json with the Problem schema.
+    await client.GET('/subscriptions/{id}', { params: { path: { id: randomUUID() } } }); // 404
+    await client.POST('/subscriptions', { body: { url: 'not a url' } }); // 422
+    await client.GET('/deliveries', { params: { query: { limit: 0 } } }); // 422
+    await createPlantStoreClient(gateway.url, () => 'wrong-token').GET('/overview'); // 401, outside the check
+
+    expect(mismatches).toEqual([]);
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        'GET /subscriptions/{id} → 404',
+        'POST /subscriptions → 422',
+        'GET /deliveries → 422',
+        'GET /deliveries/{id} → 200',
+      ]),
+    );
+  }, 150_000);
+});
