@@ -10,7 +10,9 @@ const shared = {
   testEnvironment: 'node',
   moduleNameMapper: pathsToModuleNameMapper(compilerOptions.paths, { prefix: '<rootDir>/' }),
   transform: {
-    '^.+\\.ts$': 'ts-jest',
+    // The fast loop (`npm run test:e2e`, tools/local-stack/test-running.ts) transpiles only: the type-check is
+    // `npm test`'s, and checking the apps' whole tree before a suite's first test took seconds.
+    '^.+\\.ts$': process.env.TS_JEST_TRANSPILE_ONLY === '1' ? ['ts-jest', { isolatedModules: true }] : 'ts-jest',
     // The OTLP exporter loads node:http with a dynamic import(), which jest's vm refuses without
     // --experimental-vm-modules; transpiled to CommonJS it becomes a require.
     'node_modules/@opentelemetry/otlp-exporter-base/.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true } }],

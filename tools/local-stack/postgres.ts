@@ -139,6 +139,10 @@ export async function query(connection: ClientConfig, sql: string): Promise<Quer
   }
 }
 
+/** The URL of `database` on the local server at `port` (npm start's, 55432, holds `plantstore`). */
+export const localPostgresUrl = (port: number, database = DATABASE) =>
+  `postgresql://postgres:${PASSWORD}@127.0.0.1:${port}/${database}`;
+
 /** The local server's superuser on `database`. */
 const local = (port: number, database: string): ClientConfig => ({
   host: '127.0.0.1',
@@ -203,7 +207,7 @@ export async function startPostgres({
   if (exists.rowCount === 0) await query(local(port, 'postgres'), `CREATE DATABASE ${DATABASE}`);
   s.done();
   return {
-    url: `postgresql://postgres:${PASSWORD}@127.0.0.1:${port}/${DATABASE}`,
+    url: localPostgresUrl(port),
     service,
     stop: () => service.stop(),
   };
