@@ -66,7 +66,14 @@ async function main() {
   info(`Running ${suites.join(' ')} against Kafka ${brokers} and PostgreSQL database ${E2E_DATABASE}`);
   const jest = spawn(
     process.execPath,
-    [require.resolve('jest/bin/jest', { paths: [ROOT] }), '--selectProjects', 'e2e', '--runInBand', '--forceExit', ...suites],
+    [
+      require.resolve('jest/bin/jest', { paths: [ROOT] }),
+      '--selectProjects',
+      'e2e',
+      '--runInBand',
+      '--forceExit',
+      ...suites,
+    ],
     {
       cwd: ROOT,
       stdio: 'inherit',
