@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { createParamDecorator, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { AuthGuard } from '@nestjs/passport';
 import { AdminScope } from '@app/config';
@@ -67,8 +68,13 @@ function bearerGuard(strategy: string | string[], needs: AdminScope | null = nul
     @Inject(PortalChangeRate) private readonly changes!: PortalChangeRate;
 
     async canActivate(context: ExecutionContext): Promise<boolean> {
-      const req = context.switchToHttp().getRequest<RoutedRequest & { user?: Principal }>();
-      if (!(req.user && strategies.includes(STRATEGY_OF[req.user.kind]))) await super.canActivate(context);
+      const req = context
+        .switchToHttp()
+        .getRequest<RoutedRequest & { user?: Principal; headers: IncomingHttpHeaders }>();
+      if (!(req.user && strategies.includes(STRATEGY_OF[req.user.kind]))) {
+        if (strategies.includes('portal-bearer')) this.changes.refuseBeforeLookup(req);
+        await super.canActivate(context);
+      }
       authorize(req.user!, req);
       // Once it may call the route: a call outside its scope is a 403 and costs it nothing.
       if (req.user!.kind === 'portal') this.changes.charge(req.user!.portal!.linkId, req);

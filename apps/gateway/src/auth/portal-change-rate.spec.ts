@@ -78,4 +78,19 @@ describe(PortalChangeRate.name, () => {
     for (const { op, declared } of charged)
       expect({ op, declared }).toEqual({ op, declared: { 'Retry-After': expect.anything() } });
   });
+
+  it('refuses a change of a link past its rate before its token is looked up; a read or another token goes on', () => {
+    const changes = rate();
+    const call = (method: string, token = 'psp_aaaa') => ({ method, headers: { authorization: `Bearer ${token}` } });
+    // Not known yet: nothing to refuse before the lookup.
+    expect(() => changes.refuseBeforeLookup(call('PATCH'))).not.toThrow();
+    changes.charge('link-a', call('PATCH'));
+    expect(() => changes.refuseBeforeLookup(call('PATCH'))).not.toThrow(); // one left
+    changes.charge('link-a', call('PATCH'));
+    const early = refusal(() => changes.refuseBeforeLookup(call('POST')));
+    expect(early.problem).toMatchObject({ status: 429, reason: 'portal-link-change-rate', retryAfterSeconds: 2 });
+    expect(() => changes.refuseBeforeLookup(call('GET'))).not.toThrow(); // reading is not limited
+    expect(() => changes.refuseBeforeLookup(call('POST', 'psp_bbbb'))).not.toThrow(); // another link's token
+    expect(() => changes.refuseBeforeLookup({ method: 'POST', headers: {} })).not.toThrow();
+  });
 });

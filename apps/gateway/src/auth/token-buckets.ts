@@ -58,6 +58,14 @@ export class TokenBuckets {
     return granted ? null : Math.ceil((1 - tokens) / this.perMs);
   }
 
+  /** The milliseconds until `key` has a token, or null when it has one now: nothing taken, nothing touched. */
+  peek(key: string): number | null {
+    const bucket = this.buckets.get(key);
+    if (!bucket) return null;
+    const tokens = Math.min(this.burst, bucket.tokens + Math.max(0, this.now() - bucket.at) * this.perMs);
+    return tokens >= 1 ? null : Math.ceil((1 - tokens) / this.perMs);
+  }
+
   private remember(key: string, bucket: Bucket): void {
     this.buckets.delete(key); // set again below, at the end: the map's order is the order of last use
     if (this.buckets.size >= this.maxKeys) {
