@@ -5,10 +5,14 @@
 // then beside a polite tenth again (the baseline is the mean of the two polite runs, in the same stack: the drift
 // of a stack that fills up is not charged to the noisy one). Prints the nine's latency (gateway 200 -> receiver)
 // each way with the p95 ratio (target <= 1.20), whether every delivery to the nine arrived (target: all), and what
-// the abusive link was answered (its shares: 429 and 409 past them).
-// --abuse endpoint,patch,replay,test: what the tenth does (all by default), to tell their costs apart;
+// the abusive link was answered (its shares: 429 and 409 past them). The link runs in a process of its own
+// (noisy-link.ts), so its loops do not delay the pacing and the timestamps of this one.
+// --abuse endpoint,patch,replay,test: what the tenth does (all by default), to tell their costs apart; `control`
+// makes as many calls as the three loops, each costing the service nearly nothing (GET /healthz);
 // --endpoint fast,slow: how its endpoint fails (503 at once, a 500 after 2 s; both by default, in turn).
 // Options: --rate 300 --seconds 10 --abuse endpoint,patch,replay,test --no-build
+import { fork } from 'node:child_process';
+import path from 'node:path';
 import { adminClient } from '../support/admin';
 import { Receiver } from '../support/receiver';
 import { waitFor } from '../support/wait';
@@ -27,36 +31,23 @@ import {
   table,
 } from './harness';
 
-type Client = ReturnType<typeof adminClient>;
-
-/** The abusive portal link's loops, until `stop` resolves: what it was answered, by call and status. */
-async function abuse(link: Client, subscriptionId: string, since: string, stop: Promise<void>, kinds: string[]) {
-  const answers: Record<string, Record<number, number>> = {};
-  let stopped = false;
-  void stop.then(() => (stopped = true));
-  const count = (what: string, status: number) => {
-    answers[what] ??= {};
-    answers[what][status] = (answers[what][status] ?? 0) + 1;
-  };
-  const loop = async (what: string, call: (i: number) => Promise<{ status: number }>) => {
-    for (let i = 0; !stopped; i++) {
-      count(what, (await call(i)).status);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  };
-  const sub = `/subscriptions/${subscriptionId}`;
-  await Promise.all([
-    kinds.includes('patch') &&
-      loop('PATCH headers (every worker reloads)', (i) =>
-        link.call('PATCH', sub, { headers: { 'x-noisy': String(i) } }),
-      ),
-    kinds.includes('replay') &&
-      loop('recover status=all (a replay)', () =>
-        link.call('POST', `${sub}/recover?since=${encodeURIComponent(since)}&status=all`),
-      ),
-    kinds.includes('test') && loop('test send', () => link.call('POST', `${sub}/test`, {})),
-  ]);
-  return answers;
+/**
+ * The abusive portal link's loops, in a process of their own (noisy-link.ts), until `stop` resolves: what it was
+ * answered, by call and status.
+ */
+async function abuse(env: Record<string, string>, stop: Promise<void>) {
+  const child = fork(path.join(__dirname, 'noisy-link.ts'), {
+    env: { ...process.env, ...env },
+    execArgv: ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'],
+  });
+  const started = new Promise<void>((resolve) => child.once('message', () => resolve()));
+  const answered = new Promise<Record<string, Record<number, number>>>((resolve, reject) => {
+    child.on('message', (m) => typeof m === 'object' && m !== null && resolve((m as { answers: never }).answers));
+    child.once('exit', (code) => code !== 0 && reject(new Error(`the noisy link's process exited with ${code}`)));
+  });
+  await started;
+  void stop.then(() => child.send('stop'));
+  return { answered };
 }
 
 interface Outcome {
@@ -138,11 +129,20 @@ async function main() {
     const since = new Date(Date.now() - 3_600_000).toISOString();
     let end!: () => void;
     const stop = new Promise<void>((resolve) => (end = resolve));
-    const abusing = abuse(adminClient(stack.url, link.token), noisy.id, since, stop, kinds);
+    const { answered } = await abuse(
+      {
+        NOISY_URL: stack.url,
+        NOISY_TOKEN: link.token,
+        NOISY_SUBSCRIPTION: noisy.id,
+        NOISY_SINCE: since,
+        NOISY_KINDS: kinds.join(','),
+      },
+      stop,
+    );
     const s = step(`Nine beside a noisy tenth (${kinds.join(' and ')}): ${count} webhooks at ${rate}/s`);
     record('9 beside a noisy tenth', await run(stack, rx, nine, rate, count, nextId));
     end();
-    const answers = await abusing;
+    const answers = await answered;
     s.done();
     await admin.call('DELETE', `/subscriptions/${noisy.id}`);
     await besidePolite('9 beside a polite tenth, again');
