@@ -177,7 +177,7 @@ describe(DeliveryDispatcher.name, () => {
   });
 
   it('on stop, hands back claimed rows not sent yet and events with deliveries not sent', async () => {
-    const { sut, released, sent, hold, start, mocks } = setup();
+    const { sut, released, sent, hold, start, mocks, metrics } = setup();
     let answer!: (r: SendResult) => void;
     const unanswered = new Promise<SendResult>((r) => (answer = r));
     hold(() => unanswered);
@@ -191,6 +191,13 @@ describe(DeliveryDispatcher.name, () => {
     await stopping;
     expect(released.deliveries).toEqual(['r']);
     expect(released.events).toEqual(['e2']); // e1's deliveries were all recorded
+    // Nothing is held any more: the fanned-out one left queued (c) is counted as handed back with its event.
+    const held = await metrics.registry.getSingleMetric('plant_store_dispatcher_deliveries')!.get();
+    expect(held.values.map((v) => [v.labels.state, v.value])).toEqual([
+      ['sending', 0],
+      ['queued', 0],
+      ['recording', 0],
+    ]);
   });
 
   it('writes a record the database refuses for its data again without the reply; the rest of its batch as they were', async () => {

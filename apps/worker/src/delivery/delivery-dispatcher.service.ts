@@ -120,21 +120,16 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     this.timers.push(setInterval(() => void this.gates.refresh(), HEARTBEAT_MS));
   }
 
-  /**
-   * Stops claiming, hands back what is queued, waits for the attempts in flight, then hands back the events
-   * with deliveries not sent (the next fan-out sends only those without a row), before the pool closes.
-   */
+  /** Stops claiming, hands back what is queued, waits for attempts on the wire, then hands back open events. */
   async onModuleDestroy() {
     this.stopped = true;
     for (const t of this.timers) clearInterval(t);
     this.wake.stop();
     this.intake.stop();
     await this.loop;
-    const queued = this.queue.queued();
-    for (const d of queued) this.queue.remove(d);
-    const rows = queued.filter((d) => d.hasRow);
-    for (const d of rows) this.steps.move(d, 'handed-back');
-    await this.leases.handBack(rows);
+    const queued = this.queue.subscriptions().flatMap((id) => this.queue.takeQueue(id));
+    for (const d of queued) this.steps.move(d, 'handed-back'); // a row by itself, a fan-out with its event below
+    await this.leases.handBack(queued.filter((d) => d.hasRow));
     await Promise.allSettled([...this.running]);
     await this.outbox.releaseLeases([], this.fanOuts.leased()).catch(() => undefined);
     await this.gates.stop();
@@ -164,9 +159,10 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       this.steps.take(d);
       if (!d.hasRow) this.fanOuts.track(d);
       this.gates.learn(d);
-      const shut = this.gates.shut(d.subscriptionId); // claimed before this replica knew
-      if (shut || this.queue.held(d.subscriptionId) >= Math.min(this.gates.admissionCap(d.subscriptionId), cap)) {
-        if (!shut) this.intake.moreRows();
+      const full = this.queue.held(d.subscriptionId) >= Math.min(this.gates.admissionCap(d.subscriptionId), cap);
+      if (full) this.intake.moreRows();
+      if (full || this.gates.shut(d.subscriptionId)) {
+        // Over its share, or its gate shut (claimed before this replica knew): it waits as a row.
         over.push(d);
       } else {
         this.queue.push(d);
@@ -193,7 +189,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
         outcome: { kind: 'retry', delayMs: 0 },
         completes: this.fanOuts.answered(d),
       };
-      void this.record(d, record).then(() => this.signal.notify());
+      void this.record(d, record, 'setting delivery aside').then(() => this.signal.notify());
     }
   }
 
@@ -209,7 +205,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   private start(d: ClaimedDelivery) {
     this.steps.move(d, 'sending');
     const task = this.attempt(d)
-      .catch((err: Error) => this.logger.error(`delivery ${d.id}: ${err.message}`)) // a bug; its lease brings it back
+      .catch((err: Error) => this.failed(d, err))
       .finally(() => {
         this.running.delete(task);
         this.intake.roomFreed(); // a later delivery, or event, of the same plant may now be due
@@ -250,11 +246,12 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     }
     const outcome = decideOutcome(result, d.attempts + 1, this.schedule);
     const record = { delivery: d, attempt: result, outcome, completes: this.fanOuts.answered(d) };
-    if (await this.record(d, record)) reportAttempt(this.metrics, this.failures, d, result, outcome);
+    if (await this.record(d, record, 'recording attempt of delivery'))
+      reportAttempt(this.metrics, this.failures, d, result, outcome);
   }
 
   /** recording → recorded, or unrecorded: the lease will expire and it is sent again (at least once, never lost). */
-  private async record(d: ClaimedDelivery, record: AttemptRecord): Promise<boolean> {
+  private async record(d: ClaimedDelivery, record: AttemptRecord, what: string): Promise<boolean> {
     this.steps.move(d, 'recording');
     try {
       await this.recorder.record(record);
@@ -262,21 +259,26 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       return true;
     } catch (err) {
       this.steps.move(d, 'unrecorded');
-      this.logger.error(`recording delivery ${d.id} failed: ${(err as Error).message}`);
+      this.logger.error(`${what} ${d.id} failed: ${(err as Error).message}`);
       return false;
     }
   }
 
+  /** A bug in an attempt: it leaves the window (its lease brings it back), and says so. */
+  private failed(d: ClaimedDelivery, err: Error) {
+    if (['sending', 'recording'].includes(this.steps.stepOf(d) ?? '')) this.steps.move(d, 'unrecorded');
+    this.logger.error(`delivery ${d.id}: ${err.message}`);
+  }
+
   /**
-   * A delivery leaves unsent. Lease lost: another claim holds it and sends it. Withdrawn (its subscription is no
-   * longer enabled, or its copy could not be confirmed): a row is handed back (it stays pending, or the delete has
-   * closed it). Either way an event fanned out here is left to its lease: its other deliveries are written without
-   * completing it, and once the lease lapses the next fan-out finishes it.
+   * A delivery leaves unsent. Lease lost: another claim holds it and sends it. Withdrawn (subscription no longer
+   * enabled, or its copy not confirmed): a row is handed back (it stays pending, or the delete closed it). An event
+   * fanned out here is left to its lease: the next fan-out finishes it.
    */
   private leave(d: ClaimedDelivery, why: 'lease-lost' | 'withdrawn' | 'unrecorded', onWire = false) {
     if (onWire) this.freeSlot(d);
     this.steps.move(d, why);
-    this.fanOuts.forget(d);
+    if (why !== 'unrecorded') this.fanOuts.forget(d); // an unrecorded one's event is handed back at stop
     if (why === 'withdrawn' && d.hasRow) void this.leases.handBack([d]);
     if (why === 'lease-lost') this.leases.lost(d);
   }

@@ -16,7 +16,7 @@ export type DeliveryStep =
   | 'recording'
   /** Final: the outcome is written (sent, to retry, failed for good, or waiting as a row). */
   | 'recorded'
-  /** Final: a row released unsent, claimable again (its gate shut, over its share, the worker stopping). */
+  /** Final: released unsent, claimable again (its gate shut, over its share; at stop, a fan-out with its event). */
   | 'handed-back'
   /** Final: another claim took its lease; that claim sends it. */
   | 'lease-lost'
