@@ -5,7 +5,6 @@ import { loadConfig, workerEnvSchema } from '@app/config';
 import {
   AttemptRecord,
   ClaimedDelivery,
-  DeliveryLease,
   HealthTransition,
   LeasedRef,
   OutcomeSummary,
@@ -47,34 +46,9 @@ export function fakeHealth() {
   return { health, state };
 }
 import { SubscriberCache } from '../subscribers/subscriber-cache';
+import { delivery } from './claimed-delivery.fixture-spec';
 
-/**
- * A delivery fanned out from event `event` (no row yet), or with `stored`, one claimed from the rows; leased for
- * a minute unless `lease` says otherwise.
- */
-export const delivery = (
-  id: string,
-  subscriptionId = 's1',
-  event = `event-${id}`,
-  hasRow = false,
-  lease: Partial<DeliveryLease> = {},
-): ClaimedDelivery => ({
-  id,
-  hasRow,
-  subscriptionId,
-  eventId: event,
-  plantId: 1,
-  body: '{"id":1,"name":"Fern"}',
-  eventTime: new Date(),
-  hops: 0,
-  originEventId: event,
-  traceparent: null,
-  attempts: 0,
-  url: 'http://receiver.test/hook',
-  token: null,
-  secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
-  lease: { token: hasRow ? `lease-of-${id}` : `lease-of-${event}`, until: Date.now() + 60_000, ...lease },
-});
+export { delivery };
 
 export const ok: SendResult = {
   attemptedAt: new Date().toISOString(),

@@ -1,33 +1,6 @@
-import { ClaimedDelivery, DeliveryLease } from '@app/delivery';
+import { DeliveryLease } from '@app/delivery';
 import { FanOutTracker } from './fan-out-tracker';
-
-/**
- * A delivery fanned out from event `event` (no row yet), or with `hasRow`, one claimed from the rows; leased for
- * a minute unless `lease` says otherwise.
- */
-const delivery = (
-  id: string,
-  subscriptionId = 's1',
-  event = `event-${id}`,
-  hasRow = false,
-  lease: Partial<DeliveryLease> = {},
-): ClaimedDelivery => ({
-  id,
-  hasRow,
-  subscriptionId,
-  eventId: event,
-  plantId: 1,
-  body: '{"id":1,"name":"Fern"}',
-  eventTime: new Date(),
-  hops: 0,
-  originEventId: event,
-  traceparent: null,
-  attempts: 0,
-  url: 'http://receiver.test/hook',
-  token: null,
-  secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
-  lease: { token: hasRow ? `lease-of-${id}` : `lease-of-${event}`, until: Date.now() + 60_000, ...lease },
-});
+import { delivery } from './claimed-delivery.fixture-spec';
 
 /** The deliveries of event `e1` to subscribers s1, s2 and s3, all tracked. */
 const fannedOut = (tracker: FanOutTracker, lease: Partial<DeliveryLease> = {}) => {

@@ -1,29 +1,15 @@
 import { ClaimedDelivery, Outbox } from '@app/delivery';
 import { RateLimitedLog } from '@app/observability';
 import { LeaseKeeper, RECORD_MARGIN_MS, RENEW_EVERY_MS } from './lease-keeper';
+import { claimedDelivery } from './claimed-delivery.fixture-spec';
 
 const NOW = 1_000_000;
 const TIMEOUT_MS = 10_000;
 /** Leases ending before this are due for renewal at NOW. */
 const HORIZON = NOW + TIMEOUT_MS + RECORD_MARGIN_MS + 2 * RENEW_EVERY_MS;
 
-const delivery = (id: string, until: number): ClaimedDelivery => ({
-  id,
-  hasRow: true,
-  subscriptionId: 's1',
-  eventId: `event-${id}`,
-  plantId: 1,
-  body: '{"id":1,"name":"Fern"}',
-  eventTime: new Date(),
-  hops: 0,
-  originEventId: `event-${id}`,
-  traceparent: null,
-  attempts: 0,
-  url: 'http://receiver.test/hook',
-  token: null,
-  secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
-  lease: { token: `lease-of-${id}`, until },
-});
+const delivery = (id: string, until: number) =>
+  claimedDelivery(id, { hasRow: true, lease: { token: `lease-of-${id}`, until } });
 
 /** An outbox that renews every lease but those in `lost` until `until`, and remembers what it released. */
 function setup() {

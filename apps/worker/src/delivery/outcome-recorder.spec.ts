@@ -1,24 +1,10 @@
 import { AttemptRecord, ClaimedDelivery, Outbox } from '@app/delivery';
 import { RateLimitedLog } from '@app/observability';
 import { OutcomeRecorder } from './outcome-recorder';
+import { claimedDelivery } from './claimed-delivery.fixture-spec';
 
-const delivery = (id: string, leaseMs = 60_000): ClaimedDelivery => ({
-  id,
-  hasRow: true,
-  subscriptionId: 's1',
-  eventId: `event-${id}`,
-  plantId: 1,
-  body: '{"id":1,"name":"Fern"}',
-  eventTime: new Date(),
-  hops: 0,
-  originEventId: `event-${id}`,
-  traceparent: null,
-  attempts: 0,
-  url: 'http://receiver.test/hook',
-  token: null,
-  secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
-  lease: { token: `lease-of-${id}`, until: Date.now() + leaseMs },
-});
+const delivery = (id: string, leaseMs = 60_000) =>
+  claimedDelivery(id, { hasRow: true, lease: { token: `lease-of-${id}`, until: Date.now() + leaseMs } });
 
 const answered = (d: ClaimedDelivery): AttemptRecord => ({
   delivery: d,

@@ -1,23 +1,8 @@
 import { ClaimedDelivery } from '@app/delivery';
 import { FAIR_SHARE_WINDOW_MS, MIN_FAIR_SHARE, SendQueue, StartCheck } from './send-queue';
+import { claimedDelivery } from './claimed-delivery.fixture-spec';
 
-const delivery = (id: string, subscriptionId = 's1'): ClaimedDelivery => ({
-  id,
-  hasRow: false,
-  subscriptionId,
-  eventId: `event-${id}`,
-  plantId: 1,
-  body: '{"id":1,"name":"Fern"}',
-  eventTime: new Date(),
-  hops: 0,
-  originEventId: `event-${id}`,
-  traceparent: null,
-  attempts: 0,
-  url: 'http://receiver.test/hook',
-  token: null,
-  secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
-  lease: { token: `lease-of-${id}`, until: Date.now() + 60_000 },
-});
+const delivery = (id: string, subscriptionId = 's1') => claimedDelivery(id, { subscriptionId });
 
 /** Queues `n` deliveries for the subscriber, named `<subscriber>-<i>`. */
 const fill = (queue: SendQueue, subscriptionId: string, n: number, now?: number) => {
