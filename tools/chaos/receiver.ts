@@ -1,7 +1,7 @@
-// The subscriber: a real HTTP server that records every New Plant delivered to it (by webhook-id and plant id,
-// with the time of the first) and, on demand, answers 500 for a while, as a subscriber in trouble would.
-import http from 'node:http';
-import { AddressInfo } from 'node:net';
+// The subscriber: the suites' receiver (tools/support/receiver.ts), recording every New Plant delivered to it (by
+// webhook-id and plant id, with the time of the first) and, on demand, answering 500 for a while, as a subscriber
+// in trouble would.
+import { Receiver } from '../support/receiver';
 
 export class ChaosReceiver {
   /** webhook-id → how many times it was acknowledged (more than once: a redelivery). */
@@ -12,31 +12,27 @@ export class ChaosReceiver {
   readonly firstDelivered = new Map<number, number>();
   refused = 0;
   private failUntil = 0;
-  private server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      if (Date.now() < this.failUntil) {
+  private readonly rx = new Receiver();
+
+  async listen(): Promise<string> {
+    await this.rx.start();
+    this.rx.behave('/hook', (r) => {
+      if (r.at < this.failUntil) {
         this.refused++;
-        res.writeHead(500).end('failing on purpose');
-        return;
+        return { status: 500, body: 'failing on purpose' };
       }
-      const id = String(req.headers['webhook-id'] ?? '');
+      const id = String(r.headers['webhook-id'] ?? '');
       this.acknowledged.set(id, (this.acknowledged.get(id) ?? 0) + 1);
-      this.arrivals.set(id, [...(this.arrivals.get(id) ?? []), Date.now()]);
+      this.arrivals.set(id, [...(this.arrivals.get(id) ?? []), r.at]);
       try {
-        const plant = JSON.parse(Buffer.concat(chunks).toString()) as { id: number };
-        if (!this.firstDelivered.has(plant.id)) this.firstDelivered.set(plant.id, Date.now());
+        const plant = JSON.parse(r.body) as { id: number };
+        if (!this.firstDelivered.has(plant.id)) this.firstDelivered.set(plant.id, r.at);
       } catch {
         /* not a plant: counted by webhook-id only */
       }
-      res.writeHead(204).end();
+      return { status: 204 };
     });
-  });
-
-  async listen(): Promise<string> {
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
+    return `${this.rx.url}/hook`;
   }
 
   /** Answers 500 to everything for `ms` from now. */
@@ -45,7 +41,6 @@ export class ChaosReceiver {
   }
 
   close() {
-    this.server.closeAllConnections();
-    return new Promise((r) => this.server.close(r));
+    return this.rx.stop();
   }
 }
