@@ -4,8 +4,6 @@
 // were dead-lettered instead.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import { AddressInfo } from 'node:net';
 import { Kafka, logLevel } from 'kafkajs';
 import { Pool } from 'pg';
 import { PLANT_CREATED_DLQ_TOPIC } from '@app/contracts';
@@ -15,6 +13,7 @@ import { CaseGenerator, Context, FuzzCase } from './generate';
 import { OpenApiDocument, operationsOf, TokenKind } from './routes';
 import { Lane, Outcome } from './wire';
 import { Rng } from './values';
+import { Receiver } from '../support/receiver';
 
 export interface FuzzTarget {
   gatewayUrl: string;
@@ -404,17 +403,11 @@ function show(parts: Buffer[]) {
 
 const randomHex = (rng: Rng) => rng.int(2 ** 31).toString(16);
 
-/** The subscriber the fuzzed subscriptions point at: accepts every delivery. */
+/** The subscriber the fuzzed subscriptions point at: the suites' receiver, accepting every delivery, keeping none. */
 async function startReceiver() {
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(204).end());
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
+  const rx = new Receiver(false);
+  await rx.start();
+  return { url: `${rx.url}/hook`, close: () => rx.stop() };
 }
 
 /** The end-of-run tables. */
