@@ -3,6 +3,7 @@
 // here are pure; the worker's SubscriberGates applies them, and libs/persistence/src/subscriber-health stores the
 // state every replica shares.
 import { DeliveryAttempt } from './domain/delivery';
+import { attemptSucceeded } from './outcome';
 
 export type CircuitState = 'closed' | 'open' | 'half_open';
 
@@ -70,8 +71,12 @@ export function pauseAsked(
  * wait would otherwise keep its circuit closed, never be auto-disabled and pile up rows for good (issue 36). One
  * success between pauses resets the count, so a receiver that rate-limits now and then is not penalised.
  */
-export function isBreakerFailure(result: { status: number | null; retryAfterMs: number | null }): boolean {
-  return !(result.status !== null && result.status >= 200 && result.status < 300);
+export function isBreakerFailure(result: {
+  status: number | null;
+  retryAfterMs: number | null;
+  error?: string | null;
+}): boolean {
+  return !attemptSucceeded(result);
 }
 
 /** What a failure was, short: for the circuit's `lastError`. */
@@ -99,7 +104,7 @@ export function summarizeOutcomes(attempts: AnsweredAttempt[]): OutcomeSummary[]
       failures: 0,
       lastError: null,
     };
-    if (a.status !== null && a.status >= 200 && a.status < 300) {
+    if (attemptSucceeded(a)) {
       s.succeeded = true;
       s.failures = 0;
       s.lastError = null;
