@@ -10,3 +10,4 @@ export * from './retry-schedule';
 export * from './signing';
 export * from './ssrf';
 export * from './flow-control';
+export * from './destinations';

@@ -64,7 +64,7 @@ export function redactCredentials(text: string, credentials: string[]): string {
 /** Origin and path only: what the audit trail keeps of a subscriber URL (no user-info, query or fragment). */
 export function urlOriginAndPath(url: string): string {
   const u = parseUrl(url);
-  return u ? `${u.origin}${u.pathname}` : REDACTED;
+  return u ? `${originOf(u)}${u.pathname}` : REDACTED;
 }
 
 /**
@@ -79,14 +79,24 @@ export function urlForReader(url: string): string {
     .split('&')
     .filter((p) => p.length > 0)
     .map((p) => (p.includes('=') ? `${p.slice(0, p.indexOf('='))}=${REDACTED}` : REDACTED)); // `?sk_live_…` alone
-  return `${u.origin}${u.pathname}${query.length > 0 ? `?${query.join('&')}` : ''}`;
+  return `${originOf(u)}${u.pathname}${query.length > 0 ? `?${query.join('&')}` : ''}`;
 }
 
+/** `origin` is "null" for a broker's scheme (kafka://…): the scheme and host, written out. */
+const originOf = (u: URL) => `${u.protocol}//${u.host}`;
+
+/** A URL, parsed; a Kafka URL's list of hosts (`a:9092,b:9092`, which URL refuses) is read as its first. */
 function parseUrl(url: string): URL | null {
   try {
     return new URL(url);
   } catch {
-    return null;
+    const hosts = /^([^:]+:\/\/(?:[^@/?#]*@)?)([^/?#,]*),[^/?#]*(.*)$/.exec(url);
+    if (!hosts) return null;
+    try {
+      return new URL(`${hosts[1]}${hosts[2]}${hosts[3]}`);
+    } catch {
+      return null;
+    }
   }
 }
 

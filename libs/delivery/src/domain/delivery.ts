@@ -1,6 +1,8 @@
 // The delivery domain: a New Plant webhook owed to one subscriber, the attempts made to send it, and what
 // each attempt means for it. Persistence stores these (libs/persistence/src/deliveries); the worker sends them.
 
+import type { DeliveryDestination } from '../destinations/destination';
+
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
 /** One HTTP attempt, as recorded in the delivery's attempt log and listed by the admin API. */
@@ -37,6 +39,8 @@ export interface ClaimedDelivery {
   /** The subscription's custom headers, sent with it; secret ones opened (never logged nor shown). */
   headers?: Record<string, string>;
   secretHeaders?: Record<string, string>;
+  /** A broker destination's settings and credentials (see destinations/); absent for an HTTP receiver. */
+  destination?: DeliveryDestination;
   /** Set on a delivery of a backfill (the current state of its plant, asked for by the subscriber). */
   backfillId?: string | null;
   /** Sent as LoopHeaders: this delivery is hop `hops + 1` of the chain started by `originEventId`. */

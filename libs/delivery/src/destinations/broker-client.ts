@@ -1,0 +1,56 @@
+import type { SendResult, WebhookRequest } from '../http/webhook-client';
+import { webhookHeaders } from '../http/webhook-client';
+import { redactCredentials } from '../redaction';
+import { signDelivery } from '../signing';
+import { DeliveryDestination } from './destination';
+import { parseBrokerUrl } from './destination-url';
+import { DestinationPool } from './destination-pool';
+
+/** A New Plant to send anywhere: an HTTP request's fields, the plant (a broker's key) and a broker's settings. */
+export interface DestinationRequest extends WebhookRequest {
+  /** The plant's id: the message key, so one plant's messages stay in order (one Kafka partition). */
+  plantId?: number;
+  destination?: DeliveryDestination;
+}
+
+/**
+ * One attempt to a broker: the same signed headers an HTTP receiver gets (but Authorization: a token is for
+ * HTTP), published through the pool's connection to that broker. A broker has no status: the attempt is recorded
+ * with status null and what the broker answered (an offset, a sequence, an id) as its response; an error is an
+ * attempt with an error, retried on the schedule. Never throws.
+ */
+export class BrokerClient {
+  constructor(private readonly pool: DestinationPool) {}
+
+  async send(r: DestinationRequest): Promise<SendResult> {
+    const attemptedAt = new Date();
+    const started = performance.now();
+    let signature: string | null = null;
+    const secrets = r.destination?.secrets ?? {};
+    const hide = (text: string) => redactCredentials(text, [secrets.password, secrets.key].filter(long));
+    const result = (partial: Partial<SendResult>): SendResult => ({
+      attemptedAt: attemptedAt.toISOString(),
+      status: null,
+      latencyMs: Math.round(performance.now() - started),
+      error: null,
+      responseBody: null,
+      signature,
+      retryAfterMs: null,
+      ...partial,
+    });
+    const parsed = parseBrokerUrl(r.url, r.destination?.settings, secrets);
+    if (!parsed.ok) return result({ error: `the URL ${parsed.reason}` });
+    const signed = signDelivery(r.secrets, r.messageId, r.body, attemptedAt);
+    signature = signed['webhook-signature'];
+    const headers = webhookHeaders(signed, r, null);
+    try {
+      const key = String(r.plantId ?? r.messageId);
+      const answer = await this.pool.publish(parsed.value, { key, messageId: r.messageId, body: r.body, headers });
+      return result({ responseBody: hide(answer) });
+    } catch (err) {
+      return result({ error: hide((err as Error).message || String(err)) || 'the broker refused the message' });
+    }
+  }
+}
+
+const long = (s: string | undefined): s is string => s !== undefined && s.length >= 4;

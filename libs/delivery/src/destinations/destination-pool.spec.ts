@@ -1,0 +1,126 @@
+import { BrokerConnection, BrokerTarget, ConnectBroker, ConnectGuard } from './destination';
+import { DestinationPool } from './destination-pool';
+import { parseBrokerUrl } from './destination-url';
+
+const guard: ConnectGuard = { resolve: async (h) => h, lookup: (() => undefined) as never, timeoutMs: 200 };
+const target = (url: string): BrokerTarget => {
+  const p = parseBrokerUrl(url);
+  if (!p.ok) throw new Error(p.reason);
+  return p.value;
+};
+const message = { key: '1', messageId: 'msg_1', body: '{}', headers: {} };
+
+/** A broker that opens connections as told, counting them. */
+function fakeBroker() {
+  const opened: { target: BrokerTarget; connection: BrokerConnection & { broken: boolean; closed: boolean } }[] = [];
+  let refuse = false;
+  let hold: Promise<void> | null = null;
+  const connect: ConnectBroker = async (t) => {
+    if (refuse) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const connection = {
+      broken: false,
+      closed: false,
+      publish: async () => {
+        if (hold) await hold;
+        return 'acked';
+      },
+      close: async () => {
+        connection.closed = true;
+      },
+    };
+    opened.push({ target: t, connection });
+    return connection;
+  };
+  return {
+    connect,
+    opened,
+    refuse: (v: boolean) => (refuse = v),
+    holdPublishes: (p: Promise<void> | null) => (hold = p),
+  };
+}
+
+const connectors = (c: ConnectBroker) => ({ kafka: c, amqp: c, nats: c, mqtt: c, redis: c });
+
+describe('DestinationPool', () => {
+  let clock = 0;
+  const now = () => clock;
+  beforeEach(() => (clock = 1_000_000));
+
+  it('reuses one connection per broker and credentials, across topics', async () => {
+    const broker = fakeBroker();
+    const pool = new DestinationPool(connectors(broker.connect), guard, 10, 60_000, now);
+    await pool.publish(target('kafka://k1/a'), message);
+    await pool.publish(target('kafka://k1/b'), message);
+    await pool.publish(target('kafka://other:pw@k1/a'), message);
+    expect(broker.opened).toHaveLength(2);
+    await pool.close();
+    expect(broker.opened.every((o) => o.connection.closed)).toBe(true);
+  });
+
+  it('waits out a backoff after a failed connect, failing at once meanwhile, then tries again', async () => {
+    const broker = fakeBroker();
+    const pool = new DestinationPool(connectors(broker.connect), guard, 10, 60_000, now);
+    broker.refuse(true);
+    await expect(pool.publish(target('nats://n1/s'), message)).rejects.toThrow(
+      /nats: ECONNREFUSED \(connecting to n1:4222\)/,
+    );
+    broker.refuse(false);
+    await expect(pool.publish(target('nats://n1/s'), message)).rejects.toThrow(/not tried again for 1 s/);
+    clock += 1_001;
+    await expect(pool.publish(target('nats://n1/s'), message)).resolves.toBe('acked');
+    await pool.close();
+  });
+
+  it('doubles the backoff with each failed connect, up to a minute', async () => {
+    const broker = fakeBroker();
+    broker.refuse(true);
+    const pool = new DestinationPool(connectors(broker.connect), guard, 10, 60_000, now);
+    const waits: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      await pool.publish(target('redis://r1/s'), message).catch(() => undefined);
+      const err = await pool.publish(target('redis://r1/s'), message).catch((e: Error) => e.message);
+      waits.push(String(err).match(/for (\d+) s/)![1]);
+      clock += 120_000;
+    }
+    expect(waits).toEqual(['1', '2', '4', '8', '16', '32', '60', '60']);
+    await pool.close();
+  });
+
+  it('opens a new connection after one is lost', async () => {
+    const broker = fakeBroker();
+    const pool = new DestinationPool(connectors(broker.connect), guard, 10, 60_000, now);
+    await pool.publish(target('mqtt://m1/t'), message);
+    broker.opened[0].connection.broken = true;
+    await pool.publish(target('mqtt://m1/t'), message);
+    expect(broker.opened).toHaveLength(2);
+    expect(broker.opened[0].connection.closed).toBe(true);
+    await pool.close();
+  });
+
+  it('holds at most its bound: closes the least recently used idle one, refuses when all are busy', async () => {
+    const broker = fakeBroker();
+    const pool = new DestinationPool(connectors(broker.connect), guard, 2, 60_000, now);
+    await pool.publish(target('redis://a/s'), message);
+    await pool.publish(target('redis://b/s'), message);
+    await pool.publish(target('redis://c/s'), message); // a, the least recently used, makes room
+    expect(pool.size).toBe(2);
+    expect(broker.opened[0].connection.closed).toBe(true);
+    let release!: () => void;
+    broker.holdPublishes(new Promise<void>((r) => (release = r)));
+    const busy = [pool.publish(target('redis://b/s'), message), pool.publish(target('redis://c/s'), message)];
+    await expect(pool.publish(target('redis://d/s'), message)).rejects.toThrow(/all 2 broker connections/);
+    release();
+    await Promise.all(busy);
+    await pool.close();
+  });
+
+  it('bounds a publish by the timeout', async () => {
+    const broker = fakeBroker();
+    const pool = new DestinationPool(connectors(broker.connect), guard, 2, 60_000, now);
+    broker.holdPublishes(new Promise<void>(() => undefined));
+    await expect(pool.publish(target('amqp://r/?routingKey=q'), message)).rejects.toThrow(
+      /amqp: no answer within 200 ms/,
+    );
+    await pool.close();
+  });
+});

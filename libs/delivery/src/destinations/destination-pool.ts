@@ -1,0 +1,158 @@
+import { createHash } from 'node:crypto';
+import { BrokerConnection, BrokerKind, BrokerMessage, BrokerTarget, ConnectBroker, ConnectGuard } from './destination';
+
+/** A broker's pooled connection, or the wait before it is tried again. */
+interface Entry {
+  connection: Promise<BrokerConnection> | null;
+  lastUsed: number;
+  inFlight: number;
+  /** Consecutive failed connects: the backoff doubles with each, from 1 s to 60 s. */
+  failures: number;
+  retryAt: number;
+  lastError: string;
+}
+
+const BACKOFF_MS = { first: 1_000, max: 60_000 };
+
+/**
+ * Connections to subscribers' brokers, one per broker and credentials, reused by every delivery to it, at most
+ * `max` at once (the least recently used idle one is closed to make room; when every one is busy, the delivery
+ * is an attempt with an error, retried on its schedule). A broker that cannot be reached is not tried again
+ * before its backoff is over: its deliveries fail at once meanwhile (their subscriber's breaker counts them), so
+ * a broker that is down costs the others nothing. Idle connections close after `idleMs`.
+ */
+export class DestinationPool {
+  private readonly entries = new Map<string, Entry>(); // in order of last use: the first is the least recent
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    private readonly connectors: Record<BrokerKind, ConnectBroker>,
+    private readonly guard: ConnectGuard,
+    private readonly max: number,
+    private readonly idleMs: number,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.sweeper = setInterval(() => this.closeIdle(), Math.max(1_000, idleMs / 2)).unref();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  async publish(target: BrokerTarget, message: BrokerMessage): Promise<string> {
+    const key = poolKey(target);
+    const entry = this.entryFor(key, target);
+    entry.inFlight++; // from here: an entry being connected is in use too, and is not closed to make room
+    let connection: BrokerConnection | null = null;
+    try {
+      connection = await this.connectionOf(entry, target);
+      return await withTimeout(connection.publish(message), this.guard.timeoutMs, `${target.kind}: no answer within`);
+    } finally {
+      entry.inFlight--;
+      entry.lastUsed = this.now();
+      // Lost while in use: the next delivery opens a new one (after the backoff, if that one fails too).
+      if (connection?.broken && entry.connection) this.forget(entry, `${target.kind}: the connection was lost`);
+    }
+  }
+
+  /** Closes every connection (the worker or gateway is stopping). */
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    const open = [...this.entries.values()].map((e) => e.connection);
+    this.entries.clear();
+    await Promise.all(open.map((c) => c?.then((x) => x.close()).catch(() => undefined)));
+  }
+
+  private entryFor(key: string, target: BrokerTarget): Entry {
+    let entry = this.entries.get(key);
+    if (entry) {
+      this.entries.delete(key); // moved to the end: the most recently used
+    } else {
+      if (this.entries.size >= this.max) this.makeRoom(target);
+      entry = { connection: null, lastUsed: this.now(), inFlight: 0, failures: 0, retryAt: 0, lastError: '' };
+    }
+    this.entries.set(key, entry);
+    return entry;
+  }
+
+  private async connectionOf(entry: Entry, target: BrokerTarget): Promise<BrokerConnection> {
+    if (entry.connection) {
+      const open = await entry.connection.catch(() => null);
+      if (open && !open.broken) return open;
+      if (open) this.forget(entry, `${target.kind}: the connection was lost`);
+    }
+    const wait = entry.retryAt - this.now();
+    if (wait > 0)
+      throw new Error(`${entry.lastError}; not tried again for ${Math.ceil(wait / 1000)} s (reconnect backoff)`);
+    const opening = this.connectors[target.kind](target, this.guard);
+    const connecting = withTimeout(opening, this.guard.timeoutMs, `${target.kind}: no connection within`);
+    entry.connection = connecting;
+    try {
+      const connection = await connecting;
+      entry.failures = 0;
+      return connection;
+    } catch (err) {
+      void opening.then((late) => late.close()).catch(() => undefined); // one that opens after its time is up
+      entry.connection = null;
+      entry.failures++;
+      entry.retryAt = this.now() + Math.min(BACKOFF_MS.max, BACKOFF_MS.first * 2 ** (entry.failures - 1));
+      entry.lastError = connectError(target, err as NodeJS.ErrnoException);
+      throw new Error(entry.lastError, { cause: err });
+    }
+  }
+
+  private forget(entry: Entry, why: string) {
+    const c = entry.connection;
+    entry.connection = null;
+    entry.lastError = why;
+    void c?.then((x) => x.close()).catch(() => undefined);
+  }
+
+  /** Closes the least recently used idle connection; refuses when every one is in use. */
+  private makeRoom(target: BrokerTarget) {
+    for (const [key, e] of this.entries) {
+      if (e.inFlight > 0) continue;
+      this.entries.delete(key);
+      this.forget(e, 'closed to make room');
+      return;
+    }
+    throw new Error(
+      `${target.kind}: all ${this.max} broker connections of this process are in use ` +
+        `(DESTINATION_MAX_CONNECTIONS); the delivery is tried again on its schedule`,
+    );
+  }
+
+  private closeIdle() {
+    const before = this.now() - this.idleMs;
+    for (const [key, e] of this.entries) {
+      if (e.inFlight > 0 || e.lastUsed > before) continue;
+      this.entries.delete(key);
+      this.forget(e, 'closed after being idle');
+    }
+  }
+}
+
+/** One connection per broker, vhost or database, and credentials (hashed: the key holds no secret). */
+export function poolKey(t: BrokerTarget): string {
+  const where = t.hosts.map((h) => `${h.host}:${h.port}`).join(',');
+  const scope = t.kind === 'amqp' ? t.path : t.kind === 'redis' ? (t.options.db ?? '0') : '';
+  const who = createHash('sha256')
+    .update(JSON.stringify([t.secrets, t.settings, t.tls]))
+    .digest('base64url');
+  return `${t.kind}://${where}/${scope}#${who}`;
+}
+
+function connectError(t: BrokerTarget, err: NodeJS.ErrnoException): string {
+  const where = t.hosts.map((h) => `${h.host}:${h.port}`).join(',');
+  if (err.code === 'ESSRFBLOCKED') return `refused by the SSRF guard: ${err.message}`;
+  const why = err.message?.startsWith(`${t.kind}:`) ? err.message : `${t.kind}: ${err.code ?? err.message}`;
+  return `${why} (connecting to ${where})`;
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error(`${what} ${ms} ms`), { code: 'ETIMEDOUT' })), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}

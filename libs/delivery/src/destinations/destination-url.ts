@@ -1,0 +1,156 @@
+import {
+  BrokerKind,
+  BrokerTarget,
+  DestinationKind,
+  DestinationSecrets,
+  DestinationSettings,
+  HostPort,
+} from './destination';
+
+interface Scheme {
+  kind: DestinationKind;
+  tls: boolean;
+  port: number;
+  /** The query options the kind takes (anything else is refused, naming it). */
+  options: string[];
+}
+
+/** The URL schemes a subscription may use, and what each selects. */
+export const SCHEMES: Record<string, Scheme> = {
+  http: { kind: 'http', tls: false, port: 80, options: [] },
+  https: { kind: 'http', tls: true, port: 443, options: [] },
+  kafka: { kind: 'kafka', tls: false, port: 9092, options: [] },
+  amqp: { kind: 'amqp', tls: false, port: 5672, options: ['exchange', 'routingKey'] },
+  amqps: { kind: 'amqp', tls: true, port: 5671, options: ['exchange', 'routingKey'] },
+  nats: { kind: 'nats', tls: false, port: 4222, options: [] },
+  mqtt: { kind: 'mqtt', tls: false, port: 1883, options: [] },
+  mqtts: { kind: 'mqtt', tls: true, port: 8883, options: [] },
+  redis: { kind: 'redis', tls: false, port: 6379, options: ['db'] },
+  rediss: { kind: 'redis', tls: true, port: 6379, options: ['db'] },
+};
+
+const SUPPORTED = Object.keys(SCHEMES).join(', ');
+
+/** What the path of each kind names, and the rule it must meet. */
+const PATHS: Record<BrokerKind, { names: string; rule: RegExp; why: string }> = {
+  kafka: { names: 'topic', rule: /^[A-Za-z0-9._-]{1,249}$/, why: 'letters, digits, ".", "_" and "-", at most 249' },
+  amqp: { names: 'vhost', rule: /^[^\0]{0,255}$/, why: 'at most 255 characters' },
+  nats: { names: 'subject', rule: /^[^\s.*>]+(\.[^\s.*>]+)*$/, why: 'dot-separated tokens, no spaces or wildcards' },
+  mqtt: { names: 'topic', rule: /^[^+#\0]{1,1024}$/, why: 'no "+" or "#" wildcards, at most 1,024 characters' },
+  redis: { names: 'stream key', rule: /^.{1,512}$/s, why: 'at most 512 characters' },
+};
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+/** The scheme of a URL, lower-cased, without its colon; null when there is none. */
+const schemeOf = (raw: string) => /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(raw)?.[1].toLowerCase() ?? null;
+
+/** The kind a URL selects, or why none: an unknown scheme names the ones there are. */
+export function destinationKind(raw: string): Parsed<DestinationKind> {
+  const scheme = schemeOf(raw);
+  if (scheme === null) return { ok: false, reason: `is not a URL: it must start with a scheme (${SUPPORTED})` };
+  const known = SCHEMES[scheme];
+  if (!known) return { ok: false, reason: `has the scheme "${scheme}", which is not one of ${SUPPORTED}` };
+  return { ok: true, value: known.kind };
+}
+
+/**
+ * A broker URL as kind, hosts, path and options; its user and password go to the target's secrets (they are
+ * stored sealed, apart from the URL: see withoutCredentials). Kafka takes several hosts, comma-separated.
+ */
+export function parseBrokerUrl(
+  raw: string,
+  settings: DestinationSettings = {},
+  secrets: DestinationSecrets = {},
+): Parsed<BrokerTarget> {
+  const scheme = schemeOf(raw);
+  const known = scheme ? SCHEMES[scheme] : undefined;
+  if (!known || known.kind === 'http') return { ok: false, reason: destinationKindReason(raw) };
+  const kind = known.kind;
+  const m = /^[^:]+:\/\/(?:([^@/?#]*)@)?([^/?#]*)([^?#]*)(?:\?([^#]*))?(#.*)?$/.exec(raw);
+  if (!m) return { ok: false, reason: 'is not a valid URL' };
+  const [, userinfo, authority, rawPath, query, fragment] = m;
+  if (fragment) return { ok: false, reason: 'may not have a fragment (#…)' };
+  const hosts: HostPort[] = [];
+  const parts = authority.split(',');
+  if (parts.length > 1 && kind !== 'kafka') return { ok: false, reason: `takes one host (only kafka:// takes a list)` };
+  for (const part of parts) {
+    let u: URL;
+    try {
+      u = new URL(`http://${part}`);
+    } catch {
+      return { ok: false, reason: `has a host that is not valid: "${part}"` };
+    }
+    if (!u.hostname || u.pathname !== '/' || u.search)
+      return { ok: false, reason: `has a host that is not valid: "${part}"` };
+    // kafkajs splits a broker on ":", so an IPv6 literal cannot be one: a name that resolves to it can.
+    if (kind === 'kafka' && u.hostname.startsWith('['))
+      return { ok: false, reason: 'has an IPv6 address as a Kafka broker: give a name that resolves to it' };
+    hosts.push({ host: u.hostname.replace(/^\[|\]$/g, ''), port: u.port ? Number(u.port) : known.port });
+  }
+  let path: string;
+  try {
+    path = decodeURIComponent(rawPath.replace(/^\//, ''));
+  } catch {
+    return { ok: false, reason: 'has a path that is not valid percent-encoding' };
+  }
+  const rule = PATHS[kind];
+  if (kind !== 'amqp' && path === '')
+    return { ok: false, reason: `needs the ${rule.names} as its path (${scheme}://host/${rule.names})` };
+  if (!rule.rule.test(path)) return { ok: false, reason: `has a ${rule.names} that is not valid: ${rule.why}` };
+  const options: Record<string, string> = {};
+  for (const [name, value] of new URLSearchParams(query ?? '')) {
+    if (!known.options.includes(name))
+      return {
+        ok: false,
+        reason: `has the option "${name}", which ${scheme}:// does not take (${known.options.join(', ') || 'none'})`,
+      };
+    options[name] = value;
+  }
+  if (kind === 'amqp' && !options.exchange && !options.routingKey)
+    return { ok: false, reason: 'needs ?routingKey=<queue> (the default exchange) or ?exchange=<name>[&routingKey=…]' };
+  if (kind === 'redis' && options.db !== undefined && !/^\d{1,2}$/.test(options.db))
+    return { ok: false, reason: 'has a db that is not a number from 0 to 99' };
+  const fromUrl = userinfo ? credentialsOfUserinfo(userinfo) : {};
+  return {
+    ok: true,
+    value: {
+      kind,
+      tls: known.tls || settings.tls !== undefined,
+      hosts,
+      path,
+      options,
+      settings,
+      secrets: { ...secrets, ...fromUrl },
+    },
+  };
+}
+
+function destinationKindReason(raw: string): string {
+  const kind = destinationKind(raw);
+  return kind.ok ? 'is an HTTP URL, not a broker' : kind.reason;
+}
+
+function credentialsOfUserinfo(userinfo: string): DestinationSecrets {
+  const at = userinfo.indexOf(':');
+  const decode = (s: string) => {
+    try {
+      return decodeURIComponent(s);
+    } catch {
+      return s;
+    }
+  };
+  if (at < 0) return { username: decode(userinfo) };
+  return { username: decode(userinfo.slice(0, at)), password: decode(userinfo.slice(at + 1)) };
+}
+
+/** The user and password a broker URL carries (none for HTTP, which refuses them: a token is sent instead). */
+export function credentialsInUrl(raw: string): DestinationSecrets {
+  const m = /^[^:]+:\/\/([^@/?#]*)@/.exec(raw);
+  return m ? credentialsOfUserinfo(m[1]) : {};
+}
+
+/** The URL as it is stored and shown: without its user and password. */
+export function withoutCredentials(raw: string): string {
+  return raw.replace(/^([^:]+:\/\/)[^@/?#]*@/, '$1');
+}

@@ -1,0 +1,93 @@
+// Where a New Plant goes: the subscription's URL scheme selects the kind of destination (docs/destinations.md).
+// HTTP receivers are sent to by WebhookClient (../http); every other kind is a broker, reached through a
+// BrokerConnection of its own kind, pooled per broker (destination-pool.ts).
+
+export const BROKER_KINDS = ['kafka', 'amqp', 'nats', 'mqtt', 'redis'] as const;
+export type BrokerKind = (typeof BROKER_KINDS)[number];
+export type DestinationKind = 'http' | BrokerKind;
+
+/**
+ * What a URL cannot carry well, beside the subscription's `url` (the `destination` object of the API). Nothing
+ * here is a secret: a client key and passwords are DestinationSecrets.
+ */
+export interface DestinationSettings {
+  /** TLS to the broker: its CA (PEM) when not a public one, a client certificate (PEM; its key is a secret). */
+  tls?: { ca?: string; cert?: string; rejectUnauthorized?: boolean };
+  /** Kafka: the SASL mechanism the URL's user and password are sent with (plain by default). */
+  sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512' };
+  /** Redis: the stream is trimmed to about this many entries (XADD MAXLEN ~). */
+  maxLen?: number;
+}
+
+/** A destination's credentials: the URL's user and password, a client key. Stored sealed, never shown. */
+export interface DestinationSecrets {
+  username?: string;
+  password?: string;
+  /** The client certificate's private key (PEM). */
+  key?: string;
+}
+
+/** A subscription's destination beside its URL: its settings, and its secrets opened (never logged nor shown). */
+export interface DeliveryDestination {
+  settings: DestinationSettings;
+  secrets: DestinationSecrets;
+}
+
+export interface HostPort {
+  host: string;
+  port: number;
+}
+
+/** A broker destination, parsed: where to connect and what to publish to. */
+export interface BrokerTarget {
+  kind: BrokerKind;
+  /** TLS on (amqps, mqtts, rediss, or settings.tls given). */
+  tls: boolean;
+  /** One or more (Kafka: a bootstrap list). */
+  hosts: HostPort[];
+  /**
+   * The topic (Kafka, MQTT), subject (NATS), stream key (Redis), or for AMQP the vhost; AMQP's exchange and
+   * routing key are in `options`.
+   */
+  path: string;
+  /** The URL's query: options of its kind (amqp: exchange, routingKey). */
+  options: Record<string, string>;
+  settings: DestinationSettings;
+  secrets: DestinationSecrets;
+}
+
+/** One message to a broker: the webhook's body, the headers it would carry over HTTP, its key and id. */
+export interface BrokerMessage {
+  /** The plant's id: the Kafka key, so one plant's messages keep their order in one partition. */
+  key: string;
+  /** The `webhook-id`: the message id where the protocol has one (AMQP message-id, JetStream Nats-Msg-Id). */
+  messageId: string;
+  body: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * A connection to one broker, opened by its kind's `connect`. `publish` resolves with what the broker answered
+ * when it has taken the message for good (Kafka acks=all, an AMQP confirm, a JetStream ack, an MQTT PUBACK, an
+ * XADD id) and rejects with an Error saying why otherwise. `broken` once the connection is lost: the pool drops it
+ * and opens a new one, after a backoff.
+ */
+export interface BrokerConnection {
+  publish(message: BrokerMessage): Promise<string>;
+  readonly broken: boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * Where a broker's names may lead: `resolve` gives the address to connect to for a host, refusing one that is not
+ * public unless private networks are allowed (the SSRF rule of HTTP receivers); `lookup` does the same inside a
+ * socket's own connect (for Kafka, whose brokers name each other).
+ */
+export interface ConnectGuard {
+  resolve(host: string): Promise<string>;
+  lookup: import('node:net').LookupFunction;
+  /** How long a connect or a publish may take before it is an error. */
+  timeoutMs: number;
+}
+
+export type ConnectBroker = (target: BrokerTarget, guard: ConnectGuard) => Promise<BrokerConnection>;
