@@ -128,6 +128,10 @@ export const sharedEnv = {
   WORKER_GROUP_ID: z.string().min(1).default('plant-store-worker'),
   // One delivery attempt; the gateway's test send (POST /subscriptions/{id}/test) waits as long.
   DELIVERY_TIMEOUT_MS: positiveInt.default(15000),
+  // Connections to subscribers' brokers (docs/destinations.md) one process keeps open at most, and how long an
+  // unused one stays open. Past the bound a delivery to yet another broker is an attempt with an error, retried.
+  DESTINATION_MAX_CONNECTIONS: positiveInt.max(10000).default(64),
+  DESTINATION_IDLE_MS: positiveInt.default(300000),
 };
 
 export const gatewayEnvSchema = z

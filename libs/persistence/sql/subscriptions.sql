@@ -17,9 +17,12 @@
 -- $12: maxConcurrency, or null
 -- $13: its custom headers (jsonb, name -> value)
 -- $14: its secret headers (jsonb, name -> sealed value)
+-- $15: a broker destination's settings (jsonb)
+-- $16: a broker destination's secrets, sealed JSON, or null
 INSERT INTO subscriptions (id, url, token, secret, signature, public_key, description, filter, kind, event_types,
-                                max_deliveries_per_second, max_concurrency, headers, secret_headers)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *;
+                                max_deliveries_per_second, max_concurrency, headers, secret_headers, destination,
+                                destination_secrets)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING *;
 
 -- list-subscriptions
 -- Sent by SubscriptionRepository.list.
@@ -50,6 +53,9 @@ SELECT * FROM subscriptions WHERE id = $1 AND deleted_at IS NULL;
 -- $16: all its secret headers now (jsonb, sealed values), or null to keep them
 -- $17: whether a portal link makes the change (it cannot enable what the operator disabled)
 -- $18: the URL the headers and token written were decided for (else no change), or null when neither is written
+-- $19: whether the destination's settings and secrets change (with the URL: they go with it)
+-- $20: the destination's settings now (jsonb)
+-- $21: the destination's secrets now, sealed JSON, or null
 UPDATE subscriptions SET
          url = COALESCE($2, url),
          max_deliveries_per_second = CASE WHEN $11::boolean THEN $12::float8 ELSE max_deliveries_per_second END,
@@ -72,6 +78,8 @@ UPDATE subscriptions SET
          event_types = CASE WHEN $9::boolean THEN $10::text[] ELSE event_types END,
          headers = COALESCE($15::jsonb, headers),
          secret_headers = COALESCE($16::jsonb, secret_headers),
+         destination = CASE WHEN $19::boolean THEN $20::jsonb ELSE destination END,
+         destination_secrets = CASE WHEN $19::boolean THEN $21 ELSE destination_secrets END,
          updated_at = now()
        WHERE id = $1 AND deleted_at IS NULL
          AND NOT ($17::boolean AND COALESCE($5, false) AND NOT enabled AND disabled_by_operator)
@@ -107,7 +115,7 @@ UPDATE subscriptions SET previous_secret = secret, secret = $2,
 -- $1: its id
 SELECT s.url, s.token, s.secret, s.max_deliveries_per_second, s.max_concurrency,
   CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret,
-  s.headers, s.secret_headers, s.kind, s.event_types FROM subscriptions s
+  s.headers, s.secret_headers, s.destination, s.destination_secrets, s.kind, s.event_types FROM subscriptions s
        WHERE s.id = $1 AND s.deleted_at IS NULL;
 
 -- load-subscribers

@@ -1,7 +1,7 @@
 import { Pool } from 'pg';
 import { SecretBox, secretHeaderContext, subscriptionContext } from './secret-box';
 
-const COLUMNS = ['token', 'secret', 'previous_secret'] as const;
+const COLUMNS = ['token', 'secret', 'previous_secret', 'destination_secrets'] as const;
 
 /**
  * Brings every stored credential under the current SECRETS_KEY: seals a plain one (rows written before
@@ -17,7 +17,7 @@ export async function sealCredentials(pool: Pool, box: SecretBox): Promise<{ sea
     await client.query('BEGIN');
     const { rows } = await client.query<
       Record<(typeof COLUMNS)[number] | 'id', string | null> & { secret_headers: Record<string, string> }
-    >('SELECT id, token, secret, previous_secret, secret_headers FROM subscriptions ORDER BY id FOR UPDATE');
+    >(`SELECT id, ${COLUMNS.join(', ')}, secret_headers FROM subscriptions ORDER BY id FOR UPDATE`);
     // Sealed under the current key: the value as it is, or sealed (again) and counted.
     const current = (value: string, context: string): string | null => {
       if (!SecretBox.isSealed(value)) {

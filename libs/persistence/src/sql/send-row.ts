@@ -1,7 +1,13 @@
 // The rows that SUBSCRIPTION_SEND_COLUMNS and DELIVERY_SEND_COLUMNS (./fragments/outbox.ts) read, as the
 // dispatcher and a test send take them: credentials opened.
 import { randomUUID } from 'node:crypto';
-import { ClaimedDelivery, DeliveryLease } from '@app/delivery';
+import {
+  ClaimedDelivery,
+  DeliveryDestination,
+  DeliveryLease,
+  DestinationSecrets,
+  DestinationSettings,
+} from '@app/delivery';
 import { SecretBox, secretHeaderContext, subscriptionContext } from '../secrets/secret-box';
 
 /** A row of DELIVERY_SEND_COLUMNS and SUBSCRIPTION_SEND_COLUMNS. */
@@ -22,6 +28,9 @@ export interface SendRow {
   headers: Record<string, string>;
   /** name -> sealed value */
   secret_headers: Record<string, string>;
+  /** A broker destination's settings (jsonb) and its secrets, sealed JSON (migration 31). */
+  destination: DestinationSettings | null;
+  destination_secrets: string | null;
   /** Only CLAIM reads it (a backfill's deliveries are rows); absent elsewhere. */
   backfill_id?: string | null;
   hops: number | null;
@@ -32,7 +41,7 @@ export interface SendRow {
 /** The subscription's side of SUBSCRIPTION_SEND_COLUMNS. */
 export type SubscriptionSendRow = Pick<
   SendRow,
-  'url' | 'token' | 'secret' | 'previous_secret' | 'headers' | 'secret_headers'
+  'url' | 'token' | 'secret' | 'previous_secret' | 'headers' | 'secret_headers' | 'destination' | 'destination_secrets'
 >;
 
 /**
@@ -46,7 +55,22 @@ export function openSendCredentials(r: SubscriptionSendRow, subscriptionId: stri
     secrets: [r.secret, r.previous_secret].filter((x): x is string => Boolean(x)).map((x) => box.open(x, context)),
     headers: r.headers ?? {},
     secretHeaders: openSecretHeaders(r.secret_headers ?? {}, subscriptionId, box),
+    destination: openDestination(r, subscriptionId, box),
   };
+}
+
+/** A broker destination's settings and secrets opened; undefined for an HTTP receiver with neither. */
+export function openDestination(
+  r: Pick<SendRow, 'destination' | 'destination_secrets'>,
+  subscriptionId: string,
+  box: SecretBox,
+): DeliveryDestination | undefined {
+  const settings = r.destination ?? {};
+  if (!r.destination_secrets && Object.keys(settings).length === 0) return undefined;
+  const secrets = r.destination_secrets
+    ? (JSON.parse(box.open(r.destination_secrets, subscriptionContext(subscriptionId))) as DestinationSecrets)
+    : {};
+  return { settings, secrets };
 }
 
 /** A subscription's secret headers, opened (each is sealed bound to its subscription and its name). */

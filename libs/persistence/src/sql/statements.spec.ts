@@ -118,6 +118,7 @@ describe('the statements', () => {
           token: 't',
           secret: 's',
           headers: { plain: {}, secret: {} },
+          destination: { settings: {}, secrets: {} },
         } as unknown as NewSubscription),
       () => subscriptions.list(),
       () => subscriptions.findById('s'),

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { OperationalEventType, SubscriptionFilter } from '@app/contracts';
-import { CircuitState, Subscriber, SubscriberSet, SubscriberSource } from '@app/delivery';
+import {
+  CircuitState,
+  DeliveryDestination,
+  DestinationSettings,
+  Subscriber,
+  SubscriberSet,
+  SubscriberSource,
+} from '@app/delivery';
 import { SecretBox, secretHeaderContext, subscriptionContext } from '../secrets/secret-box';
 import { openSecretHeaders, openSendCredentials, SubscriptionSendRow } from '../sql/send-row';
 import {
@@ -44,6 +51,9 @@ export interface SubscriptionRow {
   headers: Record<string, string>;
   /** Secret ones, name -> sealed value (secretHeaderContext): never shown again. */
   secret_headers: Record<string, string>;
+  /** A broker destination's settings (shown) and secrets (sealed JSON, never shown): migration 31. */
+  destination: DestinationSettings;
+  destination_secrets: string | null;
   created_at: Date;
   updated_at: Date;
   max_deliveries_per_second: number | null;
@@ -74,6 +84,8 @@ export interface NewSubscription {
   maxConcurrency: number | null;
   /** Custom headers: `secret` ones are sealed here. */
   headers: CustomHeaders;
+  /** A broker destination's settings and secrets (the URL's user and password): the secrets are sealed here. */
+  destination: DeliveryDestination;
 }
 
 /** A subscription's custom headers, values in the clear (see libs/delivery's custom-headers). */
@@ -108,6 +120,8 @@ export interface SubscriptionChange {
   byPortal?: boolean;
   /** The URL `headers` and `token` were decided for: when it is no longer the subscription's, nothing changes. */
   credentialsFor?: string;
+  /** Written whole when given (a new URL brings its own: credentials never stay behind for another address). */
+  destination?: DeliveryDestination;
 }
 
 /** What a test send needs, credentials opened: they go to the subscriber's URL and nowhere else. */
@@ -121,6 +135,7 @@ export interface SendableSubscription {
   eventTypes: OperationalEventType[] | null;
   headers: Record<string, string>;
   secretHeaders: Record<string, string>;
+  destination?: DeliveryDestination;
 }
 
 /** Disabling keeps (or sets) a reason; enabling clears it. */
@@ -141,6 +156,10 @@ export class SubscriptionRepository implements SubscriberSource {
     return Object.fromEntries(
       Object.entries(secret).map(([n, v]) => [n, this.box.seal(v, secretHeaderContext(id, n))]),
     );
+  }
+
+  private sealDestination(d: DeliveryDestination, id: string): string | null {
+    return Object.keys(d.secrets).length === 0 ? null : this.seal(JSON.stringify(d.secrets), id);
   }
 
   /** A row's custom headers, secret ones opened: for a change to be checked and written whole (never shown). */
@@ -165,6 +184,8 @@ export class SubscriptionRepository implements SubscriberSource {
       s.maxConcurrency,
       JSON.stringify(s.headers.plain),
       JSON.stringify(this.sealHeaders(s.headers.secret, id)),
+      JSON.stringify(s.destination.settings),
+      this.sealDestination(s.destination, id),
     ]);
     return { row: rows[0], secret: s.secret };
   }
@@ -203,6 +224,9 @@ export class SubscriptionRepository implements SubscriberSource {
       change.headers === undefined ? null : JSON.stringify(this.sealHeaders(change.headers.secret, id)),
       change.byPortal ?? false,
       change.credentialsFor ?? null,
+      change.destination !== undefined,
+      JSON.stringify(change.destination?.settings ?? {}),
+      change.destination ? this.sealDestination(change.destination, id) : null,
     ]);
     return rows[0] ?? null;
   }

@@ -19,10 +19,13 @@ export const CREATE_SUBSCRIPTION = statement({
     'maxConcurrency, or null',
     'its custom headers (jsonb, name -> value)',
     'its secret headers (jsonb, name -> sealed value)',
+    "a broker destination's settings (jsonb)",
+    "a broker destination's secrets, sealed JSON, or null",
   ],
   text: `INSERT INTO subscriptions (id, url, token, secret, signature, public_key, description, filter, kind, event_types,
-                                max_deliveries_per_second, max_concurrency, headers, secret_headers)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
+                                max_deliveries_per_second, max_concurrency, headers, secret_headers, destination,
+                                destination_secrets)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING *`,
 });
 
 export const LIST_SUBSCRIPTIONS = statement({
@@ -69,6 +72,9 @@ export const UPDATE_SUBSCRIPTION = statement({
     'all its secret headers now (jsonb, sealed values), or null to keep them',
     'whether a portal link makes the change (it cannot enable what the operator disabled)',
     'the URL the headers and token written were decided for (else no change), or null when neither is written',
+    "whether the destination's settings and secrets change (with the URL: they go with it)",
+    "the destination's settings now (jsonb)",
+    "the destination's secrets now, sealed JSON, or null",
   ],
   text: `UPDATE subscriptions SET
          url = COALESCE($2, url),
@@ -92,6 +98,8 @@ export const UPDATE_SUBSCRIPTION = statement({
          event_types = CASE WHEN $9::boolean THEN $10::text[] ELSE event_types END,
          headers = COALESCE($15::jsonb, headers),
          secret_headers = COALESCE($16::jsonb, secret_headers),
+         destination = CASE WHEN $19::boolean THEN $20::jsonb ELSE destination END,
+         destination_secrets = CASE WHEN $19::boolean THEN $21 ELSE destination_secrets END,
          updated_at = now()
        WHERE id = $1 AND deleted_at IS NULL
          AND NOT ($17::boolean AND COALESCE($5, false) AND NOT enabled AND disabled_by_operator)

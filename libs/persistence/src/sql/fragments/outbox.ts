@@ -165,4 +165,4 @@ export const DELIVERY_SEND_COLUMNS = (o: string) =>
  */
 export const SUBSCRIPTION_SEND_COLUMNS = `s.url, s.token, s.secret, s.max_deliveries_per_second, s.max_concurrency,
   CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret,
-  s.headers, s.secret_headers`;
+  s.headers, s.secret_headers, s.destination, s.destination_secrets`;
