@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, GatewayConfig } from '@app/config';
-import { sentHeaders, WebhookClient } from '@app/delivery';
+import { attemptSucceeded, DestinationClient, sentHeaders } from '@app/delivery';
 import { ProblemException } from '@app/observability';
 import { SendableSubscription } from '@app/persistence';
 import { NoSlot, TestSendSlots } from './test-send-slots';
@@ -26,11 +26,17 @@ export interface SubscriptionTestResultDto {
  */
 @Injectable()
 export class SubscriptionTester implements OnApplicationShutdown {
-  private readonly client: WebhookClient;
+  private readonly client: DestinationClient;
   private readonly slots: TestSendSlots;
 
   constructor(@Inject(APP_CONFIG) config: GatewayConfig) {
-    this.client = new WebhookClient(config.DELIVERY_ALLOW_PRIVATE_NETWORKS, config.DELIVERY_TIMEOUT_MS);
+    // Its own broker connections, few: a test send to a broker opens one, closed when idle for a minute.
+    this.client = new DestinationClient({
+      allowPrivateNetworks: config.DELIVERY_ALLOW_PRIVATE_NETWORKS,
+      timeoutMs: config.DELIVERY_TIMEOUT_MS,
+      maxConnections: Math.min(config.DESTINATION_MAX_CONNECTIONS, MAX_TEST_SENDS),
+      idleMs: 60_000,
+    });
     this.slots = new TestSendSlots(MAX_TEST_SENDS, config.TEST_SENDS_PER_SUBSCRIPTION, config.DELIVERY_TIMEOUT_MS);
   }
 
@@ -40,7 +46,7 @@ export class SubscriptionTester implements OnApplicationShutdown {
     const messageId = `msg_test_${randomUUID()}`;
     const body = JSON.stringify(plant);
     const loop = { hops: 0, originEventId: messageId };
-    const custom = { headers: s.headers, secretHeaders: s.secretHeaders };
+    const custom = { headers: s.headers, secretHeaders: s.secretHeaders, destination: s.destination };
     const attempt = await this.client
       .send({ url: s.url, messageId, body, secrets: s.secrets, token: s.token, ...custom, ...loop })
       .finally(() => slot.release());
@@ -58,7 +64,7 @@ export class SubscriptionTester implements OnApplicationShutdown {
         error: attempt.error,
         body: attempt.responseBody,
       },
-      succeeded: attempt.status !== null && attempt.status >= 200 && attempt.status < 300,
+      succeeded: attemptSucceeded(attempt),
     };
   }
 

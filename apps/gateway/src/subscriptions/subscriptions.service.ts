@@ -9,7 +9,6 @@ import {
   SubscriptionUpdateBody,
 } from '@app/contracts';
 import {
-  checkSubscriberUrl,
   customHeaderProblems,
   generateKeyPair,
   generateSecret,
@@ -38,6 +37,8 @@ import {
 } from './subscription.dto';
 import { assertPortalMayChange, LeftBehind, leftBehindByPortal, operatorDisabled } from './portal-changes';
 import { SubscriptionTester, SubscriptionTestResultDto } from './subscription-tester';
+import { CheckedDestination, checkDestination, DestinationRules, destinationWithoutUrl } from './destination-check';
+import { topicNamesFrom } from '@app/kafka';
 
 /** What a test send carries when the operator gives no plant. */
 export const SAMPLE_PLANT = { id: 0, name: 'Test plant from Plant Store', tag: 'test' };
@@ -62,7 +63,7 @@ export class SubscriptionsService {
   ) {}
 
   async create(body: SubscriptionCreateBody, actor: string): Promise<SubscriptionWithSecretDto> {
-    await this.assertUrlAllowed(body.url);
+    const where = await checkDestination(body.url, body.destination, body.token !== undefined, this.rules);
     const signature = body.signature ?? 'symmetric';
     if (body.secret !== undefined && signature === 'asymmetric')
       throw invalidField('secret', 'is for symmetric signatures only: an asymmetric key pair is generated for you');
@@ -75,7 +76,8 @@ export class SubscriptionsService {
     checkHeaders(headers, body.token !== undefined);
     const credential = newCredential(signature, body.secret);
     const issued = await this.subscriptions.create({
-      url: body.url,
+      url: where.url,
+      destination: where.destination,
       token: body.token ?? null,
       secret: credential.secret,
       signature,
@@ -119,13 +121,14 @@ export class SubscriptionsService {
   /** `byPortal`: a subscriber through its portal link, within what the operator allowed (portal-changes.ts). */
   async update(id: string, body: SubscriptionUpdateBody, actor: string, byPortal = false): Promise<SubscriptionDto> {
     if (byPortal) assertPortalMayChange(body);
-    if (body.url !== undefined) await this.assertUrlAllowed(body.url);
+    const where = body.url !== undefined ? await this.destinationChange(id, body) : undefined;
+    if (body.destination !== undefined && !where) throw destinationWithoutUrl();
     if (body.filter || body.eventTypes !== undefined)
       checkKind(found(await this.subscriptions.findById(id), id).kind, body);
     if (body.filter) checkFilter(body.filter);
-    const { headers: _plain, secretHeaders: _secret, ...rest } = body;
+    const { headers: _plain, secretHeaders: _secret, destination: _destination, ...rest } = body;
     const { credentials, leftBehind } = await this.credentialsChange(id, body, byPortal);
-    const change: SubscriptionChange = { ...rest, ...credentials, byPortal };
+    const change: SubscriptionChange = { ...rest, ...credentials, ...where, byPortal };
     const updated = await this.subscriptions.update(id, change);
     if (!updated) throw whyUnchanged(found(await this.subscriptions.findById(id), id), byPortal);
     const audit = updateAudit(body);
@@ -210,9 +213,19 @@ export class SubscriptionsService {
     return result;
   }
 
-  private async assertUrlAllowed(url: string) {
-    const check = await checkSubscriberUrl(url, this.config.DELIVERY_ALLOW_PRIVATE_NETWORKS);
-    if (!check.ok) throw invalidField('url', check.reason);
+  /** A new URL and its destination, checked with the token the subscription will have (none for a broker). */
+  private async destinationChange(id: string, body: SubscriptionUpdateBody): Promise<CheckedDestination> {
+    const hasToken =
+      body.token !== undefined ? body.token !== null : found(await this.subscriptions.findById(id), id).token !== null;
+    return checkDestination(body.url!, body.destination, hasToken, this.rules);
+  }
+
+  private get rules(): DestinationRules {
+    return {
+      allowPrivateNetworks: this.config.DELIVERY_ALLOW_PRIVATE_NETWORKS,
+      ownBrokers: this.config.KAFKA_BROKERS,
+      ownTopic: topicNamesFrom(this.config).plantCreated,
+    };
   }
 }
 

@@ -1,21 +1,29 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, WorkerConfig } from '@app/config';
-import { ClaimedDelivery, SendResult, WebhookClient } from '@app/delivery';
+import { ClaimedDelivery, DestinationClient, SendResult } from '@app/delivery';
 import { Tracing } from '@app/observability';
 import { attemptSpan, endAttemptSpan } from './attempt-span';
 
 export type { SendResult } from '@app/delivery';
 
-/** One attempt of a delivery, as a span of the event's trace, through the shared WebhookClient. */
+/**
+ * One attempt of a delivery, as a span of the event's trace, wherever its URL says (DestinationClient: an HTTP
+ * receiver or a broker).
+ */
 @Injectable()
 export class DeliverySender implements OnApplicationShutdown {
-  private readonly client: WebhookClient;
+  private readonly client: DestinationClient;
 
   constructor(
     @Inject(APP_CONFIG) config: WorkerConfig,
     private readonly tracing: Tracing,
   ) {
-    this.client = new WebhookClient(config.DELIVERY_ALLOW_PRIVATE_NETWORKS, config.DELIVERY_TIMEOUT_MS);
+    this.client = new DestinationClient({
+      allowPrivateNetworks: config.DELIVERY_ALLOW_PRIVATE_NETWORKS,
+      timeoutMs: config.DELIVERY_TIMEOUT_MS,
+      maxConnections: config.DESTINATION_MAX_CONNECTIONS,
+      idleMs: config.DESTINATION_IDLE_MS,
+    });
   }
 
   async send(d: ClaimedDelivery): Promise<SendResult> {
@@ -28,6 +36,8 @@ export class DeliverySender implements OnApplicationShutdown {
       token: d.token,
       headers: d.headers,
       secretHeaders: d.secretHeaders,
+      plantId: d.plantId,
+      destination: d.destination,
       backfillId: d.backfillId,
       hops: d.hops,
       originEventId: d.originEventId,

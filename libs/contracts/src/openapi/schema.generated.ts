@@ -1058,6 +1058,7 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             description: string | null;
+            destination: components["schemas"]["SubscriptionDestinationShown"];
             disabledReason: string | null;
             enabled: boolean;
             /** @description operational only: the event types it receives; absent (or null) for all of them */
@@ -1183,6 +1184,7 @@ export interface components {
         };
         SubscriptionCreate: {
             description?: string;
+            destination?: components["schemas"]["SubscriptionDestination"];
             /** @description operational only: the event types it receives; absent (or null) for all of them */
             eventTypes?: ("subscription.disabled" | "subscription.circuit_opened" | "subscription.circuit_closed" | "delivery.exhausted" | "dead_letter.created")[];
             filter?: components["schemas"]["SubscriptionFilter"];
@@ -1214,8 +1216,42 @@ export interface components {
             signature?: "symmetric" | "asymmetric";
             /** @description Sent as `Authorization: Bearer <token>` */
             token?: string;
-            /** Format: uri */
+            /** @description Where its New Plants go; the scheme selects the kind (docs/destinations.md): http, https, kafka, amqp, amqps, nats, mqtt, mqtts, redis, rediss. http(s): the receiver, no user-info (send a `token`). kafka://host:port[,host:port]/topic; amqp(s)://user:pass@host:port/vhost?exchange=…&routingKey=…; nats://host:port/subject (a JetStream stream must capture it); mqtt(s)://host:port/topic; redis(s)://host:port/stream-key[?db=N]. Any other scheme: 422 */
             url: string;
+        };
+        /** @description A broker destination's settings beside its URL (422 for an HTTP one, which takes none). The URL carries the user and password (`amqp://user:pass@host/vhost?routingKey=q`): they are sealed at rest, never shown (a subscription shows `destination.hasCredentials`) and never logged. A change of `url` replaces the credentials with those the new URL carries, and `destination` with the one given (none when absent): they never stay behind for another address. */
+        SubscriptionDestination: {
+            /** @description redis: the stream is trimmed to about this many entries (XADD MAXLEN ~; 100,000 when absent) */
+            maxLen?: number;
+            /** @description kafka: the SASL mechanism the URL's user and password are sent with (plain when absent) */
+            sasl?: {
+                /** @enum {string} */
+                mechanism: "plain" | "scram-sha-256" | "scram-sha-512";
+            };
+            /** @description TLS to the broker (on already for amqps, mqtts, rediss): a CA and a client certificate */
+            tls?: {
+                /** @description The broker's CA (PEM) when it is not a public one */
+                ca?: string;
+                /** @description A client certificate (PEM), for a broker that asks for one */
+                cert?: string;
+                /** @description The client certificate's private key (PEM): sealed at rest, never shown */
+                key?: string;
+                /**
+                 * @description false accepts any certificate
+                 * @default true
+                 */
+                rejectUnauthorized?: boolean;
+            };
+        };
+        SubscriptionDestinationShown: {
+            /** @description Whether a user and password (or a client key) are stored for the broker: sealed, never shown */
+            hasCredentials: boolean;
+            /**
+             * @description Where its New Plants go, from its URL's scheme
+             * @enum {string}
+             */
+            kind: "http" | "kafka" | "amqp" | "nats" | "mqtt" | "redis";
+            settings: components["schemas"]["SubscriptionDestination"];
         };
         /**
          * @description The worker disabled a subscription (its subscriber answered 410 Gone, or kept failing)
@@ -1280,6 +1316,7 @@ export interface components {
         };
         SubscriptionUpdate: {
             description?: string;
+            destination?: components["schemas"]["SubscriptionDestination"];
             enabled?: boolean;
             /** @description operational only: the event types it receives; absent (or null) for all of them */
             eventTypes?: ("subscription.disabled" | "subscription.circuit_opened" | "subscription.circuit_closed" | "delivery.exhausted" | "dead_letter.created")[] | null;
@@ -1297,7 +1334,7 @@ export interface components {
                 [key: string]: string | null;
             };
             token?: string | null;
-            /** Format: uri */
+            /** @description Where its New Plants go; the scheme selects the kind (docs/destinations.md): http, https, kafka, amqp, amqps, nats, mqtt, mqtts, redis, rediss. http(s): the receiver, no user-info (send a `token`). kafka://host:port[,host:port]/topic; amqp(s)://user:pass@host:port/vhost?exchange=…&routingKey=…; nats://host:port/subject (a JetStream stream must capture it); mqtt(s)://host:port/topic; redis(s)://host:port/stream-key[?db=N]. Any other scheme: 422 */
             url?: string;
         };
         SubscriptionWithSecret: components["schemas"]["Subscription"] & {

@@ -24,6 +24,7 @@ import { Overview } from './schemas/overview';
 import { PlantPage, StoredPlant } from './schemas/plants';
 import { PortalLink, PortalLinkCreate, PortalLinkWithToken, PortalSession } from './schemas/portal-links';
 import { Problem } from './schemas/problems';
+import { SubscriptionDestination, SubscriptionDestinationShown } from './schemas/destinations';
 import {
   Subscription,
   SubscriptionCircuit,
@@ -45,7 +46,9 @@ export const addedSchemas: Record<string, unknown> = {
   SubscriptionCreate,
   SubscriptionUpdate,
   SubscriptionFilter,
+  SubscriptionDestination,
   Subscription,
+  SubscriptionDestinationShown,
   SubscriptionCircuit,
   SubscriptionWithSecret,
   Delivery,

@@ -2,9 +2,19 @@
 import { OPERATIONAL_EVENT_TYPES } from '../../operational-events';
 import { RESERVED_HEADER_LIST } from '../../reserved-headers';
 import { always, dateTime, ref } from './common';
+import { DESTINATION_SCHEMES } from './destinations';
 
 // Kept, and forwarded on every delivery: bounded. A token goes out as a header, so only what a header carries.
-const subscriberUrl = { type: 'string', format: 'uri', pattern: '^https?://', maxLength: 2048 };
+const subscriberUrl = {
+  type: 'string',
+  pattern: '^[A-Za-z][A-Za-z0-9+.-]*://',
+  maxLength: 2048,
+  description:
+    `Where its New Plants go; the scheme selects the kind (docs/destinations.md): ${DESTINATION_SCHEMES}. ` +
+    'http(s): the receiver, no user-info (send a `token`). kafka://host:port[,host:port]/topic; ' +
+    'amqp(s)://user:pass@host:port/vhost?exchange=…&routingKey=…; nats://host:port/subject (a JetStream stream ' +
+    'must capture it); mqtt(s)://host:port/topic; redis(s)://host:port/stream-key[?db=N]. Any other scheme: 422',
+};
 const subscriberToken = { type: 'string', minLength: 1, maxLength: 1024, pattern: '^[\\x21-\\x7e]+$' };
 // Flow control per subscriber (docs/delivery.md): null or absent means no limit of its own.
 const maxDeliveriesPerSecond = {
@@ -80,6 +90,7 @@ export const SubscriptionCreate = {
     eventTypes,
     maxDeliveriesPerSecond,
     maxConcurrency,
+    destination: ref('SubscriptionDestination'),
     headers: headerMap('Headers sent with each delivery, name → value; shown in responses.'),
     secretHeaders: headerMap(
       'Headers sent with each delivery whose values are secret (an API key): sealed at rest and never shown ' +
@@ -102,6 +113,7 @@ export const SubscriptionUpdate = {
     eventTypes: { ...eventTypes, type: ['array', 'null'] },
     maxDeliveriesPerSecond,
     maxConcurrency,
+    destination: ref('SubscriptionDestination'),
     headers: headerMap(
       'A merge patch of the plain headers: a value sets a header, null removes it, names not given stay. A name ' +
         'set here stops being a secret header.',
@@ -155,6 +167,7 @@ export const Subscription = always({
   enabled: { type: 'boolean' },
   disabledReason: { type: ['string', 'null'] },
   hasToken: { type: 'boolean' },
+  destination: ref('SubscriptionDestinationShown'),
   filter: ref('SubscriptionFilter'),
   kind,
   eventTypes: { ...eventTypes, type: ['array', 'null'] },

@@ -1,0 +1,95 @@
+import {
+  checkSubscriberUrl,
+  DeliveryDestination,
+  destinationKind,
+  HostPort,
+  parseBrokerUrl,
+  withoutCredentials,
+} from '@app/delivery';
+import { ProblemException, invalidField } from '@app/observability';
+import type { components } from '@app/contracts';
+
+type DestinationBody = components['schemas']['SubscriptionDestination'];
+
+/** What the check needs of the configuration: the SSRF rule, and our own topic (a loop when delivered to). */
+export interface DestinationRules {
+  allowPrivateNetworks: boolean;
+  ownBrokers: string[];
+  ownTopic: string;
+}
+
+/** A subscription's destination as stored: the URL without credentials; settings and secrets beside it. */
+export interface CheckedDestination {
+  url: string;
+  destination: DeliveryDestination;
+}
+
+/**
+ * A URL and its `destination` checked together, 422 naming the field and why: the scheme is one there is, a
+ * broker URL is complete, each host passes the SSRF rule of HTTP receivers, settings fit the kind, a token only
+ * for HTTP (a broker's user and password are in its URL), and no delivery into our own plant.created topic.
+ */
+export async function checkDestination(
+  url: string,
+  body: DestinationBody | undefined,
+  hasToken: boolean,
+  rules: DestinationRules,
+): Promise<CheckedDestination> {
+  const kind = destinationKind(url);
+  if (!kind.ok) throw invalidField('url', kind.reason);
+  if (kind.value === 'http') {
+    if (body !== undefined)
+      throw invalidField('destination', 'is for broker destinations (kafka, amqp, nats, mqtt, redis), not http(s)');
+    await assertHostAllowed(url, rules);
+    return { url, destination: { settings: {}, secrets: {} } };
+  }
+  if (hasToken)
+    throw invalidField(
+      'token',
+      "is sent to HTTP receivers as Authorization; a broker's user and password go in its URL",
+    );
+  const { key, ...tls } = body?.tls ?? {};
+  const settings = { ...body, ...(body?.tls ? { tls } : {}) };
+  const parsed = parseBrokerUrl(url, settings, key ? { key } : {});
+  if (!parsed.ok) throw invalidField('url', parsed.reason);
+  const target = parsed.value;
+  if (settings.sasl && target.kind !== 'kafka') throw invalidField('destination.sasl', 'is for kafka:// only');
+  if (settings.maxLen !== undefined && target.kind !== 'redis')
+    throw invalidField('destination.maxLen', 'is for redis:// only');
+  if (key && !tls.cert) throw invalidField('destination.tls.key', 'goes with a client certificate (tls.cert)');
+  if (settings.sasl && !target.secrets.username)
+    throw invalidField('url', `needs a user and password for SASL (kafka://user:password@host:port/topic)`);
+  if (target.kind === 'kafka' && target.path === rules.ownTopic && target.hosts.some((h) => isOwn(h, rules)))
+    throw invalidField(
+      'url',
+      `is Plant Store's own ${rules.ownTopic} topic: a New Plant sent there would come back as a new plant (a loop)`,
+    );
+  for (const h of target.hosts) await assertHostAllowed(`http://${hostText(h)}/`, rules, h.host);
+  return { url: withoutCredentials(url), destination: { settings, secrets: target.secrets } };
+}
+
+/** The SSRF rule of HTTP receivers (address-policy), for the host of an HTTP or broker URL. */
+async function assertHostAllowed(url: string, rules: DestinationRules, host?: string) {
+  const check = await checkSubscriberUrl(url, rules.allowPrivateNetworks);
+  if (!check.ok) throw invalidField('url', host ? check.reason.replace(/^host \S+/, `host ${host}`) : check.reason);
+}
+
+const LOCAL = new Set(['localhost', '127.0.0.1', '::1']);
+const sameHost = (a: string, b: string) => a.toLowerCase() === b.toLowerCase() || (LOCAL.has(a) && LOCAL.has(b));
+
+function isOwn(h: HostPort, rules: DestinationRules): boolean {
+  return rules.ownBrokers.some((b) => {
+    const at = b.lastIndexOf(':');
+    return sameHost(b.slice(0, at), h.host) && Number(b.slice(at + 1)) === h.port;
+  });
+}
+
+const hostText = (h: HostPort) => `${h.host.includes(':') ? `[${h.host}]` : h.host}:${h.port}`;
+
+/** A `destination` changes only with its URL: the URL's credentials and the settings are written together. */
+export const destinationWithoutUrl = () =>
+  ProblemException.of(
+    'validation',
+    'destination is written with the url it belongs to: give `url` (with its user and password) beside it',
+    { errors: [{ field: 'destination', message: 'can only be changed together with url' }] },
+  );
