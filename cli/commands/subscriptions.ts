@@ -3,7 +3,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Schema } from '@app/api-client';
 import { OPERATIONAL_EVENT_TYPES } from '@app/contracts/operational-events';
-import { EXIT } from '../api';
+import { ApiError, EXIT } from '../api';
 import { collect, header, integer, limit, list } from '../arguments';
 import { readToken } from '../credentials';
 import { using } from '../program';
@@ -72,7 +72,11 @@ export function registerSubscriptions(program: Command) {
         'at most n deliveries a second to it, across worker replicas (0.5: one every 2 s)',
         limit,
       )
-      .option('--max-concurrency <n>', 'at most n requests to it at once, across worker replicas', limit),
+      .option('--max-concurrency <n>', 'at most n requests to it at once, across worker replicas', limit)
+      .option(
+        '--destination-file <path>',
+        "a broker URL's settings as JSON (docs/destinations.md: tls ca/cert/key, sasl mechanism, maxLen)",
+      ),
   ).action(
     async (
       url: string,
@@ -91,6 +95,7 @@ export function registerSubscriptions(program: Command) {
         header?: Record<string, string>;
         secretHeader?: Record<string, string>;
         secretHeaderFile?: string[];
+        destinationFile?: string;
       },
     ) => {
       const range = o.minId !== undefined || o.maxId !== undefined ? { min: o.minId, max: o.maxId } : undefined;
@@ -110,6 +115,7 @@ export function registerSubscriptions(program: Command) {
         maxConcurrency: o.maxConcurrency ?? undefined,
         headers: o.header,
         secretHeaders: secretHeaders(o),
+        destination: o.destinationFile ? readJsonFile(o.destinationFile, 'destination-file') : undefined,
       };
       const created = await api((c) => c.POST('/subscriptions', { body }));
       print(
@@ -177,7 +183,9 @@ export function registerSubscriptions(program: Command) {
       const r = await admin()((c) => c.POST('/subscriptions/{id}/test', { params: { path: { id } }, body }));
       print(r, (d) => {
         const res = d.response;
-        const answer = res.status !== null ? `HTTP ${res.status}` : `no answer: ${res.error}`;
+        // A broker has no status: no error is its yes, and what it answered is the body.
+        const answer =
+          res.status !== null ? `HTTP ${res.status}` : res.error ? `no answer: ${res.error}` : 'taken by the broker';
         return `${exchange(d.request)}\n\n${answer} after ${res.latencyMs} ms${res.body ? `\n${res.body}` : ''}`;
       });
       if (!r.succeeded) process.exitCode = EXIT.refused;
@@ -223,4 +231,14 @@ export function registerSubscriptions(program: Command) {
       );
     });
   registerPortalLinks(program, subscriptions);
+}
+
+/** A JSON file's content (it may hold a client key: read, and warned about, as a token file is). */
+function readJsonFile<T>(path: string, flag: string): T {
+  const text = readToken({ flag: flag.replace(/-file$/, ''), file: path })!;
+  try {
+    return JSON.parse(text) as T;
+  } catch (err) {
+    throw new ApiError(`--${flag}: ${path} is not JSON (${(err as Error).message})`, EXIT.usage);
+  }
 }

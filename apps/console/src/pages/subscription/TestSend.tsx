@@ -15,7 +15,8 @@ export function TestSend({ id, operational }: { id: string; operational: boolean
     try {
       const r = await ok(client.POST('/subscriptions/{id}/test', { params: { path: { id } } }));
       setResult(r);
-      const answer = r.response.status !== null ? `HTTP ${r.response.status}` : (r.response.error ?? 'no answer');
+      // A broker has no status: its answer (an offset, a sequence) is the response body, or it failed with an error.
+      const answer = r.response.status !== null ? `HTTP ${r.response.status}` : (r.response.error ?? r.response.body);
       setNote({ error: !r.succeeded, text: `Test sent: ${answer} in ${r.response.latencyMs} ms.` });
     } catch (e) {
       setNote({ error: true, text: (e as Error).message });
