@@ -1,6 +1,6 @@
 import type { Schema } from '@app/contracts';
 import { SubscriptionUpdateBody } from '@app/contracts';
-import { destinationKind, DestinationKind, urlForReader, urlOriginAndPath } from '@app/delivery';
+import { destinationKindOf, urlForReader, urlOriginAndPath } from '@app/delivery';
 import { Issued, NewAuditEvent, SubscriptionRow } from '@app/persistence';
 
 /**
@@ -85,10 +85,4 @@ export function updateAudit(body: SubscriptionUpdateBody): Pick<NewAuditEvent, '
   if (body.headers !== undefined) details.headers = Object.keys(body.headers).sort();
   if (body.secretHeaders !== undefined) details.secretHeaders = Object.keys(body.secretHeaders).sort();
   return { action, details };
-}
-
-/** A stored URL's kind (stored ones were checked; one from before a scheme was known reads as http). */
-function destinationKindOf(url: string): DestinationKind {
-  const kind = destinationKind(url);
-  return kind.ok ? kind.value : 'http';
 }

@@ -1,4 +1,4 @@
-import { AttemptOutcome, ClaimedDelivery, SendResult } from '@app/delivery';
+import { AttemptOutcome, ClaimedDelivery, destinationKindOf, SendResult } from '@app/delivery';
 import { RateLimitedLog } from '@app/observability';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 
@@ -13,7 +13,7 @@ export function reportAttempt(
   result: SendResult,
   outcome: AttemptOutcome,
 ) {
-  const labels = { subscription: d.subscriptionId };
+  const labels = { subscription: d.subscriptionId, kind: destinationKindOf(d.url) };
   if (outcome.kind === 'succeeded') {
     metrics.deliveries.inc({ ...labels, outcome: 'succeeded' });
     metrics.deliveryLatency.observe(Math.max(0, Date.now() - d.eventTime.getTime()) / 1000);

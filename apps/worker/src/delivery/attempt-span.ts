@@ -1,4 +1,4 @@
-import { ClaimedDelivery, DeliveryAttempt } from '@app/delivery';
+import { BrokerKind, ClaimedDelivery, DeliveryAttempt, destinationKindOf, parseBrokerUrl } from '@app/delivery';
 import {
   ATTR_HTTP_REQUEST_METHOD,
   ATTR_HTTP_REQUEST_RESEND_COUNT,
@@ -12,13 +12,53 @@ import {
   Tracing,
 } from '@app/observability';
 
+/** OpenTelemetry's `messaging.system` of each broker kind. */
+const MESSAGING_SYSTEM: Record<BrokerKind, string> = {
+  kafka: 'kafka',
+  amqp: 'rabbitmq',
+  nats: 'nats',
+  mqtt: 'mqtt',
+  redis: 'redis',
+};
+
 /**
- * A delivery attempt as an HTTP CLIENT span (semantic conventions: name `POST`), child of the worker's span for
- * the event, so the attempts of every subscriber, retries included, sit in the sender's trace. The URL is
- * recorded without its query and credentials: a subscriber's URL may carry a token there, and no credential
- * goes to a collector.
+ * A delivery attempt as a span, child of the worker's span for the event, so the attempts of every subscriber,
+ * retries included, sit in the sender's trace: an HTTP CLIENT span (name `POST`) for a receiver, a PRODUCER span
+ * (`send <topic>`, the messaging conventions) for a broker. The URL is recorded without its query and
+ * credentials: a subscriber's URL may carry a token there, and no credential goes to a collector.
  */
 export function attemptSpan(tracing: Tracing, d: ClaimedDelivery): Span {
+  const kind = destinationKindOf(d.url);
+  const common = {
+    ...(d.attempts > 0 ? { [ATTR_HTTP_REQUEST_RESEND_COUNT]: d.attempts } : {}),
+    'plant_store.destination.kind': kind,
+    'plant_store.delivery.id': d.id,
+    'plant_store.subscription.id': d.subscriptionId,
+    'plant_store.event.id': d.eventId,
+    'plant_store.plant.id': d.plantId,
+  };
+  if (kind !== 'http') {
+    const target = parseBrokerUrl(d.url);
+    const where = target.ok ? target.value : null;
+    return tracing.startSpan(
+      `send ${where?.path ?? kind}`,
+      SpanKind.PRODUCER,
+      {
+        'messaging.system': MESSAGING_SYSTEM[kind],
+        'messaging.operation.type': 'send',
+        'messaging.message.id': d.eventId,
+        ...(where
+          ? {
+              'messaging.destination.name': where.path,
+              [ATTR_SERVER_ADDRESS]: where.hosts[0].host,
+              [ATTR_SERVER_PORT]: where.hosts[0].port,
+            }
+          : {}),
+        ...common,
+      },
+      d.traceparent,
+    );
+  }
   let target: URL | null = null;
   try {
     target = new URL(d.url);
@@ -37,26 +77,25 @@ export function attemptSpan(tracing: Tracing, d: ClaimedDelivery): Span {
             [ATTR_SERVER_PORT]: Number(target.port) || (target.protocol === 'https:' ? 443 : 80),
           }
         : {}),
-      ...(d.attempts > 0 ? { [ATTR_HTTP_REQUEST_RESEND_COUNT]: d.attempts } : {}),
-      'plant_store.delivery.id': d.id,
-      'plant_store.subscription.id': d.subscriptionId,
-      'plant_store.event.id': d.eventId,
-      'plant_store.plant.id': d.plantId,
+      ...common,
     },
     d.traceparent,
   );
 }
 
-/** Client spans: any status of 400 or more is an error, and so is no answer (`error.type` the error's code). */
+/**
+ * Any status of 400 or more is an error, and so is no answer (`error.type` the error's code); a broker's attempt
+ * has no status, and no error is its yes.
+ */
 export function endAttemptSpan(span: Span, attempt: DeliveryAttempt): void {
   if (attempt.status !== null) {
     span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, attempt.status);
     if (attempt.status >= 400) failSpan(span, String(attempt.status));
-  } else
+  } else if (attempt.error !== null)
     failSpan(
       span,
-      attempt.error?.startsWith('refused by the SSRF guard') ? 'ssrf_refused' : (attempt.error ?? 'error'),
-      attempt.error ?? undefined,
+      attempt.error.startsWith('refused by the SSRF guard') ? 'ssrf_refused' : attempt.error,
+      attempt.error,
     );
   span.end();
 }

@@ -4,6 +4,7 @@ import {
   AttemptRecord,
   ClaimedDelivery,
   decideOutcome,
+  destinationKindOf,
   IntakeOffer,
   NO_OFFER,
   Outbox,
@@ -232,7 +233,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     let admitted = this.subscribers.admit(d.subscriptionId);
     if (admitted instanceof Promise) admitted = await admitted;
     if (!admitted) return this.leave(d, 'withdrawn', true);
-    this.metrics.deliveries.inc({ subscription: d.subscriptionId, outcome: 'sent' });
+    this.metrics.deliveries.inc({ subscription: d.subscriptionId, kind: destinationKindOf(d.url), outcome: 'sent' });
     let result: Awaited<ReturnType<DeliverySender['send']>>;
     try {
       result = await this.sender.send(d);

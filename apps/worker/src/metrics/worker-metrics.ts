@@ -56,8 +56,9 @@ export class WorkerMetrics {
 
   readonly deliveries = this.m.counter(
     'plant_store_deliveries_total',
-    'Webhook delivery attempts by subscription and outcome: sent, succeeded, retried, failed',
-    ['subscription', 'outcome'],
+    'Webhook delivery attempts by subscription, destination kind (http, kafka, amqp, nats, mqtt, redis) and ' +
+      'outcome: sent, succeeded, retried, failed',
+    ['subscription', 'kind', 'outcome'],
   );
 
   readonly deliveryLatency = this.m.histogram(

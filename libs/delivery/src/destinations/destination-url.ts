@@ -45,6 +45,12 @@ export type Parsed<T> = { ok: true; value: T } | { ok: false; reason: string };
 /** The scheme of a URL, lower-cased, without its colon; null when there is none. */
 const schemeOf = (raw: string) => /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(raw)?.[1].toLowerCase() ?? null;
 
+/** A stored URL's kind (stored ones were checked; one from before a scheme was known reads as http). */
+export function destinationKindOf(url: string): DestinationKind {
+  const kind = destinationKind(url);
+  return kind.ok ? kind.value : 'http';
+}
+
 /** The kind a URL selects, or why none: an unknown scheme names the ones there are. */
 export function destinationKind(raw: string): Parsed<DestinationKind> {
   const scheme = schemeOf(raw);
