@@ -124,7 +124,8 @@ SELECT (SELECT version FROM subscription_versions)::text AS version,
        coalesce(json_agg(json_build_object('id', s.id, 'url', s.url, 'token', s.token, 'secret', s.secret,
   'previous_secret', s.previous_secret, 'previous_until', s.previous_secret_expires_at, 'filter', s.filter,
   'kind', s.kind, 'max_deliveries_per_second', s.max_deliveries_per_second,
-  'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers)
+  'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers,
+  'destination', s.destination, 'destination_secrets', s.destination_secrets)
          ORDER BY s.created_at, s.id), '[]') AS subscribers
 FROM subscriptions s WHERE s.enabled AND s.deleted_at IS NULL;
 
@@ -140,7 +141,8 @@ SELECT (SELECT version FROM subscription_versions)::text AS version,
        coalesce(json_agg(json_build_object('id', s.id, 'url', s.url, 'token', s.token, 'secret', s.secret,
   'previous_secret', s.previous_secret, 'previous_until', s.previous_secret_expires_at, 'filter', s.filter,
   'kind', s.kind, 'max_deliveries_per_second', s.max_deliveries_per_second,
-  'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers)), '[]')
+  'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers,
+  'destination', s.destination, 'destination_secrets', s.destination_secrets)), '[]')
          AS subscribers
 FROM subscriptions s WHERE s.enabled AND s.deleted_at IS NULL AND s.id IN (SELECT subscription_id FROM since);
 

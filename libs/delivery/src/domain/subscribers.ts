@@ -4,6 +4,7 @@
 // credentials in it.
 import { randomUUID } from 'node:crypto';
 import { SubscriptionFilter } from '@app/contracts';
+import type { DeliveryDestination } from '../destinations/destination';
 import { ClaimedDelivery, DeliveryLease } from './delivery';
 import { ApplyResult, IngestEvent } from './ingest';
 
@@ -34,6 +35,8 @@ export interface Subscriber {
   /** Its custom headers, sent with each delivery; secret ones opened (never logged nor shown). */
   headers: Record<string, string>;
   secretHeaders: Record<string, string>;
+  /** A broker's or an authenticated receiver's settings and secrets, opened (see destinations/). */
+  destination?: DeliveryDestination;
   /** `plants` receive New Plant webhooks; `operational` ones only Plant Store's own events (never fanned out to). */
   kind: 'plants' | 'operational';
 }
@@ -108,6 +111,7 @@ export const fannedOutDelivery = (
   secrets: signingSecrets(s),
   headers: s.headers,
   secretHeaders: s.secretHeaders,
+  destination: s.destination,
   backfillId: null,
   hops: event.hops,
   originEventId: event.originEventId,

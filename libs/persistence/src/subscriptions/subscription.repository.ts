@@ -10,7 +10,7 @@ import {
   SubscriberSource,
 } from '@app/delivery';
 import { SecretBox, secretHeaderContext, subscriptionContext } from '../secrets/secret-box';
-import { openSecretHeaders, openSendCredentials, SubscriptionSendRow } from '../sql/send-row';
+import { openDestination, openSecretHeaders, openSendCredentials, SubscriptionSendRow } from '../sql/send-row';
 import {
   CREATE_SUBSCRIPTION,
   DELETE_SUBSCRIPTION,
@@ -310,6 +310,7 @@ export class SubscriptionRepository implements SubscriberSource {
       limits: { maxDeliveriesPerSecond: r.max_deliveries_per_second, maxConcurrency: r.max_concurrency },
       headers: r.headers ?? {},
       secretHeaders: openSecretHeaders(r.secret_headers ?? {}, r.id, this.box),
+      destination: openDestination(r, r.id, this.box),
       kind: r.kind,
     };
   }
@@ -330,4 +331,6 @@ interface LoadedSubscriber {
   headers: Record<string, string>;
   /** name -> sealed value */
   secret_headers: Record<string, string>;
+  destination: DestinationSettings | null;
+  destination_secrets: string | null;
 }

@@ -151,7 +151,8 @@ export const FIND_SENDABLE = statement({
 const SUBSCRIBER_JSON = `json_build_object('id', s.id, 'url', s.url, 'token', s.token, 'secret', s.secret,
   'previous_secret', s.previous_secret, 'previous_until', s.previous_secret_expires_at, 'filter', s.filter,
   'kind', s.kind, 'max_deliveries_per_second', s.max_deliveries_per_second,
-  'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers)`;
+  'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers,
+  'destination', s.destination, 'destination_secrets', s.destination_secrets)`;
 
 /**
  * The enabled subscriptions a worker keeps in memory, and the version they are at, from one snapshot (one
