@@ -46,7 +46,11 @@ export class DestinationPool {
     let connection: BrokerConnection | null = null;
     try {
       connection = await this.connectionOf(entry, target);
-      return await withTimeout(connection.publish(message), this.guard.timeoutMs, `${target.kind}: no answer within`);
+      return await withTimeout(
+        connection.publish(message, target),
+        this.guard.timeoutMs,
+        `${target.kind}: no answer within`,
+      );
     } finally {
       entry.inFlight--;
       entry.lastUsed = this.now();
@@ -135,7 +139,9 @@ export class DestinationPool {
 /** One connection per broker, vhost or database, and credentials (hashed: the key holds no secret). */
 export function poolKey(t: BrokerTarget): string {
   const where = t.hosts.map((h) => `${h.host}:${h.port}`).join(',');
-  const scope = t.kind === 'amqp' ? t.path : t.kind === 'redis' ? (t.options.db ?? '0') : '';
+  // AMQP: a publish to an exchange that is not there closes its channel, so each exchange has its own.
+  const scope =
+    t.kind === 'amqp' ? `${t.path}?${t.options.exchange ?? ''}` : t.kind === 'redis' ? (t.options.db ?? '0') : '';
   const who = createHash('sha256')
     .update(JSON.stringify([t.secrets, t.settings, t.tls]))
     .digest('base64url');

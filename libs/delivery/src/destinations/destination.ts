@@ -8,23 +8,36 @@ export type DestinationKind = 'http' | BrokerKind;
 
 /**
  * What a URL cannot carry well, beside the subscription's `url` (the `destination` object of the API). Nothing
- * here is a secret: a client key and passwords are DestinationSecrets.
+ * here is a secret: a client key, passwords and a client secret are DestinationSecrets.
  */
 export interface DestinationSettings {
-  /** TLS to the broker: its CA (PEM) when not a public one, a client certificate (PEM; its key is a secret). */
+  /**
+   * TLS to the broker or HTTPS receiver: its CA (PEM) when not a public one, a client certificate (PEM; its key is
+   * a secret).
+   */
   tls?: { ca?: string; cert?: string; rejectUnauthorized?: boolean };
   /** Kafka: the SASL mechanism the URL's user and password are sent with (plain by default). */
   sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512' };
   /** Redis: the stream is trimmed to about this many entries (XADD MAXLEN ~). */
   maxLen?: number;
+  /**
+   * HTTP(S): OAuth 2 client credentials. A token from `tokenUrl` is sent as `Authorization: Bearer`; its client
+   * secret is a secret (DestinationSecrets.clientSecret).
+   */
+  oauth2?: { tokenUrl: string; clientId: string; scope?: string; audience?: string };
 }
 
-/** A destination's credentials: the URL's user and password, a client key. Stored sealed, never shown. */
+/**
+ * A destination's credentials: the URL's user and password (for HTTP, sent as Basic), a client key, an OAuth 2
+ * client secret. Stored sealed, never shown.
+ */
 export interface DestinationSecrets {
   username?: string;
   password?: string;
   /** The client certificate's private key (PEM). */
   key?: string;
+  /** HTTP(S): the OAuth 2 client secret, sent to the token endpoint only. */
+  clientSecret?: string;
 }
 
 /** A subscription's destination beside its URL: its settings, and its secrets opened (never logged nor shown). */
@@ -73,7 +86,11 @@ export interface BrokerMessage {
  * and opens a new one, after a backoff.
  */
 export interface BrokerConnection {
-  publish(message: BrokerMessage): Promise<string>;
+  /**
+   * `to`: where on this broker (its topic, subject, stream key, routing key): one connection serves every
+   * destination of its broker and credentials (the pool's key), so the place is per message, not per connection.
+   */
+  publish(message: BrokerMessage, to: BrokerTarget): Promise<string>;
   readonly broken: boolean;
   close(): Promise<void>;
 }

@@ -4,6 +4,8 @@ import { channelCloseSentence, connectionSentence, returnSentence } from './amqp
 
 interface Pending {
   messageId: string;
+  /** Its routing key: one channel serves every routing key of its exchange. */
+  routingKey: string;
   /** Set by the broker's basic.return, which comes before the ack of the same message. */
   returned?: string;
   settle(err: Error | null): void;
@@ -64,7 +66,6 @@ export const connectAmqp: ConnectBroker = async (target, guard) => {
   let blocked: string | undefined;
   const pending = new Set<Pending>();
   const exchange = target.options.exchange ?? '';
-  const routingKey = target.options.routingKey ?? '';
   const fail = (reason: string) => {
     broken = true;
     failure ??= reason;
@@ -91,18 +92,20 @@ export const connectAmqp: ConnectBroker = async (target, guard) => {
     const p = [...pending].find((q) => q.messageId === id && q.returned === undefined);
     // basic.return's fields (amqplib's types describe a delivery's)
     const { replyCode, replyText } = msg.fields as unknown as { replyCode: number; replyText: string };
-    if (p) p.returned = returnSentence(replyCode, replyText, exchange, routingKey);
+    if (p) p.returned = returnSentence(replyCode, replyText, exchange, p.routingKey);
   });
 
   const connectionApi: BrokerConnection = {
     get broken() {
       return broken;
     },
-    publish(message) {
+    publish(message, to) {
+      const routingKey = to.options.routingKey ?? '';
       if (broken) return Promise.reject(new Error(failure ?? 'amqp: the connection is closed'));
       return new Promise<string>((resolve, reject) => {
         const p: Pending = {
           messageId: message.messageId,
+          routingKey,
           settle(err) {
             if (!pending.delete(p)) return; // settled already
             clearTimeout(timer);

@@ -99,10 +99,10 @@ export const connectKafka: ConnectBroker = async (target, guard) => {
     get broken() {
       return broken;
     },
-    async publish(message) {
+    async publish(message, to) {
       try {
         const [meta] = await producer.send({
-          topic: target.path,
+          topic: to.path,
           acks: -1,
           timeout: guard.timeoutMs,
           messages: [{ key: message.key, value: message.body, headers: message.headers }],
@@ -112,7 +112,7 @@ export const connectKafka: ConnectBroker = async (target, guard) => {
         // kafkajs would reconnect on the next send by itself; the pool opening a new connection after its
         // backoff keeps a broker that is down from being dialled at every message.
         if (isConnectionLoss(err)) broken = true;
-        throw new Error(kafkaErrorSentence(err, target.path), { cause: err });
+        throw new Error(kafkaErrorSentence(err, to.path), { cause: err });
       }
     },
     async close() {

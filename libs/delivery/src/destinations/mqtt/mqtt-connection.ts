@@ -56,7 +56,7 @@ export const connectMqtt: ConnectBroker = async (target: BrokerTarget, guard: Co
     client.end(true);
     throw new Error(`mqtt: could not connect to ${where}: ${mqttConnectReason(err)}`, { cause: err });
   }
-  return new MqttBrokerConnection(client, target.path, guard.timeoutMs, where);
+  return new MqttBrokerConnection(client, guard.timeoutMs, where);
 };
 
 class MqttBrokerConnection implements BrokerConnection {
@@ -66,7 +66,6 @@ class MqttBrokerConnection implements BrokerConnection {
 
   constructor(
     private readonly client: MqttClient,
-    private readonly topic: string,
     private readonly timeoutMs: number,
     private readonly where: string,
   ) {
@@ -89,11 +88,11 @@ class MqttBrokerConnection implements BrokerConnection {
     return this.lost || !this.client.connected;
   }
 
-  async publish(message: BrokerMessage): Promise<string> {
+  async publish(message: BrokerMessage, to: BrokerTarget): Promise<string> {
     // Refuse rather than let mqtt.js store a QoS 1 publish for a reconnect that will not come.
     if (this.broken) throw new Error(`mqtt: the connection to ${this.where} is closed`);
     const properties = { userProperties: message.headers, contentType: 'application/json' };
-    const sent = this.client.publishAsync(this.topic, message.body, { qos: 1, properties });
+    const sent = this.client.publishAsync(to.path, message.body, { qos: 1, properties });
     const id = this.client.getLastMessageId();
     const ack: { reason?: number; text?: string } = {};
     this.acks.set(id, ack);
@@ -109,7 +108,7 @@ class MqttBrokerConnection implements BrokerConnection {
           }, this.timeoutMs);
         }),
       ]);
-      return `mqtt puback: topic ${this.topic}${ack.reason ? ` (${pubackReason(ack.reason)})` : ''}`;
+      return `mqtt puback: topic ${to.path}${ack.reason ? ` (${pubackReason(ack.reason)})` : ''}`;
     } catch (err) {
       throw new Error(this.publishErrorSentence(err, ack), { cause: err });
     } finally {

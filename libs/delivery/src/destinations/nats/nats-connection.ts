@@ -37,7 +37,7 @@ export const connectNats: ConnectBroker = async (target: BrokerTarget, guard: Co
       throw new Error(`nats: ${where} requires TLS; give the destination TLS settings`, { cause: err });
     throw new Error(natsErrorSentence(err, { subject: target.path, where, connecting: true }), { cause: err });
   }
-  return new NatsBrokerConnection(nc, target.path, guard.timeoutMs, where);
+  return new NatsBrokerConnection(nc, guard.timeoutMs, where);
 };
 
 /** nats.js (node) spreads the tls object into tls.connect, so servername and rejectUnauthorized pass through. */
@@ -57,7 +57,6 @@ class NatsBrokerConnection implements BrokerConnection {
 
   constructor(
     private readonly nc: NatsConnection,
-    private readonly subject: string,
     private readonly timeoutMs: number,
     private readonly where: string,
   ) {
@@ -72,13 +71,13 @@ class NatsBrokerConnection implements BrokerConnection {
     return this.lost || this.nc.isClosed();
   }
 
-  async publish(message: BrokerMessage): Promise<string> {
+  async publish(message: BrokerMessage, to: BrokerTarget): Promise<string> {
     if (this.broken) throw new Error(`nats: the connection to ${this.where} is closed`);
     try {
       const h = headers();
       for (const [name, value] of Object.entries(message.headers)) h.set(name, value);
       const js = this.nc.jetstream({ timeout: this.timeoutMs });
-      const ack = await js.publish(this.subject, new TextEncoder().encode(message.body), {
+      const ack = await js.publish(to.path, new TextEncoder().encode(message.body), {
         msgID: message.messageId,
         headers: h,
         timeout: this.timeoutMs,
@@ -88,7 +87,7 @@ class NatsBrokerConnection implements BrokerConnection {
       const noJetStream = this.nc.info?.jetstream !== true;
       // nats.js fails requests in flight with TIMEOUT when the connection closes: say it was the connection.
       const lost = this.broken;
-      throw new Error(natsErrorSentence(err, { subject: this.subject, where: this.where, noJetStream, lost }), {
+      throw new Error(natsErrorSentence(err, { subject: to.path, where: this.where, noJetStream, lost }), {
         cause: err,
       });
     }

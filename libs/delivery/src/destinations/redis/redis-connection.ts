@@ -56,8 +56,7 @@ export const connectRedis: ConnectBroker = async (target: BrokerTarget, guard: C
   } finally {
     clearTimeout(timer);
   }
-  const maxLen = Math.max(1, Math.floor(target.settings.maxLen ?? DEFAULT_MAX_LEN));
-  return new RedisBrokerConnection(redis, target.path, maxLen, where);
+  return new RedisBrokerConnection(redis, where);
 };
 
 class RedisBrokerConnection implements BrokerConnection {
@@ -65,8 +64,6 @@ class RedisBrokerConnection implements BrokerConnection {
 
   constructor(
     private readonly redis: Redis,
-    private readonly key: string,
-    private readonly maxLen: number,
     private readonly where: string,
   ) {
     // With retryStrategy null, a closed socket is the end: 'end' follows 'close'.
@@ -78,7 +75,8 @@ class RedisBrokerConnection implements BrokerConnection {
     return this.lost || this.redis.status !== 'ready';
   }
 
-  async publish(message: BrokerMessage): Promise<string> {
+  async publish(message: BrokerMessage, to: BrokerTarget): Promise<string> {
+    const maxLen = Math.max(1, Math.floor(to.settings.maxLen ?? DEFAULT_MAX_LEN));
     if (this.broken) throw new Error(`redis: the connection to ${this.where} is closed`);
     const fields: string[] = ['webhook-id', message.messageId];
     for (const [name, value] of Object.entries(message.headers)) {
@@ -87,10 +85,10 @@ class RedisBrokerConnection implements BrokerConnection {
     }
     fields.push('body', message.body);
     try {
-      const id = await this.redis.xadd(this.key, 'MAXLEN', '~', this.maxLen, '*', ...fields);
-      return `redis xadd: stream ${this.key} id ${id}`;
+      const id = await this.redis.xadd(to.path, 'MAXLEN', '~', maxLen, '*', ...fields);
+      return `redis xadd: stream ${to.path} id ${id}`;
     } catch (err) {
-      throw new Error(`redis: ${redisErrorReason(err, this.key, this.where)}`, { cause: err });
+      throw new Error(`redis: ${redisErrorReason(err, to.path, this.where)}`, { cause: err });
     }
   }
 
