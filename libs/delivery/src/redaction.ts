@@ -4,6 +4,8 @@
  * carries, into the response excerpt an attempt records; a URL may carry credentials in its user-info or
  * query. These functions take them out where the excerpt is built and where a URL is shown or kept.
  */
+import type { DestinationSecrets } from './destinations/destination';
+
 export const REDACTED = '[redacted]';
 
 /** Query values shorter than this are not taken for credentials (`?v=1`, `?format=json`): too common to hide. */
@@ -13,16 +15,28 @@ const MIN_PARTIAL = 4;
 
 /**
  * The credentials a request to `url` with `token` and secret headers carries, as a receiver might echo them
- * back.
+ * back; with its destination's (the user and password sent as Basic, an OAuth 2 client secret) and the OAuth 2
+ * `accessTokens` it was sent with.
  */
-export function credentialsOf(r: {
-  url: string;
-  token: string | null;
-  secretHeaders?: Record<string, string>;
-}): string[] {
+export function credentialsOf(
+  r: {
+    url: string;
+    token: string | null;
+    secretHeaders?: Record<string, string>;
+    destination?: { secrets: DestinationSecrets };
+  },
+  accessTokens: string[] = [],
+): string[] {
   const found: string[] = [];
-  if (r.token) found.push(r.token, `Bearer ${r.token}`);
+  const tokens = [r.token, ...accessTokens].filter((t): t is string => Boolean(t));
+  for (const t of tokens) found.push(t, `Bearer ${t}`);
   for (const value of Object.values(r.secretHeaders ?? {})) if (value.length >= MIN_PARTIAL) found.push(value);
+  const secrets = r.destination?.secrets ?? {};
+  if (secrets.username || secrets.password) {
+    const pair = `${secrets.username ?? ''}:${secrets.password ?? ''}`;
+    found.push(pair, Buffer.from(pair).toString('base64'));
+  }
+  for (const s of [secrets.password, secrets.clientSecret]) if (s && s.length >= MIN_PARTIAL) found.push(s);
   const url = parseUrl(r.url);
   if (url) {
     const user = decode(url.username);
@@ -39,7 +53,7 @@ export function credentialsOf(r: {
   }
   // Each as sent, and as an echo may write it: percent-encoded, JSON-escaped, base64 (a token in Basic).
   const forms = found.flatMap((c) => [c, encodeURIComponent(c), JSON.stringify(c).slice(1, -1)]);
-  if (r.token) forms.push(Buffer.from(r.token).toString('base64'));
+  for (const t of tokens) forms.push(Buffer.from(t).toString('base64'));
   return [...new Set(forms.filter((c) => c.length > 0))].sort((a, b) => b.length - a.length);
 }
 

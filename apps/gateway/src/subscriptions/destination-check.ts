@@ -1,6 +1,10 @@
 import {
   checkSubscriberUrl,
+  credentialsInUrl,
   DeliveryDestination,
+  DestinationSecrets,
+  DestinationSettings,
+  hasBasic,
   destinationKind,
   HostPort,
   parseBrokerUrl,
@@ -27,7 +31,8 @@ export interface CheckedDestination {
 /**
  * A URL and its `destination` checked together, 422 naming the field and why: the scheme is one there is, a
  * broker URL is complete, each host passes the SSRF rule of HTTP receivers, settings fit the kind, a token only
- * for HTTP (a broker's user and password are in its URL), and no delivery into our own plant.created topic.
+ * for HTTP (a broker's user and password are in its URL), and no delivery into our own plant.created topic. An
+ * HTTP receiver's authentication is checked by checkHttpDestination.
  */
 export async function checkDestination(
   url: string,
@@ -37,12 +42,7 @@ export async function checkDestination(
 ): Promise<CheckedDestination> {
   const kind = destinationKind(url);
   if (!kind.ok) throw invalidField('url', kind.reason);
-  if (kind.value === 'http') {
-    if (body !== undefined)
-      throw invalidField('destination', 'is for broker destinations (kafka, amqp, nats, mqtt, redis), not http(s)');
-    await assertHostAllowed(url, rules);
-    return { url, destination: { settings: {}, secrets: {} } };
-  }
+  if (kind.value === 'http') return checkHttpDestination(url, body, hasToken, rules);
   if (hasToken)
     throw invalidField(
       'token',
@@ -68,10 +68,57 @@ export async function checkDestination(
   return { url: withoutCredentials(url), destination: { settings, secrets: target.secrets } };
 }
 
+/**
+ * An HTTP receiver and how it is authenticated (docs/destinations.md): a user and password in its URL (sent as
+ * Basic; stored sealed, the URL without them), `tls` (its CA, a client certificate: mTLS, https only), `oauth2`
+ * client credentials (the secret sealed; the token endpoint under the receiver's SSRF rule). One Authorization at
+ * most: a token beside Basic or OAuth 2, or both of those, is a 422.
+ */
+async function checkHttpDestination(
+  url: string,
+  body: DestinationBody | undefined,
+  hasToken: boolean,
+  rules: DestinationRules,
+): Promise<CheckedDestination> {
+  const { sasl, maxLen, tls: tlsBody, oauth2: oauthBody } = body ?? {};
+  if (sasl) throw invalidField('destination.sasl', 'is for kafka:// only');
+  if (maxLen !== undefined) throw invalidField('destination.maxLen', 'is for redis:// only');
+  const bare = withoutCredentials(url);
+  const basic = credentialsInUrl(url);
+  const secrets: DestinationSecrets = hasBasic(basic) ? basic : {};
+  const settings: DestinationSettings = {};
+  if (oauthBody) {
+    const { clientSecret, ...oauth2 } = oauthBody;
+    if (hasBasic(secrets))
+      throw invalidField('destination.oauth2', 'and the user and password in the URL would both be Authorization');
+    if (!clientSecret) throw invalidField('destination.oauth2.clientSecret', 'is required');
+    settings.oauth2 = oauth2;
+    secrets.clientSecret = clientSecret;
+  }
+  if (hasToken && (settings.oauth2 || hasBasic(secrets))) {
+    const other = settings.oauth2 ? "destination.oauth2's token is" : "the URL's user and password are (Basic)";
+    throw invalidField('token', `is sent as Authorization, as ${other}: give one of them`);
+  }
+  if (tlsBody) {
+    const { key, ...tls } = tlsBody;
+    if (!/^https:/i.test(bare)) throw invalidField('destination.tls', 'is for https:// receivers');
+    if (key && !tls.cert) throw invalidField('destination.tls.key', 'goes with a client certificate (tls.cert)');
+    if (tls.cert && !key) throw invalidField('destination.tls.cert', 'goes with its private key (tls.key)');
+    settings.tls = tls;
+    if (key) secrets.key = key;
+  }
+  // The URL as it is stored, without user-info (checkSubscriberUrl refuses credentials in a URL it checks).
+  await assertHostAllowed(bare, rules);
+  // Our worker fetches tokens there: the same rule as the receiver's, so a token URL reaches no private address.
+  if (settings.oauth2)
+    await assertHostAllowed(settings.oauth2.tokenUrl, rules, undefined, 'destination.oauth2.tokenUrl');
+  return { url: bare, destination: { settings, secrets } };
+}
+
 /** The SSRF rule of HTTP receivers (address-policy), for the host of an HTTP or broker URL. */
-async function assertHostAllowed(url: string, rules: DestinationRules, host?: string) {
+async function assertHostAllowed(url: string, rules: DestinationRules, host?: string, field = 'url') {
   const check = await checkSubscriberUrl(url, rules.allowPrivateNetworks);
-  if (!check.ok) throw invalidField('url', host ? check.reason.replace(/^host \S+/, `host ${host}`) : check.reason);
+  if (!check.ok) throw invalidField(field, host ? check.reason.replace(/^host \S+/, `host ${host}`) : check.reason);
 }
 
 const LOCAL = new Set(['localhost', '127.0.0.1', '::1']);

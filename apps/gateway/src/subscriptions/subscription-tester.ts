@@ -53,10 +53,14 @@ export class SubscriptionTester implements OnApplicationShutdown {
     return {
       request: {
         body,
-        headers: sentHeaders(messageId, attempt, loop, s.token !== null, {
-          headers: s.headers,
-          secretHeaderNames: Object.keys(s.secretHeaders),
-        }),
+        headers: sentHeaders(
+          messageId,
+          attempt,
+          loop,
+          s.token !== null,
+          { headers: s.headers, secretHeaderNames: Object.keys(s.secretHeaders) },
+          s.destination,
+        ),
       },
       response: {
         status: attempt.status,

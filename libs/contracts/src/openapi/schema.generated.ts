@@ -1216,23 +1216,35 @@ export interface components {
             signature?: "symmetric" | "asymmetric";
             /** @description Sent as `Authorization: Bearer <token>` */
             token?: string;
-            /** @description Where its New Plants go; the scheme selects the kind (docs/destinations.md): http, https, kafka, amqp, amqps, nats, mqtt, mqtts, redis, rediss. http(s): the receiver, no user-info (send a `token`). kafka://host:port[,host:port]/topic; amqp(s)://user:pass@host:port/vhost?exchange=…&routingKey=…; nats://host:port/subject (a JetStream stream must capture it); mqtt(s)://host:port/topic; redis(s)://host:port/stream-key[?db=N]. Any other scheme: 422 */
+            /** @description Where its New Plants go; the scheme selects the kind (docs/destinations.md): http, https, kafka, amqp, amqps, nats, mqtt, mqtts, redis, rediss. http(s): the receiver (user-info: Basic auth, sealed; or send a `token`). kafka://host:port[,host:port]/topic; amqp(s)://user:pass@host:port/vhost?exchange=…&routingKey=…; nats://host:port/subject (a JetStream stream must capture it); mqtt(s)://host:port/topic; redis(s)://host:port/stream-key[?db=N]. Any other scheme: 422 */
             url: string;
         };
-        /** @description A broker destination's settings beside its URL (422 for an HTTP one, which takes none). The URL carries the user and password (`amqp://user:pass@host/vhost?routingKey=q`): they are sealed at rest, never shown (a subscription shows `destination.hasCredentials`) and never logged. A change of `url` replaces the credentials with those the new URL carries, and `destination` with the one given (none when absent): they never stay behind for another address. */
+        /** @description A destination's settings beside its URL. The URL carries the user and password (`amqp://user:pass@host/vhost?routingKey=q`; for http(s), `https://user:pass@host/path` is sent as Basic auth): they are sealed at rest, never shown (a subscription shows `destination.hasCredentials`) and never logged. An HTTP receiver takes `tls` (https: its CA, a client certificate: mTLS) and `oauth2`; a broker takes `tls`, `sasl` (kafka) and `maxLen` (redis). One Authorization at most: a `token` beside Basic or `oauth2` is a 422. A change of `url` replaces the credentials with those the new URL carries, and `destination` with the one given (none when absent): they never stay behind for another address. */
         SubscriptionDestination: {
             /** @description redis: the stream is trimmed to about this many entries (XADD MAXLEN ~; 100,000 when absent) */
             maxLen?: number;
+            /** @description http(s): OAuth 2 client credentials (RFC 6749 §4.4). A token from `tokenUrl` is sent as `Authorization: Bearer`, kept until 30 s before it expires, fetched again once on a 401. `clientSecret` is required when writing: sealed at rest, never shown */
+            oauth2?: {
+                /** @description An `audience` to ask for */
+                audience?: string;
+                clientId: string;
+                /** @description Sent to the token endpoint only (HTTP Basic): sealed at rest, never shown */
+                clientSecret?: string;
+                /** @description Space-separated scopes to ask for */
+                scope?: string;
+                /** @description The token endpoint: under the SSRF rule of receivers (a public address) */
+                tokenUrl: string;
+            };
             /** @description kafka: the SASL mechanism the URL's user and password are sent with (plain when absent) */
             sasl?: {
                 /** @enum {string} */
                 mechanism: "plain" | "scram-sha-256" | "scram-sha-512";
             };
-            /** @description TLS to the broker (on already for amqps, mqtts, rediss): a CA and a client certificate */
+            /** @description TLS to the broker (on already for amqps, mqtts, rediss) or https receiver: a CA and a client certificate */
             tls?: {
-                /** @description The broker's CA (PEM) when it is not a public one */
+                /** @description The broker's or receiver's CA (PEM) when it is not a public one */
                 ca?: string;
-                /** @description A client certificate (PEM), for a broker that asks for one */
+                /** @description A client certificate (PEM), for a broker or receiver that asks for one (with its key) */
                 cert?: string;
                 /** @description The client certificate's private key (PEM): sealed at rest, never shown */
                 key?: string;
@@ -1244,7 +1256,7 @@ export interface components {
             };
         };
         SubscriptionDestinationShown: {
-            /** @description Whether a user and password (or a client key) are stored for the broker: sealed, never shown */
+            /** @description Whether a user and password, a client key or an OAuth 2 client secret are stored for it: sealed, never shown */
             hasCredentials: boolean;
             /**
              * @description Where its New Plants go, from its URL's scheme
@@ -1334,7 +1346,7 @@ export interface components {
                 [key: string]: string | null;
             };
             token?: string | null;
-            /** @description Where its New Plants go; the scheme selects the kind (docs/destinations.md): http, https, kafka, amqp, amqps, nats, mqtt, mqtts, redis, rediss. http(s): the receiver, no user-info (send a `token`). kafka://host:port[,host:port]/topic; amqp(s)://user:pass@host:port/vhost?exchange=…&routingKey=…; nats://host:port/subject (a JetStream stream must capture it); mqtt(s)://host:port/topic; redis(s)://host:port/stream-key[?db=N]. Any other scheme: 422 */
+            /** @description Where its New Plants go; the scheme selects the kind (docs/destinations.md): http, https, kafka, amqp, amqps, nats, mqtt, mqtts, redis, rediss. http(s): the receiver (user-info: Basic auth, sealed; or send a `token`). kafka://host:port[,host:port]/topic; amqp(s)://user:pass@host:port/vhost?exchange=…&routingKey=…; nats://host:port/subject (a JetStream stream must capture it); mqtt(s)://host:port/topic; redis(s)://host:port/stream-key[?db=N]. Any other scheme: 422 */
             url?: string;
         };
         SubscriptionWithSecret: components["schemas"]["Subscription"] & {

@@ -150,7 +150,7 @@ function credentialsOfUserinfo(userinfo: string): DestinationSecrets {
   return { username: decode(userinfo.slice(0, at)), password: decode(userinfo.slice(at + 1)) };
 }
 
-/** The user and password a broker URL carries (none for HTTP, which refuses them: a token is sent instead). */
+/** The user and password a URL carries (a broker's login, or an HTTP receiver's Basic auth). */
 export function credentialsInUrl(raw: string): DestinationSecrets {
   const m = /^[^:]+:\/\/([^@/?#]*)@/.exec(raw);
   return m ? credentialsOfUserinfo(m[1]) : {};

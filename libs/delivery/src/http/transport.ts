@@ -12,6 +12,8 @@ export interface WebhookTransport {
     body: string,
     timeoutMs: number,
     maxBody?: number,
+    /** A receiver's own CA and a client certificate (mTLS): the connection is made with them. */
+    tls?: ClientTls,
   ): Promise<PostResult>;
   /** Closes its kept-alive connections. */
   close(): Promise<void>;
@@ -22,4 +24,12 @@ export interface PostResult {
   headers: IncomingHttpHeaders;
   /** The first `maxBody` bytes of the response; the rest is read and dropped. */
   body: string;
+}
+
+/** TLS to an HTTPS receiver beyond the public CAs: its CA, a client certificate and key (mTLS). */
+export interface ClientTls {
+  ca?: string;
+  cert?: string;
+  key?: string;
+  rejectUnauthorized?: boolean;
 }

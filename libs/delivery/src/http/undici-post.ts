@@ -1,29 +1,53 @@
+import { createHash } from 'node:crypto';
 import type { LookupFunction } from 'node:net';
 import { Agent, Dispatcher } from 'undici';
 import { guardedLookup } from '../ssrf';
-import type { PostResult, WebhookTransport } from './transport';
+import { BoundedMap } from './bounded-map';
+import type { ClientTls, PostResult, WebhookTransport } from './transport';
 
 const timedOut = (ms: number) => Object.assign(new Error(`timed out after ${ms} ms`), { code: 'ETIMEDOUT' });
+
+/**
+ * Agents for receivers with a CA or client certificate of their own (mTLS) kept open at once: undici takes TLS
+ * options per agent, not per request, so each certificate has its own. Few subscriptions have one; past this the
+ * least recently used is closed (gracefully: requests under way finish), and opened again when next needed.
+ */
+const MAX_TLS_AGENTS = 64;
 
 /**
  * Deliveries over undici: one keep-alive pool per receiver origin (undici's Agent), driven through its
  * dispatch handler API (no stream, no AbortSignal per request), which bench:delivery's floor measures at less
  * CPU per request than node:http. Unless private networks are allowed, every connection resolves its name
- * through the SSRF guard, on the address actually connected to. Redirects are never followed (undici follows
- * none unless told to).
+ * through the SSRF guard, on the address actually connected to; an mTLS agent connects through the same guard.
+ * Redirects are never followed (undici follows none unless told to).
  */
 export function undiciTransport(allowPrivate: boolean, connectionsPerOrigin = 256): WebhookTransport {
   const lookup: LookupFunction | undefined = allowPrivate ? undefined : guardedLookup();
-  const agent = new Agent({
-    connections: connectionsPerOrigin,
-    pipelining: 1,
-    keepAliveTimeout: 4000,
-    keepAliveMaxTimeout: 60000,
-    connect: lookup ? { lookup } : {},
-  });
+  const guarded = lookup ? { lookup } : {};
+  const newAgent = (connect: Agent.Options['connect']) =>
+    new Agent({
+      connections: connectionsPerOrigin,
+      pipelining: 1,
+      keepAliveTimeout: 4000,
+      keepAliveMaxTimeout: 60000,
+      connect,
+    });
+  const agent = newAgent(guarded);
+  const tlsAgents = new BoundedMap<string, Agent>(MAX_TLS_AGENTS, (a) => void a.close().catch(() => undefined));
+  const agentFor = (tls: ClientTls | undefined): Agent => {
+    if (!tls) return agent;
+    const key = tlsKey(tls);
+    let found = tlsAgents.get(key);
+    if (!found) {
+      found = newAgent({ ...guarded, ...definedOnly(tls) });
+      tlsAgents.set(key, found);
+    }
+    return found;
+  };
   return {
-    post(url, headers, body, timeoutMs, maxBody = 1024): Promise<PostResult> {
+    post(url, headers, body, timeoutMs, maxBody = 1024, tls?: ClientTls): Promise<PostResult> {
       const target = new URL(url);
+      const dispatcher = agentFor(tls);
       return new Promise((resolve, reject) => {
         let controller: Dispatcher.DispatchController | null = null;
         let settled = false;
@@ -43,7 +67,7 @@ export function undiciTransport(allowPrivate: boolean, connectionsPerOrigin = 25
           settle(() => reject(err));
           controller?.abort(err);
         }, timeoutMs);
-        agent.dispatch(
+        dispatcher.dispatch(
           { origin: target.origin, path: `${target.pathname}${target.search}`, method: 'POST', headers, body },
           {
             onRequestStart(c) {
@@ -77,6 +101,17 @@ export function undiciTransport(allowPrivate: boolean, connectionsPerOrigin = 25
         );
       });
     },
-    close: () => agent.close(),
+    close: async () => {
+      await Promise.all([agent, ...tlsAgents.drain()].map((a) => a.close()));
+    },
   };
 }
+
+/** One agent per CA, certificate, key and verification: their hash, so no key is kept as a map key in the clear. */
+const tlsKey = (t: ClientTls) =>
+  createHash('sha256')
+    .update(JSON.stringify([t.ca ?? '', t.cert ?? '', t.key ?? '', t.rejectUnauthorized !== false]))
+    .digest('base64');
+
+const definedOnly = (t: ClientTls) =>
+  Object.fromEntries(Object.entries(t).filter(([, v]) => v !== undefined)) as ClientTls;

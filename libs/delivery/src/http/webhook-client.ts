@@ -4,7 +4,10 @@ import { HIDDEN_HEADER } from '../custom-headers';
 import { credentialsOf, redactCredentials } from '../redaction';
 import { parseRetryAfter } from '../retry-schedule';
 import { signDelivery } from '../signing';
+import type { DeliveryDestination } from '../destinations/destination';
 import { checkUrlShape } from '../ssrf';
+import { OAuthError, OAuthTokens } from './oauth-tokens';
+import { AttemptAuthorization, clientTlsOf, ReceiverAuth, receiverAuthOf } from './receiver-auth';
 import type { WebhookTransport } from './transport';
 import { undiciTransport } from './undici-post';
 
@@ -27,6 +30,8 @@ export interface WebhookRequest {
   hops: number;
   originEventId: string;
   traceparent?: string;
+  /** Its settings and secrets, opened: for an HTTP receiver, Basic, OAuth 2 or a client certificate (mTLS). */
+  destination?: DeliveryDestination;
 }
 
 export interface SendResult extends DeliveryAttempt {
@@ -37,6 +42,15 @@ export const USER_AGENT = 'PlantStore-Webhooks/1.0 (+https://plant.store)';
 const MAX_RESPONSE_BYTES = 1024;
 /** What an operator is shown in place of a subscriber's token: it is a credential, never displayed or logged. */
 export const HIDDEN_TOKEN = 'Bearer [the subscription token, not shown]';
+/** In place of the user and password the receiver's URL came with (Basic). */
+export const HIDDEN_BASIC = 'Basic [the user and password of the URL, not shown]';
+/** In place of an OAuth 2 access token (each attempt's may differ; it is a credential all the same). */
+export const HIDDEN_OAUTH2 = 'Bearer [an OAuth 2 access token, not shown]';
+const HIDDEN: Record<Exclude<ReceiverAuth, null>, string> = {
+  token: HIDDEN_TOKEN,
+  basic: HIDDEN_BASIC,
+  oauth2: HIDDEN_OAUTH2,
+};
 
 /** Marks a delivery of a backfill (the current state of a plant, asked for), naming the backfill. */
 export const BACKFILL_HEADER = 'plant-store-backfill';
@@ -61,7 +75,11 @@ export function webhookHeaders(
     [LoopHeaders.hops]: String(r.hops + 1),
     [LoopHeaders.origin]: r.originEventId,
   };
-  if (authorization) headers.authorization = authorization;
+  if (authorization) {
+    // One Authorization: a custom one (whatever its case) saved beside Basic or OAuth 2 gives way to ours.
+    for (const n of Object.keys(headers)) if (n.toLowerCase() === 'authorization') delete headers[n];
+    headers.authorization = authorization;
+  }
   // The attempt's own span: a receiver that traces continues the sender's trace.
   if (r.traceparent) headers.traceparent = r.traceparent;
   if (r.backfillId) headers[BACKFILL_HEADER] = r.backfillId;
@@ -76,9 +94,9 @@ function unreserved(headers: Record<string, string> | undefined): Record<string,
 
 /**
  * The headers an attempt went out with, rebuilt for an operator from what was recorded (its time and
- * signature): the subscriber's token and secret headers hidden, no trace context (each attempt had its own; it
- * is in the trace). The custom headers are the subscription's as they are now. Null for an attempt refused
- * before it was signed.
+ * signature): the subscriber's token (or Basic, or OAuth 2 token: give `destination`) and secret headers hidden,
+ * no trace context (each attempt had its own; it is in the trace). The custom headers and destination are the
+ * subscription's as they are now. Null for an attempt refused before it was signed.
  */
 export function sentHeaders(
   messageId: string,
@@ -86,6 +104,7 @@ export function sentHeaders(
   r: Pick<WebhookRequest, 'hops' | 'originEventId' | 'backfillId'>,
   hadToken: boolean,
   custom: { headers: Record<string, string>; secretHeaderNames: string[] } = { headers: {}, secretHeaderNames: [] },
+  destination?: DeliveryDestination,
 ): Record<string, string> | null {
   if (!attempt.signature) return null;
   const signed = {
@@ -95,22 +114,26 @@ export function sentHeaders(
   };
   const secretHeaders = Object.fromEntries(custom.secretHeaderNames.map((n) => [n, HIDDEN_HEADER]));
   const shown = { hops: r.hops, originEventId: r.originEventId, backfillId: r.backfillId };
-  return webhookHeaders(signed, { ...shown, headers: custom.headers, secretHeaders }, hadToken ? HIDDEN_TOKEN : null);
+  const auth = receiverAuthOf(hadToken, destination);
+  return webhookHeaders(signed, { ...shown, headers: custom.headers, secretHeaders }, auth ? HIDDEN[auth] : null);
 }
 
 /**
  * One HTTP attempt: the SSRF guard (the URL's shape and IP literals here; resolved names inside the agents'
- * lookup, on the address actually connected to), signing, a timeout, no redirects. Never throws: a refusal, a
- * timeout or a reset is an attempt with an error.
+ * lookup, on the address actually connected to), signing, the receiver's authentication (receiver-auth.ts), one
+ * timeout for the whole attempt (an OAuth 2 token fetch included: the worker's lease allows DELIVERY_TIMEOUT_MS),
+ * no redirects. Never throws: a refusal, a timeout or a reset is an attempt with an error.
  */
 export class WebhookClient {
   private readonly transport: WebhookTransport;
+  private readonly tokens: OAuthTokens;
 
   constructor(
     private readonly allowPrivateNetworks: boolean,
     private readonly timeoutMs: number,
   ) {
     this.transport = undiciTransport(allowPrivateNetworks);
+    this.tokens = new OAuthTokens(this.transport, allowPrivateNetworks, USER_AGENT);
   }
 
   async send(r: WebhookRequest): Promise<SendResult> {
@@ -133,20 +156,29 @@ export class WebhookClient {
 
     const signed = signDelivery(r.secrets, r.messageId, r.body, attemptedAt);
     signature = signed['webhook-signature'];
-    const headers = webhookHeaders(signed, r, r.token ? `Bearer ${r.token}` : null);
+    const left = () => Math.max(1, Math.round(started + this.timeoutMs - performance.now()));
+    const authorization = new AttemptAuthorization(this.tokens, r);
+    const tls = clientTlsOf(r.url, r.destination);
+    const post = async () => {
+      const headers = webhookHeaders(signed, r, await authorization.header(left()));
+      return this.transport.post(r.url, headers, r.body, left(), MAX_RESPONSE_BYTES, tls);
+    };
     try {
-      const res = await this.transport.post(r.url, headers, r.body, this.timeoutMs, MAX_RESPONSE_BYTES);
+      let res = await post();
+      if (authorization.retryAfter(res.status)) res = await post();
       const retryAfter = res.headers['retry-after'];
       return result({
         status: res.status,
         // An echoing receiver would hand the subscriber's own credentials to whoever reads the attempt.
-        responseBody: redactCredentials(res.body, credentialsOf(r)) || null,
+        responseBody: redactCredentials(res.body, credentialsOf(r, authorization.accessTokens)) || null,
         retryAfterMs: parseRetryAfter(typeof retryAfter === 'string' ? retryAfter : null),
       });
     } catch (err) {
+      if (err instanceof OAuthError) return result({ error: err.message });
       const e = err as NodeJS.ErrnoException;
       if (e.code === 'ESSRFBLOCKED') return result({ error: `refused by the SSRF guard: ${e.message}` });
-      return result({ error: e.code === 'ETIMEDOUT' ? e.message : (e.code ?? e.message) });
+      // The attempt's time is one budget, whatever part of it ran out.
+      return result({ error: e.code === 'ETIMEDOUT' ? `timed out after ${this.timeoutMs} ms` : (e.code ?? e.message) });
     }
   }
 

@@ -11,7 +11,7 @@ const subscriberUrl = {
   maxLength: 2048,
   description:
     `Where its New Plants go; the scheme selects the kind (docs/destinations.md): ${DESTINATION_SCHEMES}. ` +
-    'http(s): the receiver, no user-info (send a `token`). kafka://host:port[,host:port]/topic; ' +
+    'http(s): the receiver (user-info: Basic auth, sealed; or send a `token`). kafka://host:port[,host:port]/topic; ' +
     'amqp(s)://user:pass@host:port/vhost?exchange=…&routingKey=…; nats://host:port/subject (a JetStream stream ' +
     'must capture it); mqtt(s)://host:port/topic; redis(s)://host:port/stream-key[?db=N]. Any other scheme: 422',
 };
