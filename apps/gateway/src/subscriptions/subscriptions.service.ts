@@ -17,6 +17,7 @@ import {
   SignatureScheme,
   SUBSCRIBERS_CONFIRM_WINDOW_MS,
   urlOriginAndPath,
+  withoutCredentials,
 } from '@app/delivery';
 import { invalidField, invalidFields, ProblemException } from '@app/observability';
 import {
@@ -214,10 +215,21 @@ export class SubscriptionsService {
   }
 
   /** A new URL and its destination, checked with the token the subscription will have (none for a broker). */
-  private async destinationChange(id: string, body: SubscriptionUpdateBody): Promise<CheckedDestination> {
-    const hasToken =
-      body.token !== undefined ? body.token !== null : found(await this.subscriptions.findById(id), id).token !== null;
-    return checkDestination(body.url!, body.destination, hasToken, this.rules);
+  /**
+   * A new URL and its destination, checked with the token the subscription will have. The URL it has already,
+   * given again without credentials or settings (a form saving every field), leaves them as they are: only a new
+   * address, or new credentials or settings, replaces them.
+   */
+  private async destinationChange(
+    id: string,
+    body: SubscriptionUpdateBody,
+  ): Promise<CheckedDestination | { url: string }> {
+    const current = found(await this.subscriptions.findById(id), id);
+    const hasToken = body.token !== undefined ? body.token !== null : current.token !== null;
+    const checked = await checkDestination(body.url!, body.destination, hasToken, this.rules);
+    const unchanged =
+      checked.url === current.url && body.destination === undefined && withoutCredentials(body.url!) === body.url;
+    return unchanged ? { url: checked.url } : checked;
   }
 
   private get rules(): DestinationRules {
