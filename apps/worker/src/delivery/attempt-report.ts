@@ -1,4 +1,11 @@
-import { AttemptOutcome, ClaimedDelivery, destinationKindOf, SendResult } from '@app/delivery';
+import {
+  AttemptOutcome,
+  ClaimedDelivery,
+  destinationKindOf,
+  REDACTED,
+  SendResult,
+  urlOriginAndPath,
+} from '@app/delivery';
 import { RateLimitedLog } from '@app/observability';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 
@@ -41,11 +48,8 @@ export function reportAttempt(
 
 /** Where a delivery went, without a path or query that may carry a subscriber's own secret. */
 export function origin(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return '(invalid URL)';
-  }
+  const shown = urlOriginAndPath(url); // a broker's scheme has no URL origin, and its path is a topic
+  return shown === REDACTED ? '(invalid URL)' : shown.replace(/^(https?:\/\/[^/]*).*$/, '$1');
 }
 
 /** What the subscriber answered, or why there was no answer. */
