@@ -4,6 +4,7 @@ import { client, ok, OPERATIONAL_EVENT_TYPES, Schema } from '../api';
 import { Link } from '../router';
 import { copyText } from '../copy';
 import { Column, Table } from '../components/Table';
+import { DestinationField, KIND_NAMES, parseDestination } from './subscription/Destination';
 
 export type Subscription = Schema<'SubscriptionWithSecret'>;
 
@@ -31,7 +32,7 @@ export function Subscriptions() {
       header: 'URL',
       cell: (s) => (
         <>
-          <Link to={`/subscriptions/${s.id}`}>{s.url}</Link>{' '}
+          <Link to={`/subscriptions/${s.id}`}>{s.url}</Link> <small>{KIND_NAMES[s.destination.kind]}</small>{' '}
           <Link to={`/deliveries?subscriptionId=${s.id}`} aria-label={`Deliveries to ${s.url}`}>
             (deliveries)
           </Link>
@@ -158,8 +159,14 @@ function CreateForm({ onCreated, onError }: { onCreated: (s: Subscription) => vo
   const [tags, setTags] = useState('');
   const [kind, setKind] = useState<Subscription['kind']>('plants');
   const [types, setTypes] = useState<EventType[]>([]);
+  const [destination, setDestination] = useState('');
+  const [destinationError, setDestinationError] = useState<string | null>(null);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
+    // Settings that are not JSON are said so here, in the form, and nothing is sent.
+    const settings = parseDestination(destination);
+    setDestinationError(settings.error ?? null);
+    if (settings.error) return;
     const list = splitTags(tags);
     const receives =
       kind === 'operational'
@@ -171,7 +178,12 @@ function CreateForm({ onCreated, onError }: { onCreated: (s: Subscription) => vo
       onCreated(
         await ok(
           client.POST('/subscriptions', {
-            body: { url, ...(description ? { description } : {}), ...receives },
+            body: {
+              url,
+              ...(description ? { description } : {}),
+              ...receives,
+              ...(settings.value ? { destination: settings.value } : {}),
+            },
           }),
         ),
       );
@@ -179,6 +191,7 @@ function CreateForm({ onCreated, onError }: { onCreated: (s: Subscription) => vo
       setDescription('');
       setTags('');
       setTypes([]);
+      setDestination('');
     } catch (err) {
       onError((err as Error).message);
     }
@@ -187,7 +200,8 @@ function CreateForm({ onCreated, onError }: { onCreated: (s: Subscription) => vo
     <form onSubmit={submit} aria-label="New subscription">
       <label>
         Receiver URL
-        <input type="url" value={url} onChange={(e) => setUrl(e.target.value)} required size={40} />
+        {/* Not type="url": a Kafka URL's list of host:port is not one a browser accepts. */}
+        <input inputMode="url" value={url} onChange={(e) => setUrl(e.target.value)} required size={40} />
       </label>
       <label>
         Description
@@ -208,6 +222,7 @@ function CreateForm({ onCreated, onError }: { onCreated: (s: Subscription) => vo
       ) : (
         <EventTypesField value={types} onChange={setTypes} />
       )}
+      <DestinationField value={destination} onChange={setDestination} error={destinationError} />
       <button className="primary" type="submit">
         Subscribe
       </button>

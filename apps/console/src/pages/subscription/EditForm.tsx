@@ -48,7 +48,9 @@ export function EditForm({
         ? { eventTypes: types.length ? types : null }
         : { filter: { ...(list.length ? { tags: list } : {}), ...(Object.keys(plantIds).length ? { plantIds } : {}) } };
     const body = {
-      url,
+      // Only a changed URL: the API takes a URL as a new destination, and the stored credentials and settings go
+      // with the old one (the URL shown here is without them), so sending it unchanged would drop them.
+      ...(url !== s.url ? { url } : {}),
       description,
       // Which plants it is sent is the operator's to say, not the subscriber's (a portal link cannot change it).
       ...(PORTAL ? {} : receives),
@@ -78,7 +80,13 @@ export function EditForm({
           {PORTAL && (s.hasToken || s.secretHeaderNames.length > 0) && (
             <small> (a new URL removes the token and secret headers set for this one)</small>
           )}
-          <input type="url" value={url} onChange={(e) => setUrl(e.target.value)} required size={40} />
+          {(s.destination.hasCredentials || Object.keys(s.destination.settings).length > 0) && (
+            <small>
+              {' '}
+              (a new URL carries its own user and password: the stored credentials and settings are dropped)
+            </small>
+          )}
+          <input inputMode="url" value={url} onChange={(e) => setUrl(e.target.value)} required size={40} />
         </label>
         <label>
           Description

@@ -5,6 +5,7 @@ import { Link } from '../../router';
 import { PortalLinks } from '../PortalLinks';
 import { describeReceives, SecretOnce, Subscription } from '../Subscriptions';
 import { Backfills } from './Backfills';
+import { Destination } from './Destination';
 import { EditForm } from './EditForm';
 import { Health } from './Health';
 import { Replay } from './Replay';
@@ -77,6 +78,7 @@ export function SubscriptionPage({ id }: { id: string }) {
           Rotate the signing secret
         </button>
       </p>
+      <Destination s={s} />
       <Health s={s} />
       <Notice note={note} />
       {secret && <SecretOnce id={s.id} secret={secret} onDone={() => setSecret(null)} />}
