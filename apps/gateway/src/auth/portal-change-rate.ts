@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, GatewayConfig } from '@app/config';
 import { ProblemException } from '@app/observability';
+import { PORTAL_TOKEN_PREFIX, portalTokenDigest } from '@app/persistence';
 import { TokenBuckets } from './token-buckets';
 
 /** The parts of a request the charge reads: its method, and the object itself (charged once). */
@@ -75,11 +75,13 @@ const isRead = (req: Charged) => req.method === 'GET' || req.method === 'HEAD';
 /** The bearer token of the request when it is a portal link's (`psp_…`), else null. */
 function portalToken(headers: IncomingHttpHeaders | undefined): string | null {
   const auth = headers?.authorization;
-  if (typeof auth !== 'string' || !/^bearer psp_/i.test(auth)) return null;
-  return auth.slice(7).trim();
+  if (typeof auth !== 'string' || !/^bearer /i.test(auth)) return null;
+  const token = auth.slice(7).trim();
+  return token.startsWith(PORTAL_TOKEN_PREFIX) ? token : null;
 }
 
-const digest = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
+/** The digest the portal links' table keeps of a token, as text: a key of the map above. */
+const digest = (token: string) => portalTokenDigest(token).toString('hex');
 
 const tooManyChanges = (seconds: number, rate: { perMinute: number; burst: number }) =>
   ProblemException.of(
