@@ -9,9 +9,11 @@ import {
   AclResourceTypes,
   Admin,
   Kafka,
+  KafkaMessage,
   logLevel,
   ResourcePatternTypes,
 } from 'kafkajs';
+import { Webhook } from 'standardwebhooks';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createGatewayApp } from '../../apps/gateway/src/gateway.app';
 import { createWorkerApp } from '../../apps/worker/src/worker.app';
@@ -26,6 +28,7 @@ import {
   startSecureKafka,
 } from '../../tools/support/secure-kafka';
 import * as e2e from '../../tools/support/stack';
+import { startAtTopicEnd } from '../../tools/support/topic-end';
 import { waitFor } from '../../tools/support/wait';
 
 // Kafka security against a real broker: SASL_SSL with SCRAM-SHA-512 and a CA made here, the KRaft
@@ -94,10 +97,16 @@ describe('Kafka security: SASL_SSL, SCRAM, mTLS, OAUTHBEARER, and the documented
   let tokens: http.Server;
   let tokenUrl = '';
   let tokensIssued = 0;
+  // A subscriber's own user on the same broker (its SCRAM credentials made when the storage is formatted).
+  const subscriber = {
+    user: `subscriber-${randomBytes(3).toString('hex')}`,
+    topic: `dest-${randomBytes(3).toString('hex')}`,
+  };
   const passwords = {
     admin: randomPassword(),
     [user('gateway')]: randomPassword(),
     [user('worker')]: randomPassword(),
+    [subscriber.user]: randomPassword(),
   };
   const passwordFile = (name: string) => path.join(pki.dir, `${name}.password`);
   const acls = documentedAcls();
@@ -211,14 +220,15 @@ describe('Kafka security: SASL_SSL, SCRAM, mTLS, OAUTHBEARER, and the documented
     await producer.send({ topic, acks: -1, messages: [{ key, value }] });
     await producer.disconnect();
   };
-  const superProducer = () =>
+  const superKafka = () =>
     new Kafka({
       brokers: [kafka.saslBroker],
       clientId: 'security-producer',
       ssl: { ca: [readFileSync(pki.ca, 'utf8')] },
       sasl: { mechanism: 'scram-sha-512', username: 'admin', password: passwords.admin },
       logLevel: logLevel.NOTHING,
-    }).producer();
+    });
+  const superProducer = () => superKafka().producer();
 
   const main = newCase();
 
@@ -416,6 +426,96 @@ describe('Kafka security: SASL_SSL, SCRAM, mTLS, OAUTHBEARER, and the documented
       `topic ${c.prefix}plant.created has 3 partitions, PLANT_CREATED_PARTITIONS expects 2`,
     );
     await startWorker({ ...env, PLANT_CREATED_PARTITIONS: '3' });
+  });
+
+  it('delivers into a subscriber’s SASL_SSL Kafka with its SCRAM user and CA; a wrong password or no CA is a recorded error', async () => {
+    // Our side: a gateway and worker on the test stack's plaintext Kafka, with a database of their own.
+    const own = await e2e.scratchDatabase('kafkadest');
+    running.push({ close: () => own.drop() });
+    const env = e2e.baseEnv({
+      DATABASE_URL: own.url,
+      DELIVERY_POLL_MS: '200',
+      DELIVERY_RETRY_SCHEDULE: '0s,1s,1s,1s,1s,1s',
+    });
+    await startAtTopicEnd(env.WORKER_GROUP_ID!);
+    running.push(await e2e.startWorker(env));
+    const gw = await e2e.startGateway(env);
+    running.push(gw);
+    const api = adminClient(gw.url);
+
+    // The subscriber's side: its topic, WRITE and DESCRIBE on it for its user alone, and a reader allowed to read.
+    const { user: who, topic } = subscriber;
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+    await admin.createAcls({
+      acl: (['WRITE', 'DESCRIBE'] as const).map((operation) => ({
+        resourceType: AclResourceTypes.TOPIC,
+        resourceName: topic,
+        resourcePatternType: ResourcePatternTypes.LITERAL,
+        principal: `User:${who}`,
+        host: '*',
+        operation: AclOperationTypes[operation],
+        permissionType: AclPermissionTypes.ALLOW,
+      })),
+    });
+    const got: KafkaMessage[] = [];
+    const reader = superKafka().consumer({ groupId: `${topic}-reader` });
+    running.push({ close: () => reader.disconnect() });
+    const joined = new Promise((resolve) => reader.on(reader.events.GROUP_JOIN, resolve));
+    await reader.connect();
+    await reader.subscribe({ topic, fromBeginning: true });
+    await reader.run({ eachMessage: async ({ message }) => void got.push(message) });
+    await joined;
+
+    const ca = readFileSync(pki.ca, 'utf8');
+    const sasl = { mechanism: 'scram-sha-512' };
+    const subscribe = async (password: string, destination: object) => {
+      const url = `kafka://${who}:${password}@${kafka.saslBroker}/${topic}`;
+      const res = await api.call('POST', '/subscriptions', { url, destination });
+      expect(res.status).toBe(201);
+      return res.body as { id: string; secret: string };
+    };
+    const wrongPassword = 'wrong-password-5678';
+    const good = await subscribe(passwords[who], { tls: { ca }, sasl });
+    const wrong = await subscribe(wrongPassword, { tls: { ca }, sasl });
+    const noCa = await subscribe(passwords[who], { tls: {}, sasl });
+    const plantId = e2e.plantIds()();
+    const plant = { id: plantId, name: 'Alocasia', tag: 'sasl' };
+    expect((await e2e.postPlant(gw.url, plant)).status).toBe(200);
+
+    const m = await waitFor('the record in the secured topic', () => got[0], 30_000);
+    expect(m.key?.toString()).toBe(String(plantId));
+    const headers = Object.fromEntries(Object.entries(m.headers ?? {}).map(([k, v]) => [k, String(v)]));
+    expect(new Webhook(good.secret).verify(m.value!.toString(), headers)).toEqual(plant);
+    /** The delivery of the plant to `sub`, once `done` holds for its detail. */
+    const detail = (sub: { id: string }, done: (d: { status: string; attemptLog: unknown[] }) => boolean) =>
+      waitFor(
+        `the delivery to ${sub.id}`,
+        async () => {
+          const [d] = (await api.deliveriesOf(sub.id)).filter((x) => x.plantId === plantId);
+          const body = d && (await api.call('GET', `/deliveries/${d.id}`)).body;
+          return body && done(body) ? body : null;
+        },
+        30_000,
+      );
+    const delivered = await detail(good, (d) => d.status === 'succeeded');
+    expect(delivered.request.headers['webhook-id']).toBe(headers['webhook-id']);
+    expect(delivered.attemptLog.at(-1).responseBody).toMatch(new RegExp(`^kafka acked: topic ${topic} partition 0 `));
+    const shown = (await api.call('GET', `/subscriptions/${good.id}`)).body;
+    expect(shown.url).toBe(`kafka://${kafka.saslBroker}/${topic}`);
+    expect(shown.destination).toMatchObject({ kind: 'kafka', hasCredentials: true, settings: { tls: { ca }, sasl } });
+    expect(JSON.stringify(shown)).not.toContain(passwords[who]);
+
+    const refused = await detail(wrong, (d) => d.attemptLog.length > 0);
+    expect(refused.attemptLog[0].error).toMatch(
+      /^kafka: the broker refused the user name or password \(SASL SCRAM SHA512 authentication failed/,
+    );
+    expect(JSON.stringify(refused)).not.toContain(wrongPassword);
+    expect(JSON.stringify(refused)).not.toContain(passwords[who]);
+    const untrusted = await detail(noCa, (d) => d.attemptLog.length > 0);
+    expect(untrusted.attemptLog[0].error).toMatch(
+      /^kafka: could not reach broker [\d.:]+: unable to verify the first certificate.* \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\)/,
+    );
+    expect(got).toHaveLength(1);
   });
 });
 
