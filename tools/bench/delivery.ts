@@ -13,25 +13,23 @@
 // with the subscribers pointed at each kind's destination in turn (a topic, queue, stream or key of its own on the
 // local brokers, removed after), and a table of kinds: delivered/s, latency to the ack the worker recorded, CPU
 // per delivery against that kind's floor (the same client code publishing alone, as the undici floor is to HTTP).
+// The runs themselves (send, wait, latency, CPU) are in delivery-runs.ts; --kinds's own part in delivery-kinds.ts.
 // Options: --rate 1000 --seconds 10 --subscribers 1,10 --step [--step-from 200 --step-to 1200 --step-by 100]
 //          --workers 1 --gateways 1 --no-build --slow-subscriber [--slow-ms 2000] --kinds http
-import { fork } from 'node:child_process';
 import os from 'node:os';
-import path from 'node:path';
 import { Client } from 'pg';
-import type { BrokerKind } from '@app/delivery';
 import { adminClient } from '../support/admin';
-import { localBrokers, LocalBrokers } from '../support/brokers';
+import type { LocalBrokers } from '../support/brokers';
 import { metricSum } from '../support/metrics';
 import { Receiver } from '../support/receiver';
 import { waitFor } from '../support/wait';
-import { createTarget, Kind, KINDS, removeTargetsOnInterrupt, Target } from './destination-targets';
+import { brokerKindRuns, clientFloor, KindTable, kindsArg, localBrokersFor } from './delivery-kinds';
+import { ackedTimes, costPerDelivery, deliveryRun, measure, Measured } from './delivery-runs';
+import { removeTargetsOnInterrupt } from './destination-targets';
 import {
   ADMIN,
   arg,
-  cpuMeter,
   histogramPercentiles,
-  info,
   listArg,
   paced,
   printPeakRss,
@@ -61,200 +59,6 @@ async function printStatementStats(url: string) {
   } finally {
     await client.end();
   }
-}
-
-/** When each plant's deliveries reached the receiver (ms), from the requests it recorded since `from`. */
-function arrivalsSince(rx: Receiver, from: number): Map<number, number[]> {
-  const arrivals = new Map<number, number[]>();
-  for (const r of rx.received.slice(from)) {
-    const { id } = JSON.parse(r.body) as { id: number };
-    arrivals.set(id, [...(arrivals.get(id) ?? []), r.at]);
-  }
-  return arrivals;
-}
-
-interface Run {
-  subscribers: number;
-  rate: number;
-  count: number;
-  nextId: () => number;
-  path: string;
-  waitMs: number;
-  /** A broker destination (--kinds): every subscriber publishes to it, instead of a path of the receiver. */
-  target?: Target;
-}
-
-/**
- * Subscribes `subscribers` endpoints of the receiver (or the broker `target`), sends `count` webhooks at `rate`,
- * waits (up to `waitMs`) until every delivery arrived, then unsubscribes. Returns when each plant id was accepted
- * (the 200), when each delivery arrived at the receiver, and the subscriptions.
- */
-async function deliveryRun(
-  stack: Stack,
-  rx: Receiver,
-  { subscribers, rate, count, nextId, path, waitMs, target }: Run,
-) {
-  const admin = adminClient(stack.url, ADMIN);
-  const subs: { id: string }[] = [];
-  for (let i = 0; i < subscribers; i++)
-    subs.push(await admin.subscribe({ url: target?.url ?? `${rx.url}/${path}${i}` }));
-  const from = rx.received.length;
-  const taken = target ? await target.count() : 0;
-  const accepted = new Map<number, number>();
-  await paced(rate, count, async () => {
-    const id = nextId();
-    // With several gateways, each takes every n-th webhook, as a load balancer would spread them.
-    await sendWebhook(stack.gateways[id % stack.gateways.length].url, { id, name: 'Delivered', tag: 'bench' });
-    accepted.set(id, Date.now());
-  });
-  const expected = count * subscribers;
-  if (target) await brokerTook(target, taken + expected, waitMs);
-  else await waitFor('every delivery', () => rx.received.length - from >= expected, waitMs, 250).catch(() => undefined);
-  for (const sub of subs) await admin.call('DELETE', `/subscriptions/${sub.id}`);
-  return { accepted, arrivals: arrivalsSince(rx, from), subscriptions: subs.map((sub) => sub.id) };
-}
-
-/**
- * Waits (up to `waitMs`) until the broker says it has taken `want` messages in all, asking it every 250 ms (as
- * the receiver is looked at): the worker and PostgreSQL are not asked while their CPU is metered. Where the count
- * may miss messages (MQTT's QoS 0 subscriber) the run also ends once the count stood still for 5 s, and says so.
- */
-async function brokerTook(target: Target, want: number, waitMs: number) {
-  const deadline = Date.now() + waitMs;
-  let last = -1;
-  let grew = Date.now();
-  while (Date.now() < deadline) {
-    const n = await target.count().catch(() => last);
-    if (n >= want) return;
-    if (n !== last) [last, grew] = [n, Date.now()];
-    else if (!target.exact && Date.now() - grew > 5000) {
-      info(`${target.kind}: the count stood at ${n} of ${want} for 5 s; the run ends (its CPU includes those 5 s)`);
-      return;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  info(`${target.kind}: not every message was taken within ${waitMs / 1000} s`);
-}
-
-/**
- * When each plant's deliveries to `subscriptions` were acked (ms): its succeeded attempt's start plus its latency,
- * as the worker recorded them (HTTP: the 2xx; a broker: its ack). Read after the run's CPU was metered.
- */
-async function ackedTimes(url: string, subscriptions: string[]): Promise<Map<number, number[]>> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ plant_id: string; acked_ms: string }>(
-      `SELECT plant_id, extract(epoch FROM (attempt_log -> -1 ->> 'attemptedAt')::timestamptz) * 1000
-                        + (attempt_log -> -1 ->> 'latencyMs')::int AS acked_ms
-       FROM all_deliveries WHERE subscription_id = ANY($1::uuid[]) AND status = 'succeeded'`,
-      [subscriptions],
-    );
-    const times = new Map<number, number[]>();
-    for (const r of rows) {
-      const id = Number(r.plant_id);
-      times.set(id, [...(times.get(id) ?? []), Number(r.acked_ms)]);
-    }
-    return times;
-  } finally {
-    await client.end();
-  }
-}
-
-/**
- * The floor: a client library alone sending a delivery-sized request to `url`, in a process of its own. HTTP
- * (undici, node:http) to the receiver; a broker kind (--kinds) publishes to its destination.
- */
-function clientFloor(
-  url: string,
-  transport: 'undici' | 'node-http' | BrokerKind,
-): Promise<{ usPerRequest: number; perSecond: number }> {
-  const child = fork(path.join(__dirname, 'http-floor.ts'), {
-    env: {
-      ...process.env,
-      FLOOR_URL: url,
-      FLOOR_TRANSPORT: transport,
-      FLOOR_BODY: JSON.stringify({ id: 6000000000000, name: 'Delivered', tag: 'bench' }),
-      FLOOR_HEADERS: JSON.stringify({
-        'content-type': 'application/json',
-        'user-agent': 'PlantStore-Webhooks/1.0 (+https://plant.store)',
-        'webhook-id': '8f9c4a9e-2b7c-5d1e-9a3f-0c6b8e2d4f10',
-        'webhook-timestamp': '1795410540',
-        'webhook-signature': 'v1,HtJ8quTZ+b71QHCvTkXcQ3kgBQk8NFM36przwZDFBvA=',
-        'plant-store-hops': '1',
-        'plant-store-origin': '8f9c4a9e-2b7c-5d1e-9a3f-0c6b8e2d4f10',
-      }),
-    },
-    execArgv: ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'],
-  });
-  return new Promise((resolve, reject) => {
-    child.once('message', (m) => {
-      resolve(m as { usPerRequest: number; perSecond: number });
-      child.kill(); // measured: a client library's timer left behind must not keep it running
-    });
-    child.once('exit', (code) => code !== 0 && reject(new Error(`http-floor exited with ${code}`)));
-  });
-}
-
-interface Measured {
-  latencies: number[];
-  deliveredPerSecond: number;
-  /** CPU seconds per part of the stack during the run. */
-  cpu: Record<string, number> | null;
-  cores: Record<string, number> | null;
-  /** When each plant was accepted, when each of its deliveries got there (the latencies' ends), the subscriptions. */
-  accepted: Map<number, number>;
-  times: Map<number, number[]>;
-  subscriptions: string[];
-}
-
-/** Latency (ms) from each plant's 200 to each time one of its deliveries got there, and those per second. */
-function timed(accepted: Map<number, number>, times: Map<number, number[]>) {
-  const latencies: number[] = [];
-  let first = Infinity;
-  let last = 0;
-  for (const [id, at] of accepted) {
-    first = Math.min(first, at);
-    for (const t of times.get(id) ?? []) {
-      latencies.push(Math.max(0, t - at));
-      last = Math.max(last, t);
-    }
-  }
-  return { latencies, deliveredPerSecond: Math.round(latencies.length / Math.max(0.001, (last - first) / 1000)) };
-}
-
-/**
- * One measured run: `count` webhooks at `rate` to `subscribers` endpoints, latencies and CPU. To the receiver,
- * latency ends at its arrival; to a broker (`run.target`), at the ack the worker recorded (no receiver to see it).
- */
-async function measure(stack: Stack, rx: Receiver, run: Omit<Run, 'path' | 'waitMs'>): Promise<Measured> {
-  const pids = Object.fromEntries([
-    ...stack.gateways.map((g, i) => [`gateway${i || ''}`, g.process.pid]),
-    ...stack.workers.map((w, i) => [`worker${i || ''}`, w.process.pid]),
-  ]);
-  const meter = cpuMeter(pids);
-  const { accepted, arrivals, subscriptions } = await deliveryRun(stack, rx, { ...run, path: 's', waitMs: 120000 });
-  const cpu = meter.cpuSeconds();
-  const cores = meter.read();
-  const times = run.target ? await ackedTimes(stack.env.DATABASE_URL, subscriptions) : arrivals;
-  return { ...timed(accepted, times), cpu, cores, accepted, times, subscriptions };
-}
-
-/** Worker and PostgreSQL CPU per successful delivery (µs), summed over worker replicas. */
-function costPerDelivery(m: Measured) {
-  if (!m.cpu || m.latencies.length === 0) return null;
-  const sum = (prefix: string) =>
-    Object.entries(m.cpu!)
-      .filter(([k]) => k.startsWith(prefix))
-      .reduce((n, [, v]) => n + v, 0);
-  const us = (prefix: string) => Math.round((sum(prefix) * 1e6) / m.latencies.length);
-  return {
-    worker: us('worker'),
-    postgresql: us('postgresql'),
-    'of which background': us('postgresql ('),
-    gateway: us('gateway'),
-    kafka: us('kafka'),
-  };
 }
 
 /**
@@ -326,12 +130,7 @@ async function main() {
   const gateways = arg('gateways', 1);
   // --step: find the highest rate (webhooks/s, to 10 subscribers) whose p95 stays within 100 ms.
   const stepping = process.argv.includes('--step');
-  // --kinds: the measured runs once per destination kind; without it, HTTP alone and no table of kinds.
-  const kindsGiven = process.argv.includes('--kinds');
-  const kinds = listArg('kinds', 'http') as Kind[];
-  const unknownKinds = kinds.filter((k) => !KINDS.includes(k));
-  if (unknownKinds.length > 0) throw new Error(`--kinds: ${unknownKinds.join(', ')}: not one of ${KINDS.join(', ')}`);
-  const brokerKinds = kinds.filter((k): k is BrokerKind => k !== 'http');
+  const { given: kindsGiven, kinds, brokerKinds } = kindsArg();
   const stack = await startStack({ workerEnv: { DELIVERY_POLL_MS: '200' }, workers, gateways });
   if (brokerKinds.length > 0) removeTargetsOnInterrupt();
   const rx = new Receiver();
@@ -341,8 +140,7 @@ async function main() {
   const split: Record<string, object> = {}; // where the time went, from the worker's own histograms
   const cpu: Record<string, object> = {}; // where the cores went
   const costs: Record<string, object> = {};
-  const byKind: Record<string, object> = {}; // --kinds: a row per kind (and subscriber count)
-  const kindFloors: Record<string, string> = {};
+  const byKind = new KindTable(rate); // --kinds: a row per kind (and subscriber count)
   const histograms = () =>
     Promise.all(
       ['plant_store_event_processing_seconds', 'plant_store_delivery_latency_seconds'].map((h) =>
@@ -397,27 +195,6 @@ async function main() {
           'x floor': Number(((c.worker + c.postgresql) / floor.usPerRequest).toFixed(1)),
         };
     };
-    // A kind's row: latency to the ack the worker recorded (`acked`), CPU per delivery against the kind's floor.
-    const recordKind = (
-      kind: Kind,
-      subscribers: number,
-      m: Measured,
-      floorUs: number,
-      acked: Map<number, number[]>,
-    ) => {
-      const t = timed(m.accepted, acked);
-      const c = costPerDelivery({ ...m, latencies: t.latencies });
-      byKind[`${kind}, ${subscribers} subscriber(s)`] = {
-        deliveries: t.latencies.length,
-        'offered/s': rate * subscribers,
-        'delivered/s': t.deliveredPerSecond,
-        ...(t.latencies.length > 0 ? percentiles(t.latencies, [50, 95]) : { p50: null, p95: null }),
-        'worker µs': c?.worker ?? null,
-        'postgresql µs': c?.postgresql ?? null,
-        'floor µs': Number(floorUs.toFixed(1)),
-        'x floor': c ? Number(((c.worker + c.postgresql) / floorUs).toFixed(1)) : null,
-      };
-    };
 
     for (const subscribers of kinds.includes('http') ? subscriberCounts : []) {
       const count = rate * seconds;
@@ -431,7 +208,7 @@ async function main() {
       // Offered vs delivered per second: below capacity they match; above it, latency grows with the run.
       record(`${subscribers} subscriber(s), gateway 200 -> receiver`, subscribers, rate, m);
       if (kindsGiven)
-        recordKind(
+        byKind.record(
           'http',
           subscribers,
           m,
@@ -441,34 +218,20 @@ async function main() {
     }
 
     // Each broker kind: a destination of its own, its floor, a warm-up, then the same runs as HTTP's above.
-    const local = brokerKinds.filter((k): k is Exclude<BrokerKind, 'kafka'> => k !== 'kafka');
-    if (local.length > 0) brokers = await localBrokers(local);
-    for (const kind of brokerKinds) {
-      s = step(`${kind}: a destination of its own, the floor (20,000 direct publishes), a warm-up of ${rate * 3}`);
-      const target = await createTarget(kind, stack.env, brokers);
-      try {
-        const f = await clientFloor(target.url, kind);
-        kindFloors[kind] = `${f.usPerRequest.toFixed(1)} µs (${f.perSecond}/s)`;
-        const warmUp = { subscribers: 1, rate, count: rate * 3, nextId, path: 'warm-up', waitMs: 60000, target };
-        await deliveryRun(stack, rx, warmUp);
-        s.done(`${target.url.replace(/\/\/[^@/]*@/, '//')}; floor ${kindFloors[kind]} of CPU per publish`);
-        for (const subscribers of subscriberCounts) {
-          const count = rate * seconds;
-          s = step(`${kind}, ${subscribers} subscriber(s): ${count} webhooks at ${rate}/s`);
-          const before = await histograms();
-          const m = await measure(stack, rx, { subscribers, rate, count, nextId, target });
-          s.done(`${m.latencies.length}/${count * subscribers} acked`);
-          const after = await histograms();
-          const label = `${kind}, ${subscribers} subscriber(s)`;
-          split[`${label}: gateway event -> plant and deliveries stored`] = histogramPercentiles(before[0], after[0]);
-          split[`${label}: gateway event -> ack recorded`] = histogramPercentiles(before[1], after[1]);
-          if (m.cores) cpu[label] = m.cores;
-          recordKind(kind, subscribers, m, f.usPerRequest, m.times); // a broker's times are the acks already
-        }
-      } finally {
-        await target.teardown();
-      }
-    }
+    brokers = await localBrokersFor(brokerKinds);
+    await brokerKindRuns(brokerKinds, {
+      stack,
+      rx,
+      brokers,
+      rate,
+      seconds,
+      subscriberCounts,
+      nextId,
+      histograms,
+      split,
+      cpu,
+      byKind,
+    });
 
     let sustained: number | null = null;
     if (stepping) {
@@ -535,29 +298,7 @@ async function main() {
       );
       table(costs);
     }
-    if (kindsGiven) {
-      console.log(
-        `\nPer destination kind at ${rate} webhooks/s: deliveries, latency (ms), CPU per successful delivery (µs) ` +
-          `against that kind's floor:`,
-      );
-      table(byKind);
-      const floors = Object.entries(kindFloors).map(([k, f]) => `${k} ${f}`);
-      console.log(
-        [
-          "Latency, every row, http's too: from the gateway's 200 to the worker getting the destination's answer (a 2xx,",
-          'Kafka acks=all, an AMQP confirm, a JetStream ack, an MQTT PUBACK, the XADD reply) as the attempt log records',
-          'it (the attempt start + its latency, to the ms), read from PostgreSQL after the CPU was metered. No consumer',
-          "reads the brokers for it: it is when the worker knew the message taken, the answer's way back included, so",
-          "http's row is a little later than the receiver's arrival in the first table. Delivered/s: those deliveries",
-          "over the time from the first 200 to the last ack. Floor: one publish by the worker's own connection code for",
-          'the kind (kafkajs, amqplib, nats, mqtt, ioredis), 20,000 at 64 in flight to the same destination, alone in a',
-          `process, in this run: ${floors.join(', ') || 'none'}; http's is the undici floor. A kind's subscribers all`,
-          "publish to one destination over one pooled connection; Kafka's topic is on the bench's own Kafka (the kafka",
-          'column of the CPU table includes it). A broker run ends when the broker holds every message (MQTT: as a QoS 0',
-          'subscriber in the bench counts them).',
-        ].join('\n'),
-      );
-    }
+    if (kindsGiven) byKind.print();
     if (sustained !== null)
       console.log(
         `\nSustained with p95 <= 100 ms: ${sustained} webhooks/s to 10 subscribers (${sustained * 10} deliveries/s).`,
