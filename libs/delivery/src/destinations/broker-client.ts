@@ -1,4 +1,5 @@
 import type { SendResult, WebhookRequest } from '../http/webhook-client';
+import { AttemptRecord } from '../http/attempt-record';
 import { webhookHeaders } from '../http/webhook-client';
 import { redactCredentials } from '../redaction';
 import { signDelivery } from '../signing';
@@ -23,25 +24,14 @@ export class BrokerClient {
   constructor(private readonly pool: DestinationPool) {}
 
   async send(r: DestinationRequest): Promise<SendResult> {
-    const attemptedAt = new Date();
-    const started = performance.now();
-    let signature: string | null = null;
+    const attempt = new AttemptRecord();
+    const result = (partial: Partial<SendResult>) => attempt.result(partial);
     const secrets = r.destination?.secrets ?? {};
     const hide = (text: string) => redactCredentials(text, [secrets.password, secrets.key].filter(long));
-    const result = (partial: Partial<SendResult>): SendResult => ({
-      attemptedAt: attemptedAt.toISOString(),
-      status: null,
-      latencyMs: Math.round(performance.now() - started),
-      error: null,
-      responseBody: null,
-      signature,
-      retryAfterMs: null,
-      ...partial,
-    });
     const parsed = parseBrokerUrl(r.url, r.destination?.settings, secrets);
     if (!parsed.ok) return result({ error: `the URL ${parsed.reason}` });
-    const signed = signDelivery(r.secrets, r.messageId, r.body, attemptedAt);
-    signature = signed['webhook-signature'];
+    const signed = signDelivery(r.secrets, r.messageId, r.body, attempt.at);
+    attempt.signature = signed['webhook-signature'];
     const headers = webhookHeaders(signed, r, null);
     try {
       const key = String(r.plantId ?? r.messageId);

@@ -9,6 +9,7 @@ import { checkUrlShape } from '../ssrf';
 import { OAuthError, OAuthTokens } from './oauth-tokens';
 import { AttemptAuthorization, clientTlsOf, ReceiverAuth, receiverAuthOf } from './receiver-auth';
 import type { WebhookTransport } from './transport';
+import { AttemptRecord } from './attempt-record';
 import { undiciTransport } from './undici-post';
 
 /** One New Plant webhook to send: what the worker's deliveries and the admin API's test sends have in common. */
@@ -137,26 +138,15 @@ export class WebhookClient {
   }
 
   async send(r: WebhookRequest): Promise<SendResult> {
-    const attemptedAt = new Date();
-    const started = performance.now();
-    let signature: string | null = null;
-    const result = (partial: Partial<SendResult>): SendResult => ({
-      attemptedAt: attemptedAt.toISOString(),
-      status: null,
-      latencyMs: Math.round(performance.now() - started),
-      error: null,
-      responseBody: null,
-      signature,
-      retryAfterMs: null,
-      ...partial,
-    });
+    const attempt = new AttemptRecord();
+    const result = (partial: Partial<SendResult>) => attempt.result(partial);
 
     const allowed = checkUrlShape(r.url, this.allowPrivateNetworks);
     if (!allowed.ok) return result({ error: `refused by the SSRF guard: ${allowed.reason}` });
 
-    const signed = signDelivery(r.secrets, r.messageId, r.body, attemptedAt);
-    signature = signed['webhook-signature'];
-    const left = () => Math.max(1, Math.round(started + this.timeoutMs - performance.now()));
+    const signed = signDelivery(r.secrets, r.messageId, r.body, attempt.at);
+    attempt.signature = signed['webhook-signature'];
+    const left = () => Math.max(1, Math.round(this.timeoutMs - attempt.elapsedMs()));
     const authorization = new AttemptAuthorization(this.tokens, r);
     const tls = clientTlsOf(r.url, r.destination);
     const post = async () => {
