@@ -1,7 +1,7 @@
 import dns from 'node:dns';
 import { isIP } from 'node:net';
 import { blockedReason, BlockedAddressError, guardedLookup } from '../ssrf';
-import { ConnectGuard } from './destination';
+import { BrokerTarget, ConnectGuard } from './destination';
 
 /**
  * The SSRF rule of HTTP receivers, for brokers: a broker's host must resolve to public addresses only, unless
@@ -26,4 +26,25 @@ export function connectGuard(allowPrivateNetworks: boolean, timeoutMs: number): 
       return addresses[0].address;
     },
   };
+}
+
+/** A single-host broker's address, resolved through the guard: what its connect dials, and how errors name it. */
+export interface ResolvedBroker {
+  host: string;
+  port: number;
+  /** `host:port` as the subscription gave it. */
+  where: string;
+  /** The address the guard allowed: the socket connects to it (SNI and the certificate check use `host`). */
+  address: string;
+}
+
+/** Resolves a broker's one host once, through the guard (the SSRF rule); a refusal names the kind and the host. */
+export async function resolveBroker(target: BrokerTarget, guard: ConnectGuard): Promise<ResolvedBroker> {
+  const { host, port } = target.hosts[0];
+  const where = `${host}:${port}`;
+  try {
+    return { host, port, where, address: await guard.resolve(host) };
+  } catch (err) {
+    throw new Error(`${target.kind}: could not connect to ${where}: ${(err as Error).message}`, { cause: err });
+  }
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { connect, IClientOptions, MqttClient, Packet } from 'mqtt';
+import { resolveBroker } from '../connect-guard';
 import { BrokerConnection, BrokerMessage, BrokerTarget, ConnectBroker, ConnectGuard } from '../destination';
 
 /**
@@ -8,15 +9,7 @@ import { BrokerConnection, BrokerMessage, BrokerTarget, ConnectBroker, ConnectGu
  * code says whether it refused it. The headers go as user properties, so a receiver can check the signature.
  */
 export const connectMqtt: ConnectBroker = async (target: BrokerTarget, guard: ConnectGuard) => {
-  const { host, port } = target.hosts[0];
-  const where = `${host}:${port}`;
-  let address: string;
-  try {
-    // Resolved once, through the guard (the SSRF rule); the socket connects to that address.
-    address = await guard.resolve(host);
-  } catch (err) {
-    throw new Error(`mqtt: could not connect to ${where}: ${(err as Error).message}`, { cause: err });
-  }
+  const { host, port, where, address } = await resolveBroker(target, guard);
   const { ca, cert, rejectUnauthorized } = target.settings.tls ?? {};
   const options: IClientOptions = {
     protocol: target.tls ? 'mqtts' : 'mqtt',

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { connect, headers, NatsConnection, NatsError, TlsOptions } from 'nats';
+import { resolveBroker } from '../connect-guard';
 import { BrokerConnection, BrokerMessage, BrokerTarget, ConnectBroker, ConnectGuard } from '../destination';
 
 /**
@@ -7,15 +8,7 @@ import { BrokerConnection, BrokerMessage, BrokerTarget, ConnectBroker, ConnectGu
  * ack), and the webhook-id as Nats-Msg-Id lets the stream drop a redelivery within its duplicate window.
  */
 export const connectNats: ConnectBroker = async (target: BrokerTarget, guard: ConnectGuard) => {
-  const { host, port } = target.hosts[0];
-  const where = `${host}:${port}`;
-  let address: string;
-  try {
-    // Resolved once, through the guard (the SSRF rule); the socket connects to that address.
-    address = await guard.resolve(host);
-  } catch (err) {
-    throw new Error(`nats: could not connect to ${where}: ${(err as Error).message}`, { cause: err });
-  }
+  const { host, port, where, address } = await resolveBroker(target, guard);
   let nc: NatsConnection;
   try {
     nc = await connect({

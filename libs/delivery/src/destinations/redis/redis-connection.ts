@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import Redis from 'ioredis';
+import { resolveBroker } from '../connect-guard';
 import { BrokerConnection, BrokerMessage, BrokerTarget, ConnectBroker, ConnectGuard } from '../destination';
 
 /** The stream is trimmed to about this many entries when the destination does not say (settings.maxLen). */
@@ -10,15 +11,7 @@ const DEFAULT_MAX_LEN = 100_000;
  * as the server's persistence goes), and MAXLEN ~ keeps a stream nobody reads from growing without bound.
  */
 export const connectRedis: ConnectBroker = async (target: BrokerTarget, guard: ConnectGuard) => {
-  const { host, port } = target.hosts[0];
-  const where = `${host}:${port}`;
-  let address: string;
-  try {
-    // Resolved once, through the guard (the SSRF rule); the socket connects to that address.
-    address = await guard.resolve(host);
-  } catch (err) {
-    throw new Error(`redis: could not connect to ${where}: ${(err as Error).message}`, { cause: err });
-  }
+  const { host, port, where, address } = await resolveBroker(target, guard);
   const { ca, cert, rejectUnauthorized } = target.settings.tls ?? {};
   const redis = new Redis({
     host: address,
