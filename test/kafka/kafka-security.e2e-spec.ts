@@ -428,7 +428,7 @@ describe('Kafka security: SASL_SSL, SCRAM, mTLS, OAUTHBEARER, and the documented
     await startWorker({ ...env, PLANT_CREATED_PARTITIONS: '3' });
   });
 
-  it('delivers into a subscriber’s SASL_SSL Kafka with its SCRAM user and CA; a wrong password or no CA is a recorded error', async () => {
+  it('delivers into a subscriber’s SASL_SSL Kafka by SCRAM or an OAuth token; a wrong secret or no CA is a recorded error', async () => {
     // Our side: a gateway and worker on the test stack's plaintext Kafka, with a database of their own.
     const own = await e2e.scratchDatabase('kafkadest');
     running.push({ close: () => own.drop() });
@@ -478,14 +478,42 @@ describe('Kafka security: SASL_SSL, SCRAM, mTLS, OAUTHBEARER, and the documented
     const good = await subscribe(passwords[who], { tls: { ca }, sasl });
     const wrong = await subscribe(wrongPassword, { tls: { ca }, sasl });
     const noCa = await subscribe(passwords[who], { tls: {}, sasl });
+    // The same user by SASL OAUTHBEARER: a token of the test identity provider (sub = the user), no password.
+    const oauthbearer = (clientSecret: string) => ({
+      tls: { ca },
+      sasl: { mechanism: 'oauthbearer' },
+      oauth2: { tokenUrl, clientId: who, clientSecret, scope: 'kafka' },
+    });
+    const subscribeOAuth = async (clientSecret: string) => {
+      const res = await api.call('POST', '/subscriptions', {
+        url: `kafka://${kafka.saslBroker}/${topic}`,
+        destination: oauthbearer(clientSecret),
+      });
+      expect(res.status).toBe(201);
+      return res.body as { id: string; secret: string };
+    };
+    const byToken = await subscribeOAuth(`${who}-secret`);
+    const wrongClient = await subscribeOAuth('wrong-client-secret-5678');
     const plantId = e2e.plantIds()();
     const plant = { id: plantId, name: 'Alocasia', tag: 'sasl' };
     expect((await e2e.postPlant(gw.url, plant)).status).toBe(200);
 
-    const m = await waitFor('the record in the secured topic', () => got[0], 30_000);
+    /** The record signed for `sub` (each subscription signs with its own secret). */
+    const recordOf = (sub: { secret: string }) =>
+      got.find((m) => {
+        const h = Object.fromEntries(Object.entries(m.headers ?? {}).map(([k, v]) => [k, String(v)]));
+        try {
+          return new Webhook(sub.secret).verify(m.value!.toString(), h) !== undefined;
+        } catch {
+          return false;
+        }
+      });
+    const m = await waitFor('the record in the secured topic', () => recordOf(good), 30_000);
     expect(m.key?.toString()).toBe(String(plantId));
     const headers = Object.fromEntries(Object.entries(m.headers ?? {}).map(([k, v]) => [k, String(v)]));
     expect(new Webhook(good.secret).verify(m.value!.toString(), headers)).toEqual(plant);
+    const viaToken = await waitFor('the record sent with an OAuth token', () => recordOf(byToken), 30_000);
+    expect(viaToken.key?.toString()).toBe(String(plantId));
     /** The delivery of the plant to `sub`, once `done` holds for its detail. */
     const detail = (sub: { id: string }, done: (d: { status: string; attemptLog: unknown[] }) => boolean) =>
       waitFor(
@@ -515,7 +543,13 @@ describe('Kafka security: SASL_SSL, SCRAM, mTLS, OAUTHBEARER, and the documented
     expect(untrusted.attemptLog[0].error).toMatch(
       /^kafka: could not reach broker [\d.:]+: unable to verify the first certificate.* \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\)/,
     );
-    expect(got).toHaveLength(1);
+    const noToken = await detail(wrongClient, (d) => d.attemptLog.length > 0);
+    expect(noToken.attemptLog[0].error).toBe('kafka: oauth2: the token endpoint answered 401 (invalid_client)');
+    const shownOAuth = JSON.stringify((await api.call('GET', `/subscriptions/${byToken.id}`)).body);
+    expect(shownOAuth).toContain(tokenUrl);
+    expect(shownOAuth).not.toContain(`${who}-secret`);
+    expect(JSON.stringify(noToken)).not.toContain('wrong-client-secret-5678');
+    expect(got).toHaveLength(2);
   });
 });
 

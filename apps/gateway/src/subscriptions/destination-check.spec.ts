@@ -93,3 +93,43 @@ describe('checkDestination for HTTP receivers', () => {
     );
   });
 });
+
+describe('checkDestination for Kafka with SASL OAUTHBEARER', () => {
+  const KAFKA = 'kafka://10.0.0.5:9093/plants';
+  const oauthbearer = { sasl: { mechanism: 'oauthbearer' as const }, oauth2, tls: {} };
+
+  it('keeps the OAuth 2 client secret with the sealed secrets, never among the settings', async () => {
+    const checked = await checkDestination(KAFKA, oauthbearer, false, open);
+    const { clientSecret, ...shown } = oauth2;
+    expect(checked.destination).toEqual({
+      settings: { sasl: { mechanism: 'oauthbearer' }, oauth2: shown, tls: {} },
+      secrets: { clientSecret },
+    });
+    expect(JSON.stringify(checked.destination.settings)).not.toContain(clientSecret);
+  });
+
+  it('refuses what would send a token in clear, twice authenticate, or lacks the client', async () => {
+    expect(await refusal(checkDestination(KAFKA, { ...oauthbearer, tls: undefined }, false, open))).toMatch(
+      /^destination\.tls is required with sasl oauthbearer/,
+    );
+    expect(await refusal(checkDestination('kafka://u:p@10.0.0.5:9093/plants', oauthbearer, false, open))).toMatch(
+      /^url carries a user and password, and sasl oauthbearer sends a token/,
+    );
+    expect(await refusal(checkDestination(KAFKA, { ...oauthbearer, oauth2: undefined }, false, open))).toMatch(
+      /^destination\.oauth2 is required with sasl oauthbearer/,
+    );
+    expect(
+      await refusal(checkDestination(KAFKA, { ...oauthbearer, oauth2: { ...oauth2, clientSecret: '' } }, false, open)),
+    ).toBe('destination.oauth2.clientSecret is required');
+  });
+
+  it('refuses oauth2 on a broker that does not take it, and holds the token endpoint to the SSRF rule', async () => {
+    expect(await refusal(checkDestination('redis://10.0.0.5:6379/plants', { oauth2 }, false, open))).toMatch(
+      /^destination\.oauth2 is for https receivers, and for kafka:\/\/ with destination\.sasl\.mechanism oauthbearer/,
+    );
+    const internal = { ...oauthbearer, oauth2: { ...oauth2, tokenUrl: 'http://10.0.0.9/token' } };
+    expect(await refusal(checkDestination('kafka://93.184.215.14:9093/plants', internal, false, guarded))).toMatch(
+      /^destination\.oauth2\.tokenUrl /,
+    );
+  });
+});

@@ -48,24 +48,61 @@ export async function checkDestination(
       'token',
       "is sent to HTTP receivers as Authorization; a broker's user and password go in its URL",
     );
-  const { key, ...tls } = body?.tls ?? {};
-  const settings = { ...body, ...(body?.tls ? { tls } : {}) };
-  const parsed = parseBrokerUrl(url, settings, key ? { key } : {});
+  const { tls: tlsBody, oauth2: oauthBody, ...rest } = body ?? {};
+  const { key, ...tls } = tlsBody ?? {};
+  const settings: DestinationSettings = { ...rest, ...(tlsBody ? { tls } : {}) };
+  const secrets: DestinationSecrets = key ? { key } : {};
+  if (oauthBody) {
+    // Never kept among the settings (stored as they are): the client secret is sealed with the other secrets.
+    const { clientSecret, ...oauth2 } = oauthBody;
+    if (!clientSecret) throw invalidField('destination.oauth2.clientSecret', 'is required');
+    settings.oauth2 = oauth2;
+    secrets.clientSecret = clientSecret;
+  }
+  const parsed = parseBrokerUrl(url, settings, secrets);
   if (!parsed.ok) throw invalidField('url', parsed.reason);
   const target = parsed.value;
   if (settings.sasl && target.kind !== 'kafka') throw invalidField('destination.sasl', 'is for kafka:// only');
   if (settings.maxLen !== undefined && target.kind !== 'redis')
     throw invalidField('destination.maxLen', 'is for redis:// only');
   if (key && !tls.cert) throw invalidField('destination.tls.key', 'goes with a client certificate (tls.cert)');
-  if (settings.sasl && !target.secrets.username)
-    throw invalidField('url', `needs a user and password for SASL (kafka://user:password@host:port/topic)`);
+  checkKafkaSasl(settings, target.secrets, target.tls);
   if (target.kind === 'kafka' && target.path === rules.ownTopic && target.hosts.some((h) => isOwn(h, rules)))
     throw invalidField(
       'url',
       `is Plant Store's own ${rules.ownTopic} topic: a New Plant sent there would come back as a new plant (a loop)`,
     );
   for (const h of target.hosts) await assertHostAllowed(`http://${hostText(h)}/`, rules, h.host);
+  if (settings.oauth2)
+    await assertHostAllowed(settings.oauth2.tokenUrl, rules, undefined, 'destination.oauth2.tokenUrl');
   return { url: withoutCredentials(url), destination: { settings, secrets: target.secrets } };
+}
+
+/**
+ * Kafka's SASL: a user and password from the URL (plain, SCRAM), or with `oauthbearer` a token of the `oauth2`
+ * client, never both; a bearer token only over TLS (as KAFKA_SASL_MECHANISM=oauthbearer requires KAFKA_SSL).
+ */
+function checkKafkaSasl(settings: DestinationSettings, secrets: DestinationSecrets, tls: boolean) {
+  const oauth = settings.sasl?.mechanism === 'oauthbearer';
+  if (settings.oauth2 && !oauth)
+    throw invalidField(
+      'destination.oauth2',
+      'is for https receivers, and for kafka:// with destination.sasl.mechanism oauthbearer',
+    );
+  if (!oauth) {
+    if (settings.sasl && !secrets.username)
+      throw invalidField('url', `needs a user and password for SASL (kafka://user:password@host:port/topic)`);
+    return;
+  }
+  if (!settings.oauth2)
+    throw invalidField(
+      'destination.oauth2',
+      'is required with sasl oauthbearer: the token endpoint, client and secret',
+    );
+  if (secrets.username !== undefined)
+    throw invalidField('url', 'carries a user and password, and sasl oauthbearer sends a token: give one of them');
+  if (!tls)
+    throw invalidField('destination.tls', 'is required with sasl oauthbearer: a bearer token is never sent in clear');
 }
 
 /**

@@ -1219,11 +1219,11 @@ export interface components {
             /** @description Where its New Plants go; the scheme selects the kind (docs/destinations.md): http, https, kafka, amqp, amqps, nats, mqtt, mqtts, redis, rediss. http(s): the receiver (user-info: Basic auth, sealed; or send a `token`). kafka://host:port[,host:port]/topic; amqp(s)://user:pass@host:port/vhost?exchange=…&routingKey=…; nats://host:port/subject (a JetStream stream must capture it); mqtt(s)://host:port/topic; redis(s)://host:port/stream-key[?db=N]. Any other scheme: 422 */
             url: string;
         };
-        /** @description A destination's settings beside its URL. The URL carries the user and password (`amqp://user:pass@host/vhost?routingKey=q`; for http(s), `https://user:pass@host/path` is sent as Basic auth): they are sealed at rest, never shown (a subscription shows `destination.hasCredentials`) and never logged. An HTTP receiver takes `tls` (https: its CA, a client certificate: mTLS) and `oauth2`; a broker takes `tls`, `sasl` (kafka) and `maxLen` (redis). One Authorization at most: a `token` beside Basic or `oauth2` is a 422. A change of `url` replaces the credentials with those the new URL carries, and `destination` with the one given (none when absent): they never stay behind for another address. */
+        /** @description A destination's settings beside its URL. The URL carries the user and password (`amqp://user:pass@host/vhost?routingKey=q`; for http(s), `https://user:pass@host/path` is sent as Basic auth): they are sealed at rest, never shown (a subscription shows `destination.hasCredentials`) and never logged. An HTTP receiver takes `tls` (https: its CA, a client certificate: mTLS) and `oauth2`; a broker takes `tls`, `sasl` and `oauth2` (kafka) and `maxLen` (redis). One Authorization at most: a `token` beside Basic or `oauth2` is a 422. A change of `url` replaces the credentials with those the new URL carries, and `destination` with the one given (none when absent): they never stay behind for another address. */
         SubscriptionDestination: {
             /** @description redis: the stream is trimmed to about this many entries (XADD MAXLEN ~; 100,000 when absent) */
             maxLen?: number;
-            /** @description http(s): OAuth 2 client credentials (RFC 6749 §4.4). A token from `tokenUrl` is sent as `Authorization: Bearer`, kept until 30 s before it expires, fetched again once on a 401. `clientSecret` is required when writing: sealed at rest, never shown */
+            /** @description http(s), and kafka with `sasl.mechanism` oauthbearer: OAuth 2 client credentials (RFC 6749 §4.4). A token from `tokenUrl` is sent as `Authorization: Bearer` (kafka: as the SASL token), kept until 30 s before it expires, fetched again once on a 401 (kafka: when the broker refuses it). `clientSecret` is required when writing: sealed at rest, never shown */
             oauth2?: {
                 /** @description An `audience` to ask for */
                 audience?: string;
@@ -1235,10 +1235,10 @@ export interface components {
                 /** @description The token endpoint: under the SSRF rule of receivers (a public address) */
                 tokenUrl: string;
             };
-            /** @description kafka: the SASL mechanism the URL's user and password are sent with (plain when absent) */
+            /** @description kafka: the SASL mechanism the URL's user and password are sent with (plain when absent); `oauthbearer` sends a token of the `oauth2` client instead (no user and password in the URL; TLS required) */
             sasl?: {
                 /** @enum {string} */
-                mechanism: "plain" | "scram-sha-256" | "scram-sha-512";
+                mechanism: "plain" | "scram-sha-256" | "scram-sha-512" | "oauthbearer";
             };
             /** @description TLS to the broker (on already for amqps, mqtts, rediss) or https receiver: a CA and a client certificate */
             tls?: {

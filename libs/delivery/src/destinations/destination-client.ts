@@ -42,7 +42,7 @@ export class DestinationClient {
     this.http = new WebhookClient(o.allowPrivateNetworks, o.timeoutMs);
     this.pool = new DestinationPool(
       connectors,
-      connectGuard(o.allowPrivateNetworks, o.timeoutMs),
+      { ...connectGuard(o.allowPrivateNetworks, o.timeoutMs), tokens: this.http.tokens },
       o.maxConnections,
       o.idleMs,
     );

@@ -16,13 +16,16 @@ export interface DestinationSettings {
    * a secret).
    */
   tls?: { ca?: string; cert?: string; rejectUnauthorized?: boolean };
-  /** Kafka: the SASL mechanism the URL's user and password are sent with (plain by default). */
-  sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512' };
+  /**
+   * Kafka: the SASL mechanism the URL's user and password are sent with (plain by default); `oauthbearer` sends a
+   * token from `oauth2` instead (no user and password).
+   */
+  sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512' | 'oauthbearer' };
   /** Redis: the stream is trimmed to about this many entries (XADD MAXLEN ~). */
   maxLen?: number;
   /**
-   * HTTP(S): OAuth 2 client credentials. A token from `tokenUrl` is sent as `Authorization: Bearer`; its client
-   * secret is a secret (DestinationSecrets.clientSecret).
+   * HTTP(S) and Kafka with SASL OAUTHBEARER: OAuth 2 client credentials. A token from `tokenUrl` is sent as
+   * `Authorization: Bearer` (or as the SASL token); its client secret is a secret (DestinationSecrets.clientSecret).
    */
   oauth2?: { tokenUrl: string; clientId: string; scope?: string; audience?: string };
 }
@@ -36,7 +39,7 @@ export interface DestinationSecrets {
   password?: string;
   /** The client certificate's private key (PEM). */
   key?: string;
-  /** HTTP(S): the OAuth 2 client secret, sent to the token endpoint only. */
+  /** OAuth 2's client secret (HTTP(S), Kafka OAUTHBEARER), sent to the token endpoint only. */
   clientSecret?: string;
 }
 
@@ -105,6 +108,17 @@ export interface ConnectGuard {
   lookup: import('node:net').LookupFunction;
   /** How long a connect or a publish may take before it is an error. */
   timeoutMs: number;
+  /**
+   * OAuth 2 client-credentials tokens (Kafka's SASL OAUTHBEARER), from the cache HTTP receivers' tokens come from:
+   * fetched under the same SSRF rule, one fetch for a burst of connections.
+   */
+  tokens?: OAuthTokenSource;
+}
+
+/** Gives a client's token (cached until shortly before it expires), and forgets one the broker refused. */
+export interface OAuthTokenSource {
+  token(client: import('../http/oauth-tokens').OAuthClient, timeoutMs: number): Promise<string>;
+  forget(client: import('../http/oauth-tokens').OAuthClient, token: string): void;
 }
 
 export type ConnectBroker = (target: BrokerTarget, guard: ConnectGuard) => Promise<BrokerConnection>;

@@ -127,7 +127,8 @@ export function sentHeaders(
  */
 export class WebhookClient {
   private readonly transport: WebhookTransport;
-  private readonly tokens: OAuthTokens;
+  /** OAuth 2 tokens of receivers, shared with Kafka destinations' OAUTHBEARER (DestinationClient). */
+  readonly tokens: OAuthTokens;
 
   constructor(
     private readonly allowPrivateNetworks: boolean,

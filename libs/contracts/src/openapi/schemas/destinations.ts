@@ -15,7 +15,7 @@ export const SubscriptionDestination = {
     '(`amqp://user:pass@host/vhost?routingKey=q`; for http(s), `https://user:pass@host/path` is sent as Basic ' +
     'auth): they are sealed at rest, never shown (a subscription shows `destination.hasCredentials`) and never ' +
     'logged. An HTTP receiver takes `tls` (https: its CA, a client certificate: mTLS) and `oauth2`; a broker ' +
-    'takes `tls`, `sasl` (kafka) and `maxLen` (redis). One Authorization at most: a `token` beside Basic or ' +
+    'takes `tls`, `sasl` and `oauth2` (kafka) and `maxLen` (redis). One Authorization at most: a `token` beside Basic or ' +
     '`oauth2` is a 422. A change of `url` replaces the credentials with those the new URL carries, and ' +
     '`destination` with the one given (none when absent): they never stay behind for another address.',
   properties: {
@@ -38,17 +38,20 @@ export const SubscriptionDestination = {
       type: 'object',
       additionalProperties: false,
       required: ['mechanism'],
-      description: "kafka: the SASL mechanism the URL's user and password are sent with (plain when absent)",
-      properties: { mechanism: { type: 'string', enum: ['plain', 'scram-sha-256', 'scram-sha-512'] } },
+      description:
+        "kafka: the SASL mechanism the URL's user and password are sent with (plain when absent); `oauthbearer` " +
+        'sends a token of the `oauth2` client instead (no user and password in the URL; TLS required)',
+      properties: { mechanism: { type: 'string', enum: ['plain', 'scram-sha-256', 'scram-sha-512', 'oauthbearer'] } },
     },
     oauth2: {
       type: 'object',
       additionalProperties: false,
       required: ['tokenUrl', 'clientId'],
       description:
-        'http(s): OAuth 2 client credentials (RFC 6749 §4.4). A token from `tokenUrl` is sent as ' +
-        '`Authorization: Bearer`, kept until 30 s before it expires, fetched again once on a 401. `clientSecret` ' +
-        'is required when writing: sealed at rest, never shown',
+        'http(s), and kafka with `sasl.mechanism` oauthbearer: OAuth 2 client credentials (RFC 6749 §4.4). A token ' +
+        'from `tokenUrl` is sent as `Authorization: Bearer` (kafka: as the SASL token), kept until 30 s before it ' +
+        'expires, fetched again once on a 401 (kafka: when the broker refuses it). `clientSecret` is required when ' +
+        'writing: sealed at rest, never shown',
       properties: {
         tokenUrl: {
           type: 'string',

@@ -2,7 +2,8 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { ISocketFactory, Kafka, logLevel, Producer, SASLOptions } from 'kafkajs';
 import type { BrokerTarget, ConnectBroker, ConnectGuard } from '../destination';
-import { isConnectionLoss, kafkaErrorSentence } from './kafka-errors';
+import { oauthClientOf } from '../../http/oauth-tokens';
+import { isAuthenticationRefused, isConnectionLoss, kafkaErrorSentence } from './kafka-errors';
 
 /** kafkajs's own socket factory keeps sockets alive this way; ours does the same. */
 const KEEP_ALIVE_DELAY_MS = 60_000;
@@ -44,11 +45,30 @@ function tlsOptionsOf(target: BrokerTarget): tls.ConnectionOptions | undefined {
   };
 }
 
-function saslOf(target: BrokerTarget): SASLOptions | undefined {
-  const { username, password = '' } = target.secrets;
-  if (username === undefined) return undefined;
+/** The SASL options of a target, and what to do when the broker refuses them (forget an OAuth token). */
+function saslOf(target: BrokerTarget, guard: ConnectGuard): { sasl?: SASLOptions; refused(): void } {
   const mechanism = target.settings.sasl?.mechanism ?? 'plain';
-  return { mechanism, username, password } as SASLOptions;
+  if (mechanism === 'oauthbearer') return oauthBearerOf(target, guard);
+  const { username, password = '' } = target.secrets;
+  const sasl = username === undefined ? undefined : ({ mechanism, username, password } as SASLOptions);
+  return { sasl, refused: () => undefined };
+}
+
+/**
+ * SASL OAUTHBEARER: kafkajs asks for a token for every connection it authenticates (and before the broker's
+ * session expires); the token comes from the destination's `oauth2` client, through the cache and the SSRF rule
+ * of HTTP receivers' tokens. A token the broker refused is forgotten, so the next connection fetches a new one.
+ */
+function oauthBearerOf(target: BrokerTarget, guard: ConnectGuard) {
+  const client = oauthClientOf({ settings: target.settings, secrets: target.secrets });
+  const tokens = guard.tokens;
+  if (!client || !tokens) throw new Error('kafka: sasl oauthbearer needs destination.oauth2 and its clientSecret');
+  let given = '';
+  const sasl: SASLOptions = {
+    mechanism: 'oauthbearer',
+    oauthBearerProvider: async () => ({ value: (given = await tokens.token(client, guard.timeoutMs)) }),
+  };
+  return { sasl, refused: () => given && tokens.forget(client, given) };
 }
 
 /**
@@ -57,11 +77,12 @@ function saslOf(target: BrokerTarget): SASLOptions | undefined {
  */
 export const connectKafka: ConnectBroker = async (target, guard) => {
   const tlsOptions = tlsOptionsOf(target);
+  const auth = saslOf(target, guard);
   const kafka = new Kafka({
     clientId: 'plant-store-destination',
     brokers: target.hosts.map((h) => `${h.host}:${h.port}`),
     ssl: tlsOptions,
-    sasl: saslOf(target),
+    sasl: auth.sasl,
     connectionTimeout: guard.timeoutMs,
     requestTimeout: guard.timeoutMs,
     retry: { retries: 0 },
@@ -91,6 +112,7 @@ export const connectKafka: ConnectBroker = async (target, guard) => {
   }
   if (lastError !== undefined) {
     broken = true;
+    if (isAuthenticationRefused(lastError)) auth.refused();
     await producer.disconnect().catch(() => undefined);
     throw new Error(kafkaErrorSentence(lastError, target.path), { cause: lastError });
   }

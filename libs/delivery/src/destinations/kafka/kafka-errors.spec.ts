@@ -5,7 +5,7 @@ import {
   KafkaJSProtocolError,
   KafkaJSRequestTimeoutError,
 } from 'kafkajs';
-import { isConnectionLoss, kafkaErrorSentence } from './kafka-errors';
+import { isAuthenticationRefused, isConnectionLoss, kafkaErrorSentence } from './kafka-errors';
 
 // What kafkajs builds from a broker's error code (protocol/error.js's createErrorFromCode).
 const protocolError = (type: string, message: string, retriable = true) =>
@@ -28,6 +28,18 @@ describe(kafkaErrorSentence.name, () => {
     expect(kafkaErrorSentence(nonRetriable, 'plants')).toBe(
       'kafka: the user may not write to topic "plants" (TOPIC_AUTHORIZATION_FAILED)',
     );
+  });
+
+  it('says whether the broker refused a password or an OAuth token; either is a refusal, not a lost connection', () => {
+    // kafkajs's KafkaJSSASLAuthenticationError (its typings declare no constructor argument)
+    const refusal = (message: string) => Object.assign(new Error(message), { name: 'KafkaJSSASLAuthenticationError' });
+    const scram = refusal('SASL SCRAM SHA512 authentication failed: bad');
+    const oauth = refusal('SASL OAUTHBEARER authentication failed: invalid_token');
+    expect(kafkaErrorSentence(scram, 't')).toMatch(/^kafka: the broker refused the user name or password \(/);
+    expect(kafkaErrorSentence(oauth, 't')).toMatch(/^kafka: the broker refused the OAuth token \(/);
+    const wrapped = new KafkaJSNonRetriableError(oauth);
+    (wrapped as { cause?: unknown }).cause = oauth;
+    expect([isAuthenticationRefused(wrapped), isConnectionLoss(wrapped)]).toEqual([true, false]);
   });
 
   it("keeps the broker's message for a type it has no sentence for", () => {

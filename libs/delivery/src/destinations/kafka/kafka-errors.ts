@@ -65,7 +65,9 @@ export function kafkaErrorSentence(err: unknown, topic: string): string {
     case 'KafkaJSRequestTimeoutError':
       return `kafka: ${e.broker ? `broker ${e.broker}` : 'the broker'} did not answer in time (${message})`;
     case 'KafkaJSSASLAuthenticationError':
-      return `kafka: the broker refused the user name or password (${message})`;
+      return /OAUTHBEARER/.test(message)
+        ? `kafka: the broker refused the OAuth token (${message})`
+        : `kafka: the broker refused the user name or password (${message})`;
     case 'KafkaJSBrokerNotFound':
     case 'KafkaJSMetadataNotLoaded':
     case 'KafkaJSTopicMetadataNotLoaded':
@@ -80,3 +82,7 @@ export function isConnectionLoss(err: unknown): boolean {
   const name = innermost(err).name ?? '';
   return ['KafkaJSConnectionError', 'KafkaJSConnectionClosedError', 'KafkaJSRequestTimeoutError'].includes(name);
 }
+
+/** The broker refused the SASL credentials or token (not a lost connection): an OAuth token is then forgotten. */
+export const isAuthenticationRefused = (err: unknown): boolean =>
+  innermost(err).name === 'KafkaJSSASLAuthenticationError';
