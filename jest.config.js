@@ -10,8 +10,9 @@ const shared = {
   testEnvironment: 'node',
   moduleNameMapper: pathsToModuleNameMapper(compilerOptions.paths, { prefix: '<rootDir>/' }),
   transform: {
-    // The fast loop (`npm run test:e2e`, tools/local-stack/test-running.ts) transpiles only: the type-check is
-    // `npm test`'s, and checking the apps' whole tree before a suite's first test took seconds.
+    // `npm test` (tools/test.js) and the fast loop (`npm run test:e2e`) transpile only: `npm test` type-checks the
+    // whole tree with tsc before jest starts, and checking the apps' tree again took each suite seconds. A plain
+    // `npx jest` still type-checks as it compiles.
     '^.+\\.ts$': process.env.TS_JEST_TRANSPILE_ONLY === '1' ? ['ts-jest', { isolatedModules: true }] : 'ts-jest',
     // The OTLP exporter loads node:http with a dynamic import(), which jest's vm refuses without
     // --experimental-vm-modules; transpiled to CommonJS it becomes a require.

@@ -68,6 +68,9 @@ async function main() {
         ...process.env,
         ...stack.env,
         KAFKAJS_NO_PARTITIONER_WARNING: '1',
+        // Transpile only: typecheckAndLint() above has type-checked every file jest loads (apps, libs, tests and
+        // tools, one tsc program); ts-jest checking them again cost each suite seconds of its own.
+        TS_JEST_TRANSPILE_ONLY: '1',
         CHROMIUM_PATH: chromium,
         ...(lane ? { E2E_LANE: lane } : {}),
       },
