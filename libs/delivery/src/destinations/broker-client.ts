@@ -3,8 +3,8 @@ import { AttemptRecord } from '../http/attempt-record';
 import { webhookHeaders } from '../http/webhook-client';
 import { redactCredentials } from '../redaction';
 import { signDelivery } from '../signing';
-import { DeliveryDestination } from './destination';
-import { parseBrokerUrl } from './destination-url';
+import { BrokerTarget, DeliveryDestination } from './destination';
+import { parseBrokerUrl, Parsed } from './destination-url';
 import { DestinationPool } from './destination-pool';
 
 /** A New Plant to send anywhere: an HTTP request's fields, the plant (a broker's key) and a broker's settings. */
@@ -21,14 +21,30 @@ export interface DestinationRequest extends WebhookRequest {
  * attempt with an error, retried on the schedule. Never throws.
  */
 export class BrokerClient {
+  /**
+   * The parsed URL of each destination the worker holds (its subscriber cache keeps one DeliveryDestination per
+   * subscription): parsed once, not at every attempt; a destination the cache dropped is dropped here with it.
+   */
+  private readonly parsedFor = new WeakMap<DeliveryDestination, { url: string; parsed: Parsed<BrokerTarget> }>();
+
   constructor(private readonly pool: DestinationPool) {}
+
+  private parse(r: DestinationRequest): Parsed<BrokerTarget> {
+    const secrets = r.destination?.secrets ?? {};
+    if (!r.destination) return parseBrokerUrl(r.url, undefined, secrets);
+    const known = this.parsedFor.get(r.destination);
+    if (known?.url === r.url) return known.parsed;
+    const parsed = parseBrokerUrl(r.url, r.destination.settings, secrets);
+    this.parsedFor.set(r.destination, { url: r.url, parsed });
+    return parsed;
+  }
 
   async send(r: DestinationRequest): Promise<SendResult> {
     const attempt = new AttemptRecord();
     const result = (partial: Partial<SendResult>) => attempt.result(partial);
     const secrets = r.destination?.secrets ?? {};
     const hide = (text: string) => redactCredentials(text, [secrets.password, secrets.key].filter(long));
-    const parsed = parseBrokerUrl(r.url, r.destination?.settings, secrets);
+    const parsed = this.parse(r);
     if (!parsed.ok) return result({ error: `the URL ${parsed.reason}` });
     const signed = signDelivery(r.secrets, r.messageId, r.body, attempt.at);
     attempt.signature = signed['webhook-signature'];

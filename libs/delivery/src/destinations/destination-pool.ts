@@ -23,6 +23,8 @@ const BACKOFF_MS = { first: 1_000, max: 60_000 };
  */
 export class DestinationPool {
   private readonly entries = new Map<string, Entry>(); // in order of last use: the first is the least recent
+  /** Each target's key, hashed once: a parsed target lives as long as its subscription in the worker's cache. */
+  private readonly keys = new WeakMap<BrokerTarget, string>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
@@ -40,7 +42,8 @@ export class DestinationPool {
   }
 
   async publish(target: BrokerTarget, message: BrokerMessage): Promise<string> {
-    const key = poolKey(target);
+    let key = this.keys.get(target);
+    if (key === undefined) this.keys.set(target, (key = poolKey(target)));
     const entry = this.entryFor(key, target);
     entry.inFlight++; // from here: an entry being connected is in use too, and is not closed to make room
     let connection: BrokerConnection | null = null;
