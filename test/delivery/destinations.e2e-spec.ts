@@ -1,4 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import {
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  DeleteQueueCommand,
+  Message as SqsMessage,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import * as amqp from 'amqplib';
 import Redis from 'ioredis';
 import type { KafkaMessage } from 'kafkajs';
@@ -7,13 +15,15 @@ import { connect as natsConnect, NatsConnection } from 'nats';
 import { Webhook } from 'standardwebhooks';
 import { adminClient } from '../../tools/support/admin';
 import { localBrokers, LocalBrokers } from '../../tools/support/brokers';
+import { ELASTICMQ_REGION, LocalElasticMq, startElasticMq } from '../../tools/support/elasticmq';
 import { Receiver } from '../../tools/support/receiver';
 import * as e2e from '../../tools/support/stack';
 import { startAtTopicEnd } from '../../tools/support/topic-end';
 import { waitFor } from '../../tools/support/wait';
 
 // Issue 37: a subscription's URL scheme selects its destination. Each kind against its real broker (RabbitMQ,
-// NATS JetStream, Mosquitto, Redis, and our own test Kafka under another topic): the New Plant arrives signed,
+// NATS JetStream, Mosquitto, Redis, ElasticMQ for SQS, and our own test Kafka under another topic): the New Plant
+// arrives signed,
 // with its webhook-id as the message id and the webhook headers; credentials are never shown; a broker that
 // refuses is an attempt with an error, retried until it takes the message; one that is down holds up no one.
 const run = randomBytes(4).toString('hex');
@@ -24,12 +34,20 @@ describe('destinations beyond HTTP', () => {
   let gw: e2e.RunningGateway;
   let worker: e2e.RunningWorker;
   let brokers: LocalBrokers;
+  let elasticMq: LocalElasticMq;
+  let sqs: SQSClient;
   let admin: ReturnType<typeof adminClient>;
   const nextId = e2e.plantIds();
   const closers: (() => Promise<unknown>)[] = [];
 
   beforeAll(async () => {
-    brokers = await localBrokers();
+    [brokers, elasticMq] = await Promise.all([localBrokers(), startElasticMq()]);
+    // ElasticMQ checks no signature: any key and secret are taken (AWS's refusals are unit-tested on their words).
+    sqs = new SQSClient({
+      region: ELASTICMQ_REGION,
+      endpoint: elasticMq.endpoint,
+      credentials: { accessKeyId: 'reader', secretAccessKey: 'reader' },
+    });
     db = await e2e.scratchDatabase('destinations');
     const env = e2e.baseEnv({
       DATABASE_URL: db.url,
@@ -47,7 +65,8 @@ describe('destinations beyond HTTP', () => {
     await worker?.close();
     await gw?.close();
     await db?.drop();
-    await brokers?.stop();
+    sqs?.destroy();
+    await Promise.all([brokers?.stop(), elasticMq?.stop()]);
   });
 
   /** A subscription to `url`, and a plant posted after it; its secret to verify with. */
@@ -107,11 +126,11 @@ describe('destinations beyond HTTP', () => {
     expect(own.status).toBe(422);
     expect(own.headers.get('content-type')).toMatch(/application\/problem\+json/);
     expect(own.body.errors[0]).toMatchObject({ field: 'url', message: expect.stringMatching(/a loop/) });
-    const sqs = await admin.call('POST', '/subscriptions', { url: 'sqs://queue.example/plants' });
-    expect(sqs.status).toBe(422);
-    expect(sqs.body.errors[0]).toMatchObject({
+    const unknown = await admin.call('POST', '/subscriptions', { url: 'sftp://files.example/plants' });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.errors[0]).toMatchObject({
       field: 'url',
-      message: expect.stringMatching(/"sqs", which is not one of http/),
+      message: expect.stringMatching(/"sftp", which is not one of http/),
     });
     const token = await admin.call('POST', '/subscriptions', { url: `${brokers.redis}/s-${run}`, token: 'abc' });
     expect(token.status).toBe(422);
@@ -262,5 +281,129 @@ describe('destinations beyond HTTP', () => {
     const detail = (await admin.call('GET', `/deliveries/${downDelivery.id}`)).body;
     expect(detail.status).toBe('pending');
     expect(detail.attemptLog[0].error).toMatch(/^redis: .*127\.0\.0\.1:1/);
+  });
+
+  /** A queue of this run on ElasticMQ, deleted after the suite. */
+  async function sqsQueue(name: string, fifo = false) {
+    const { QueueUrl } = await sqs.send(
+      new CreateQueueCommand({ QueueName: name, Attributes: fifo ? { FifoQueue: 'true' } : {} }),
+    );
+    closers.push(() => sqs.send(new DeleteQueueCommand({ QueueUrl })));
+    return QueueUrl!;
+  }
+
+  /** Receives (and deletes) what the queue has now, appending it to `into`: a consumer's way, in its order. */
+  async function receiveInto(queueUrl: string, into: SqsMessage[]) {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 1,
+        MessageAttributeNames: ['All'],
+        MessageSystemAttributeNames: ['MessageGroupId', 'MessageDeduplicationId', 'SequenceNumber'],
+      }),
+    );
+    if (Messages.length === 0) return into;
+    into.push(...Messages);
+    const Entries = Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! }));
+    await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries }));
+    return into;
+  }
+
+  /** A message's attributes as the headers they carry: the three of their own and those of webhook-headers. */
+  function sqsHeaders(m: SqsMessage): Headers {
+    const a = m.MessageAttributes ?? {};
+    return {
+      ...(JSON.parse(a['webhook-headers']?.StringValue ?? '{}') as Headers),
+      'webhook-id': a['webhook-id']?.StringValue ?? '',
+      'webhook-timestamp': a['webhook-timestamp']?.StringValue ?? '',
+      'webhook-signature': a['webhook-signature']?.StringValue ?? '',
+    };
+  }
+
+  it('sends into an SQS queue (ElasticMQ): signed, its headers as attributes, its key sealed, never shown', async () => {
+    const queue = `plantstore-e2e-${run}`;
+    const queueUrl = await sqsQueue(queue);
+    const noRegion = await admin.call('POST', '/subscriptions', {
+      url: `sqs+http://k:s@127.0.0.1:${elasticMq.port}/000000000000/${queue}`,
+    });
+    expect(noRegion.status).toBe(422);
+    expect(noRegion.body.errors[0]).toMatchObject({ field: 'url', message: expect.stringMatching(/needs \?region=/) });
+    const noKey = await admin.call('POST', '/subscriptions', { url: elasticMq.url(queue).replace(/\/\/[^@]*@/, '//') });
+    expect(noKey.status).toBe(422);
+    expect(noKey.body.errors[0].message).toMatch(/needs the access key id and secret access key/);
+    const { id, secret, plantId, created } = await subscribeAndPost(elasticMq.url(queue));
+    expect(created.url).toBe(`sqs+http://127.0.0.1:${elasticMq.port}/000000000000/${queue}?region=elasticmq`);
+    expect(created.destination).toEqual({ kind: 'sqs', hasCredentials: true, settings: {} });
+    const got: SqsMessage[] = [];
+    const m = await waitFor(
+      'the SQS message',
+      async () => (await receiveInto(queueUrl, got)).find((x) => isPlant(x.Body!, plantId)),
+      30_000,
+    );
+    const headers = sqsHeaders(m);
+    expectSigned(secret, m.Body!, headers, plantId);
+    expect(headers['content-type']).toBe('application/json');
+    expect(headers['plant-store-hops']).toBe('1');
+    expect(m.Attributes?.MessageGroupId).toBeUndefined(); // a standard queue: no group
+    const delivery = await succeeded(id, plantId);
+    expect(headers['webhook-id']).toBe(delivery.request.headers['webhook-id']);
+    expect(delivery.attemptLog[0]).toMatchObject({ status: null, error: null });
+    expect(delivery.attemptLog[0].responseBody).toBe(`sqs accepted: queue ${queue} message id ${m.MessageId}`);
+    const shown = JSON.stringify([
+      (await admin.call('GET', `/subscriptions/${id}`)).body,
+      await admin.call('GET', '/audit'),
+      delivery,
+    ]);
+    expect(shown).not.toContain('test-secret');
+    const test = await admin.call('POST', `/subscriptions/${id}/test`);
+    expect(test.status).toBe(200);
+    expect(test.body).toMatchObject({ succeeded: true, response: { status: null, error: null } });
+    expect(test.body.response.body).toMatch(new RegExp(`^sqs accepted: queue ${queue} message id \\S+$`));
+  });
+
+  it('keeps each plant in order in an SQS FIFO queue: grouped by plant, de-duplicated by webhook-id', async () => {
+    const queue = `plantstore-e2e-${run}.fifo`;
+    const queueUrl = await sqsQueue(queue, true);
+    const sub = await admin.call('POST', '/subscriptions', { url: elasticMq.url(queue) });
+    expect(sub.status).toBe(201);
+    const ids = [nextId(), nextId()];
+    for (let v = 1; v <= 3; v++) {
+      // Each version stored before the next is posted: each is an event (and a delivery) of its own.
+      for (const plantId of ids) {
+        const res = await e2e.postPlant(gw.url, { id: plantId, name: `v${v}` });
+        expect(res.status).toBe(200);
+        const { eventId } = await res.json();
+        await waitFor(`version ${v} of ${plantId} stored`, async () => {
+          const p = await fetch(`${gw.url}/plants/${plantId}`, {
+            headers: { authorization: `Bearer ${e2e.WEBHOOK_TOKEN}` },
+          });
+          return p.ok && (await p.json()).lastEventId === eventId;
+        });
+      }
+    }
+    const got: SqsMessage[] = [];
+    const ours = () => got.filter((m) => ids.includes((JSON.parse(m.Body!) as { id: number }).id));
+    await waitFor(
+      'every version in the FIFO queue',
+      async () => {
+        await receiveInto(queueUrl, got);
+        return ours().length >= ids.length * 3;
+      },
+      30_000,
+    );
+    for (const plantId of ids) {
+      const own = ours().filter((m) => isPlant(m.Body!, plantId));
+      expect(own.map((m) => (JSON.parse(m.Body!) as { name: string }).name)).toEqual(['v1', 'v2', 'v3']);
+      expect(own.map((m) => m.Attributes?.MessageGroupId)).toEqual(Array(3).fill(String(plantId)));
+      expect(own.map((m) => m.Attributes?.MessageDeduplicationId)).toEqual(
+        own.map((m) => m.MessageAttributes?.['webhook-id']?.StringValue),
+      );
+      const [d] = await admin.deliveriesOf(sub.body.id, `&plantId=${plantId}&status=succeeded`);
+      const detail = (await admin.call('GET', `/deliveries/${d.id}`)).body;
+      expect(detail.attemptLog[0].responseBody).toMatch(
+        new RegExp(`^sqs accepted: queue ${queue.replace('.', '\\.')} message id \\S+ sequence \\d+$`),
+      );
+    }
   });
 });

@@ -3,9 +3,10 @@
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import type { BrokerKind } from '@app/delivery';
-import { localBrokers, LocalBrokers } from '../support/brokers';
+import { localBrokers } from '../support/brokers';
+import { startElasticMq } from '../support/elasticmq';
 import type { Receiver } from '../support/receiver';
-import { createTarget, Kind, KINDS } from './destination-targets';
+import { BrokerBases, createTarget, Kind, KINDS } from './destination-targets';
 import { costPerDelivery, deliveryRun, measure, Measured, timed } from './delivery-runs';
 import { histogramPercentiles, listArg, percentiles, Stack, step, table } from './harness';
 
@@ -86,12 +87,12 @@ export class KindTable {
     console.log(
       [
         "Latency, every row, http's too: from the gateway's 200 to the worker getting the destination's answer (a 2xx,",
-        'Kafka acks=all, an AMQP confirm, a JetStream ack, an MQTT PUBACK, the XADD reply) as the attempt log records',
+        'Kafka acks=all, an AMQP confirm, a JetStream ack, an MQTT PUBACK, the XADD reply, an SQS SendMessage answer) as the attempt log records',
         'it (the attempt start + its latency, to the ms), read from PostgreSQL after the CPU was metered. No consumer',
         "reads the brokers for it: it is when the worker knew the message taken, the answer's way back included, so",
         "http's row is a little later than the receiver's arrival in the first table. Delivered/s: those deliveries",
         "over the time from the first 200 to the last ack. Floor: one publish by the worker's own connection code for",
-        'the kind (kafkajs, amqplib, nats, mqtt, ioredis), 20,000 at 64 in flight to the same destination, alone in a',
+        'the kind (kafkajs, amqplib, nats, mqtt, ioredis, the AWS SDK), 20,000 at 64 in flight to the same destination, alone in a',
         `process, in this run: ${floors.join(', ') || 'none'}; http's is the undici floor. A kind's subscribers all`,
         "publish to one destination over one pooled connection; Kafka's topic is on the bench's own Kafka (the kafka",
         'column of the CPU table includes it). A broker run ends when the broker holds every message (MQTT: as a QoS 0',
@@ -101,17 +102,35 @@ export class KindTable {
   }
 }
 
-/** The local brokers that the broker kinds other than Kafka need (Kafka's topics are on the bench's own), or null. */
-export async function localBrokersFor(kinds: BrokerKind[]): Promise<LocalBrokers | null> {
-  const local = kinds.filter((k): k is Exclude<BrokerKind, 'kafka'> => k !== 'kafka');
-  return local.length > 0 ? await localBrokers(local) : null;
+/**
+ * The local brokers that the broker kinds other than Kafka need (Kafka's topics are on the bench's own), ElasticMQ
+ * for sqs, or null.
+ */
+export async function localBrokersFor(kinds: BrokerKind[]): Promise<BrokerBases | null> {
+  const local = kinds.filter((k): k is Exclude<BrokerKind, 'kafka' | 'sqs'> => k !== 'kafka' && k !== 'sqs');
+  if (local.length === 0 && !kinds.includes('sqs')) return null;
+  const brokers = local.length > 0 ? await localBrokers(local) : null;
+  const elasticMq = kinds.includes('sqs')
+    ? await startElasticMq().catch(async (err) => {
+        await brokers?.stop();
+        throw err;
+      })
+    : null;
+  const bases: BrokerBases = {
+    ...(brokers ? Object.fromEntries(local.map((k) => [k, brokers[k]])) : {}),
+    ...(elasticMq ? { sqs: elasticMq.endpoint } : {}),
+    stop: async () => {
+      await Promise.all([brokers?.stop(), elasticMq?.stop()]);
+    },
+  };
+  return bases;
 }
 
 /** What each broker kind's runs share with HTTP's: the stack, the load, the worker's histograms, the tables. */
 export interface KindRuns {
   stack: Stack;
   rx: Receiver;
-  brokers: LocalBrokers | null;
+  brokers: BrokerBases | null;
   rate: number;
   seconds: number;
   subscriberCounts: number[];

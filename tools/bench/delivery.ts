@@ -9,7 +9,7 @@
 // With --slow-subscriber: only the slow-subscriber scenario (docs/delivery.md, flow control): 10 fast receivers,
 // then 9 fast and 1 that takes 2 s per request, at the same load; the fast ones' p95 both ways, and whether every
 // delivery to the slow one arrived.
-// With --kinds http,kafka,amqp,nats,mqtt,redis (default: http alone, and no table of kinds): the same measurement
+// With --kinds http,kafka,amqp,nats,mqtt,redis,sqs (default: http alone, and no table of kinds): the same measurement
 // with the subscribers pointed at each kind's destination in turn (a topic, queue, stream or key of its own on the
 // local brokers, removed after), and a table of kinds: delivered/s, latency to the ack the worker recorded, CPU
 // per delivery against that kind's floor (the same client code publishing alone, as the undici floor is to HTTP).
@@ -19,13 +19,12 @@
 import os from 'node:os';
 import { Client } from 'pg';
 import { adminClient } from '../support/admin';
-import type { LocalBrokers } from '../support/brokers';
 import { metricSum } from '../support/metrics';
 import { Receiver } from '../support/receiver';
 import { waitFor } from '../support/wait';
 import { brokerKindRuns, clientFloor, KindTable, kindsArg, localBrokersFor } from './delivery-kinds';
 import { ackedTimes, costPerDelivery, deliveryRun, measure, Measured } from './delivery-runs';
-import { removeTargetsOnInterrupt } from './destination-targets';
+import { BrokerBases, removeTargetsOnInterrupt } from './destination-targets';
 import {
   ADMIN,
   arg,
@@ -135,7 +134,7 @@ async function main() {
   if (brokerKinds.length > 0) removeTargetsOnInterrupt();
   const rx = new Receiver();
   await rx.start();
-  let brokers: LocalBrokers | null = null;
+  let brokers: BrokerBases | null = null;
   const rows: Record<string, object> = {};
   const split: Record<string, object> = {}; // where the time went, from the worker's own histograms
   const cpu: Record<string, object> = {}; // where the cores went

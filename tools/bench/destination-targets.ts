@@ -1,12 +1,14 @@
 // bench:delivery --kinds: what each broker kind needs for one run, made with a name of its own and removed after
 // it (also on Ctrl-C): a topic on the bench's own Kafka with as many partitions and replicas as plant.created, a
-// durable RabbitMQ queue, a JetStream stream capturing its subject, a Redis stream key. MQTT needs nothing (a QoS 1
+// durable RabbitMQ queue, a JetStream stream capturing its subject, a Redis stream key, an SQS queue on ElasticMQ
+// (counted by its ApproximateNumberOfMessages: exact on ElasticMQ, nothing reads it). MQTT needs nothing (a QoS 1
 // PUBACK comes with or without a subscriber); a QoS 0 subscriber here only sees the run end. `count()` says how many
 // messages the broker has taken so far, asked of the broker: nothing asks the worker or PostgreSQL while their CPU
 // is metered. `brokerTransport` is the floor's publisher (http-floor.ts): the worker's own broker connection code
-// (CONNECTORS: kafkajs, amqplib, nats, mqtt, ioredis as the worker drives them) alone in a process.
+// (CONNECTORS: kafkajs, amqplib, nats, mqtt, ioredis, the AWS SDK as the worker drives them) alone in a process.
 import { randomBytes } from 'node:crypto';
 import dns from 'node:dns';
+import { CreateQueueCommand, DeleteQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import * as amqp from 'amqplib';
 import Redis from 'ioredis';
 import { Kafka } from 'kafkajs';
@@ -17,9 +19,12 @@ import { BROKER_KINDS, BrokerKind, CONNECTORS, ConnectGuard, parseBrokerUrl } fr
 import { kafkaClientConfigFromEnv } from '@app/kafka';
 import { stopSpawned } from '../local-stack/processes';
 import { info } from '../local-stack/progress';
-import type { LocalBrokers } from '../support/brokers';
+import { ELASTICMQ_ACCOUNT, ELASTICMQ_REGION } from '../support/elasticmq';
 
 export type Kind = 'http' | BrokerKind;
+
+/** Where each broker kind but Kafka is (its URL up to the port; sqs: ElasticMQ's endpoint), and their stop. */
+export type BrokerBases = Partial<Record<Exclude<BrokerKind, 'kafka'>, string>> & { stop(): Promise<void> };
 export const KINDS: readonly Kind[] = ['http', ...BROKER_KINDS];
 
 export interface Target {
@@ -50,9 +55,9 @@ const live = new Set<() => Promise<void>>();
 let appsStopped: Promise<void> | null = null;
 
 /** A destination of `kind` for one run. `env`: the bench stack's (its Kafka); `brokers`: the other kinds' bases. */
-export async function createTarget(kind: BrokerKind, env: Record<string, string>, brokers: LocalBrokers | null) {
+export async function createTarget(kind: BrokerKind, env: Record<string, string>, brokers: BrokerBases | null) {
   const name = `plantstore-bench-${randomBytes(4).toString('hex')}`;
-  const parts = kind === 'kafka' ? await kafkaParts(env, name) : await brokerParts(kind, brokers![kind], name);
+  const parts = kind === 'kafka' ? await kafkaParts(env, name) : await brokerParts(kind, brokers![kind]!, name);
   const created = parts.create();
   let removed: Promise<void> | undefined;
   const teardown = () =>
@@ -111,6 +116,23 @@ async function brokerParts(kind: Exclude<BrokerKind, 'kafka'>, base: string, nam
       count: async () => (await jsm.streams.info(stream)).state.last_seq, // every message taken, duplicates not
       remove: () => jsm.streams.delete(stream),
       close: () => nc.close(),
+    };
+  }
+  if (kind === 'sqs') {
+    // ElasticMQ checks no signature: any key and secret do.
+    const credentials = { accessKeyId: 'bench', secretAccessKey: 'bench' };
+    const sqs = new SQSClient({ region: ELASTICMQ_REGION, endpoint: base, credentials, maxAttempts: 1 });
+    const QueueUrl = `${base}/${ELASTICMQ_ACCOUNT}/${name}`;
+    return {
+      url: `sqs+http://bench:bench@${new URL(base).host}/${ELASTICMQ_ACCOUNT}/${name}?region=${ELASTICMQ_REGION}`,
+      create: () => sqs.send(new CreateQueueCommand({ QueueName: name })),
+      async count() {
+        const names = ['ApproximateNumberOfMessages' as const];
+        const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: names }));
+        return Number(Attributes?.ApproximateNumberOfMessages ?? 0);
+      },
+      remove: () => sqs.send(new DeleteQueueCommand({ QueueUrl })),
+      close: async () => sqs.destroy(),
     };
   }
   if (kind === 'mqtt') {

@@ -8,6 +8,7 @@ import {
   destinationKind,
   HostPort,
   parseBrokerUrl,
+  sqsCredentialsProblem,
   withoutCredentials,
 } from '@app/delivery';
 import { ProblemException, invalidField } from '@app/observability';
@@ -67,6 +68,9 @@ export async function checkDestination(
     throw invalidField('destination.maxLen', 'is for redis:// only');
   if (key && !tls.cert) throw invalidField('destination.tls.key', 'goes with a client certificate (tls.cert)');
   checkKafkaSasl(settings, target.secrets, target.tls);
+  // SQS signs every request with the URL's key: without one the SDK would use the worker's own AWS identity.
+  const unsigned = target.kind === 'sqs' ? sqsCredentialsProblem(target.secrets) : null;
+  if (unsigned) throw invalidField('url', unsigned);
   if (target.kind === 'kafka' && target.path === rules.ownTopic && target.hosts.some((h) => isOwn(h, rules)))
     throw invalidField(
       'url',

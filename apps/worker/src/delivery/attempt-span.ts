@@ -19,6 +19,7 @@ const MESSAGING_SYSTEM: Record<BrokerKind, string> = {
   nats: 'nats',
   mqtt: 'mqtt',
   redis: 'redis',
+  sqs: 'aws_sqs',
 };
 
 /**

@@ -56,7 +56,7 @@ export class WorkerMetrics {
 
   readonly deliveries = this.m.counter(
     'plant_store_deliveries_total',
-    'Webhook delivery attempts by subscription, destination kind (http, kafka, amqp, nats, mqtt, redis) and ' +
+    'Webhook delivery attempts by subscription, destination kind (http, kafka, amqp, nats, mqtt, redis, sqs) and ' +
       'outcome: sent, succeeded, retried, failed',
     ['subscription', 'kind', 'outcome'],
   );

@@ -1216,7 +1216,7 @@ export interface components {
             signature?: "symmetric" | "asymmetric";
             /** @description Sent as `Authorization: Bearer <token>` */
             token?: string;
-            /** @description Where its New Plants go; the scheme selects the kind (docs/destinations.md): http, https, kafka, amqp, amqps, nats, mqtt, mqtts, redis, rediss. http(s): the receiver (user-info: Basic auth, sealed; or send a `token`). kafka://host:port[,host:port]/topic; amqp(s)://user:pass@host:port/vhost?exchange=…&routingKey=…; nats://host:port/subject (a JetStream stream must capture it); mqtt(s)://host:port/topic; redis(s)://host:port/stream-key[?db=N]. Any other scheme: 422 */
+            /** @description Where its New Plants go; the scheme selects the kind (docs/destinations.md): http, https, kafka, amqp, amqps, nats, mqtt, mqtts, redis, rediss, sqs, sqs+http. http(s): the receiver (user-info: Basic auth, sealed; or send a `token`). kafka://host:port[,host:port]/topic; amqp(s)://user:pass@host:port/vhost?exchange=…&routingKey=…; nats://host:port/subject (a JetStream stream must capture it); mqtt(s)://host:port/topic; redis(s)://host:port/stream-key[?db=N]; sqs://KEY_ID:SECRET@sqs.<region>.amazonaws.com/account-id/queue-name[?region=…] (sqs+http:// for a plain-HTTP SQS-compatible server, ?region= required there). Any other scheme: 422 */
             url: string;
         };
         /** @description A destination's settings beside its URL. The URL carries the user and password (`amqp://user:pass@host/vhost?routingKey=q`; for http(s), `https://user:pass@host/path` is sent as Basic auth): they are sealed at rest, never shown (a subscription shows `destination.hasCredentials`) and never logged. An HTTP receiver takes `tls` (https: its CA, a client certificate: mTLS) and `oauth2`; a broker takes `tls`, `sasl` and `oauth2` (kafka) and `maxLen` (redis). One Authorization at most: a `token` beside Basic or `oauth2` is a 422. A change of `url` replaces the credentials with those the new URL carries, and `destination` with the one given (none when absent): they never stay behind for another address. */
@@ -1262,7 +1262,7 @@ export interface components {
              * @description Where its New Plants go, from its URL's scheme
              * @enum {string}
              */
-            kind: "http" | "kafka" | "amqp" | "nats" | "mqtt" | "redis";
+            kind: "http" | "kafka" | "amqp" | "nats" | "mqtt" | "redis" | "sqs";
             settings: components["schemas"]["SubscriptionDestination"];
         };
         /**
@@ -1346,7 +1346,7 @@ export interface components {
                 [key: string]: string | null;
             };
             token?: string | null;
-            /** @description Where its New Plants go; the scheme selects the kind (docs/destinations.md): http, https, kafka, amqp, amqps, nats, mqtt, mqtts, redis, rediss. http(s): the receiver (user-info: Basic auth, sealed; or send a `token`). kafka://host:port[,host:port]/topic; amqp(s)://user:pass@host:port/vhost?exchange=…&routingKey=…; nats://host:port/subject (a JetStream stream must capture it); mqtt(s)://host:port/topic; redis(s)://host:port/stream-key[?db=N]. Any other scheme: 422 */
+            /** @description Where its New Plants go; the scheme selects the kind (docs/destinations.md): http, https, kafka, amqp, amqps, nats, mqtt, mqtts, redis, rediss, sqs, sqs+http. http(s): the receiver (user-info: Basic auth, sealed; or send a `token`). kafka://host:port[,host:port]/topic; amqp(s)://user:pass@host:port/vhost?exchange=…&routingKey=…; nats://host:port/subject (a JetStream stream must capture it); mqtt(s)://host:port/topic; redis(s)://host:port/stream-key[?db=N]; sqs://KEY_ID:SECRET@sqs.<region>.amazonaws.com/account-id/queue-name[?region=…] (sqs+http:// for a plain-HTTP SQS-compatible server, ?region= required there). Any other scheme: 422 */
             url?: string;
         };
         SubscriptionWithSecret: components["schemas"]["Subscription"] & {

@@ -10,7 +10,7 @@ const guard: ConnectGuard = { resolve: async (h) => h, lookup: (() => undefined)
 function clientWith(publish: (m: BrokerMessage) => Promise<string>) {
   const connect: ConnectBroker = async () => ({ broken: false, publish, close: async () => undefined });
   const pool = new DestinationPool(
-    { kafka: connect, amqp: connect, nats: connect, mqtt: connect, redis: connect },
+    { kafka: connect, amqp: connect, nats: connect, mqtt: connect, redis: connect, sqs: connect },
     guard,
     4,
     60_000,

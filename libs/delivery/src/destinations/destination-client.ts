@@ -10,6 +10,7 @@ import { connectKafka } from './kafka/kafka-connection';
 import { connectMqtt } from './mqtt/mqtt-connection';
 import { connectNats } from './nats/nats-connection';
 import { connectRedis } from './redis/redis-connection';
+import { connectSqs } from './sqs/sqs-connection';
 
 /** Each broker kind's way to connect: a new kind is a folder here and a line in this table. */
 export const CONNECTORS: Record<BrokerKind, ConnectBroker> = {
@@ -18,6 +19,7 @@ export const CONNECTORS: Record<BrokerKind, ConnectBroker> = {
   nats: connectNats,
   mqtt: connectMqtt,
   redis: connectRedis,
+  sqs: connectSqs,
 };
 
 export interface DestinationClientOptions {

@@ -39,7 +39,7 @@ function fakeBroker() {
   };
 }
 
-const connectors = (c: ConnectBroker) => ({ kafka: c, amqp: c, nats: c, mqtt: c, redis: c });
+const connectors = (c: ConnectBroker) => ({ kafka: c, amqp: c, nats: c, mqtt: c, redis: c, sqs: c });
 
 describe('DestinationPool', () => {
   let clock = 0;

@@ -27,6 +27,9 @@ export const SCHEMES: Record<string, Scheme> = {
   mqtts: { kind: 'mqtt', tls: true, port: 8883, options: [] },
   redis: { kind: 'redis', tls: false, port: 6379, options: ['db'] },
   rediss: { kind: 'redis', tls: true, port: 6379, options: ['db'] },
+  // Amazon SQS over HTTPS; sqs+http:// for an SQS-compatible server over plain HTTP (ElasticMQ, LocalStack).
+  sqs: { kind: 'sqs', tls: true, port: 443, options: ['region'] },
+  'sqs+http': { kind: 'sqs', tls: false, port: 80, options: ['region'] },
 };
 
 const SUPPORTED = Object.keys(SCHEMES).join(', ');
@@ -38,6 +41,13 @@ const PATHS: Record<BrokerKind, { names: string; rule: RegExp; why: string }> = 
   nats: { names: 'subject', rule: /^[^\s.*>]+(\.[^\s.*>]+)*$/, why: 'dot-separated tokens, no spaces or wildcards' },
   mqtt: { names: 'topic', rule: /^[^+#\0]{1,1024}$/, why: 'no "+" or "#" wildcards, at most 1,024 characters' },
   redis: { names: 'stream key', rule: /^.{1,512}$/s, why: 'at most 512 characters' },
+  // SQS's own rule for a queue name: at most 80 characters, ".fifo" included; the account is AWS's 12 digits, or
+  // what an SQS-compatible server puts there (ElasticMQ: 000000000000 or "queue").
+  sqs: {
+    names: 'account-id/queue-name',
+    rule: /^[A-Za-z0-9_-]{1,64}\/(?=[^/]{1,80}$)[A-Za-z0-9_-]+(\.fifo)?$/,
+    why: 'the queue name after the account id is letters, digits, "-" and "_", at most 80 characters with ".fifo"',
+  },
 };
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; reason: string };
@@ -103,7 +113,8 @@ export function parseBrokerUrl(
   const rule = PATHS[kind];
   if (kind !== 'amqp' && path === '')
     return { ok: false, reason: `needs the ${rule.names} as its path (${scheme}://host/${rule.names})` };
-  if (!rule.rule.test(path)) return { ok: false, reason: `has a ${rule.names} that is not valid: ${rule.why}` };
+  const a = /^[aeiou]/.test(rule.names) ? 'an' : 'a';
+  if (!rule.rule.test(path)) return { ok: false, reason: `has ${a} ${rule.names} that is not valid: ${rule.why}` };
   const options: Record<string, string> = {};
   for (const [name, value] of new URLSearchParams(query ?? '')) {
     if (!known.options.includes(name))
@@ -118,6 +129,10 @@ export function parseBrokerUrl(
   if (kind === 'redis' && options.db !== undefined && !/^\d{1,2}$/.test(options.db))
     return { ok: false, reason: 'has a db that is not a number from 0 to 99' };
   const fromUrl = userinfo ? credentialsOfUserinfo(userinfo) : {};
+  if (kind === 'sqs') {
+    const why = sqsRegionProblem(hosts[0].host, options);
+    if (why) return { ok: false, reason: why };
+  }
   return {
     ok: true,
     value: {
@@ -130,6 +145,39 @@ export function parseBrokerUrl(
       secrets: { ...secrets, ...fromUrl },
     },
   };
+}
+
+/** Where an AWS endpoint names its region: sqs.<region>.amazonaws.com (.cn, FIPS, dual-stack), <region>.queue… */
+const AWS_SQS_HOST =
+  /^(?:sqs(?:-fips)?\.([a-z0-9-]+)\.(?:amazonaws\.com(?:\.cn)?|api\.aws)|([a-z0-9-]+)\.queue\.amazonaws\.com)$/i;
+
+/** The region an SQS endpoint's host names, or null (an SQS-compatible server's host names none). */
+export function sqsRegionOfHost(host: string): string | null {
+  const m = AWS_SQS_HOST.exec(host);
+  return m ? (m[1] ?? m[2]).toLowerCase() : null;
+}
+
+/** SigV4 signs for a region: `?region=` or the one the host names, set as options.region; or why there is none. */
+function sqsRegionProblem(host: string, options: Record<string, string>): string | null {
+  const ofHost = sqsRegionOfHost(host);
+  if (options.region !== undefined && !/^[a-z0-9-]{1,32}$/.test(options.region))
+    return 'has a region that is not valid: lower-case letters, digits and "-" (eu-west-1)';
+  if (options.region && ofHost && options.region !== ofHost)
+    return `has ?region=${options.region}, but its host is the endpoint of ${ofHost}: give one of them`;
+  const region = options.region || ofHost;
+  if (!region)
+    return `needs ?region=<region>: its host "${host}" does not name one (as sqs.<region>.amazonaws.com does)`;
+  options.region = region;
+  return null;
+}
+
+/**
+ * Why an SQS destination cannot sign, or null: the key and secret are required (the URL's user and password).
+ * Without them the SDK would sign with whatever AWS identity the worker itself has: never.
+ */
+export function sqsCredentialsProblem(secrets: DestinationSecrets): string | null {
+  if (secrets.username && secrets.password) return null;
+  return 'needs the access key id and secret access key as its user and password (sqs://KEY_ID:SECRET@host/…)';
 }
 
 function destinationKindReason(raw: string): string {

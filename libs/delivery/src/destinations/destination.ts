@@ -2,7 +2,7 @@
 // HTTP receivers are sent to by WebhookClient (../http); every other kind is a broker, reached through a
 // BrokerConnection of its own kind, pooled per broker (destination-pool.ts).
 
-export const BROKER_KINDS = ['kafka', 'amqp', 'nats', 'mqtt', 'redis'] as const;
+export const BROKER_KINDS = ['kafka', 'amqp', 'nats', 'mqtt', 'redis', 'sqs'] as const;
 export type BrokerKind = (typeof BROKER_KINDS)[number];
 export type DestinationKind = 'http' | BrokerKind;
 
@@ -57,16 +57,16 @@ export interface HostPort {
 /** A broker destination, parsed: where to connect and what to publish to. */
 export interface BrokerTarget {
   kind: BrokerKind;
-  /** TLS on (amqps, mqtts, rediss, or settings.tls given). */
+  /** TLS on (amqps, mqtts, rediss, sqs, or settings.tls given). */
   tls: boolean;
   /** One or more (Kafka: a bootstrap list). */
   hosts: HostPort[];
   /**
-   * The topic (Kafka, MQTT), subject (NATS), stream key (Redis), or for AMQP the vhost; AMQP's exchange and
-   * routing key are in `options`.
+   * The topic (Kafka, MQTT), subject (NATS), stream key (Redis), `account-id/queue-name` (SQS), or for AMQP the
+   * vhost; AMQP's exchange and routing key are in `options`.
    */
   path: string;
-  /** The URL's query: options of its kind (amqp: exchange, routingKey). */
+  /** The URL's query: options of its kind (amqp: exchange, routingKey; redis: db; sqs: region, always set). */
   options: Record<string, string>;
   settings: DestinationSettings;
   secrets: DestinationSecrets;

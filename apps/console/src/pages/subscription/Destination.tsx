@@ -13,10 +13,11 @@ export const KIND_NAMES: Record<Kind, string> = {
   nats: 'NATS JetStream',
   mqtt: 'MQTT',
   redis: 'Redis stream',
+  sqs: 'Amazon SQS',
 };
 
 /** Schemes that are TLS without any settings. */
-const TLS_SCHEMES = /^(https|amqps|mqtts|rediss):/i;
+const TLS_SCHEMES = /^(https|amqps|mqtts|rediss|sqs):/i;
 
 /** TLS as its scheme and settings say: what is given (never the key itself: it is sealed, not shown). */
 function describeTls(url: string, tls: Settings['tls']): string {
@@ -51,6 +52,16 @@ export function Destination({ s }: { s: Pick<Subscription, 'url' | 'destination'
           <>
             <dt>SASL mechanism</dt>
             <dd>{settings.sasl?.mechanism ?? 'not set (plain when the URL has a user)'}</dd>
+          </>
+        )}
+        {kind === 'sqs' && (
+          <>
+            <dt>Queue order</dt>
+            <dd>
+              {/\.fifo(\?|$)/.test(s.url)
+                ? 'FIFO: in order per plant (message group), duplicates dropped by webhook-id'
+                : 'standard: SQS does not keep order; consumers de-duplicate by webhook-id'}
+            </dd>
           </>
         )}
         {kind === 'redis' && (
@@ -106,7 +117,7 @@ export function DestinationField({
       </label>
       <small id={hint}>
         Optional. The URL&apos;s scheme selects where plants go: http(s)://, kafka://, amqp(s)://, nats://, mqtt(s)://,
-        redis(s)://. Settings: <code>tls</code> (<code>ca</code>, <code>cert</code>, <code>key</code>),{' '}
+        redis(s)://, sqs://. Settings: <code>tls</code> (<code>ca</code>, <code>cert</code>, <code>key</code>),{' '}
         <code>sasl</code> for Kafka, <code>maxLen</code> for Redis, <code>oauth2</code> for http(s). The user and
         password go in the URL; they, a key and a client secret are sealed, never shown.
       </small>

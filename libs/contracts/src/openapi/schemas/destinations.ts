@@ -3,7 +3,7 @@
 // never shown.
 import { always, ref } from './common';
 
-export const DESTINATION_SCHEMES = 'http, https, kafka, amqp, amqps, nats, mqtt, mqtts, redis, rediss';
+export const DESTINATION_SCHEMES = 'http, https, kafka, amqp, amqps, nats, mqtt, mqtts, redis, rediss, sqs, sqs+http';
 
 const pem = (what: string) => ({ type: 'string', maxLength: 16384, pattern: '-----BEGIN ', description: what });
 
@@ -84,7 +84,7 @@ export const SubscriptionDestination = {
 export const SubscriptionDestinationShown = always({
   kind: {
     type: 'string',
-    enum: ['http', 'kafka', 'amqp', 'nats', 'mqtt', 'redis'],
+    enum: ['http', 'kafka', 'amqp', 'nats', 'mqtt', 'redis', 'sqs'],
     description: "Where its New Plants go, from its URL's scheme",
   },
   hasCredentials: {

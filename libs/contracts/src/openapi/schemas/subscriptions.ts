@@ -13,7 +13,9 @@ const subscriberUrl = {
     `Where its New Plants go; the scheme selects the kind (docs/destinations.md): ${DESTINATION_SCHEMES}. ` +
     'http(s): the receiver (user-info: Basic auth, sealed; or send a `token`). kafka://host:port[,host:port]/topic; ' +
     'amqp(s)://user:pass@host:port/vhost?exchange=…&routingKey=…; nats://host:port/subject (a JetStream stream ' +
-    'must capture it); mqtt(s)://host:port/topic; redis(s)://host:port/stream-key[?db=N]. Any other scheme: 422',
+    'must capture it); mqtt(s)://host:port/topic; redis(s)://host:port/stream-key[?db=N]; ' +
+    'sqs://KEY_ID:SECRET@sqs.<region>.amazonaws.com/account-id/queue-name[?region=…] (sqs+http:// for a plain-HTTP ' +
+    'SQS-compatible server, ?region= required there). Any other scheme: 422',
 };
 const subscriberToken = { type: 'string', minLength: 1, maxLength: 1024, pattern: '^[\\x21-\\x7e]+$' };
 // Flow control per subscriber (docs/delivery.md): null or absent means no limit of its own.
