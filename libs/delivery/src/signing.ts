@@ -1,5 +1,5 @@
 import { createHmac, createPrivateKey, generateKeyPairSync, KeyObject, randomBytes, sign } from 'node:crypto';
-import { BoundedMap } from '@app/observability';
+import { LRUCache } from 'lru-cache';
 
 export type SignatureScheme = 'symmetric' | 'asymmetric';
 
@@ -41,9 +41,9 @@ function ed25519Key(secretKey: string): KeyObject {
 
 /**
  * Decoded keys, by secret: a worker signs for the same few hundred subscribers all day, and decoding a key
- * (an Ed25519 one above all) costs more than the signature. Bounded (see BoundedMap).
+ * (an Ed25519 one above all) costs more than the signature. At most 10,000, the least recently used decoded again when next needed.
  */
-const keys = new BoundedMap<string, Buffer | KeyObject>(10_000);
+const keys = new LRUCache<string, Buffer | KeyObject>({ max: 10_000 });
 function keyOf(secret: string): Buffer | KeyObject {
   let key = keys.get(secret);
   if (key === undefined) {

@@ -5,5 +5,4 @@ export * from './metrics';
 export * from './shutdown';
 export * from './flow-summary';
 export * from './rate-limited-log';
-export * from './bounded-map';
 export * from './tracing';

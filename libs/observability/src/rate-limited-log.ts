@@ -12,7 +12,7 @@ export const nestSink =
   (level, message) =>
     level === 'info' ? logger.log(message) : logger[level](message);
 
-import { BoundedMap } from './bounded-map';
+import { LRUCache } from 'lru-cache';
 
 /** At most this many keys are remembered; the oldest are forgotten first (a flood of keys cannot grow memory). */
 const MAX_KEYS = 1000;
@@ -22,7 +22,7 @@ const MAX_KEYS = 1000;
  * at most one line per key per `windowMs`; the next line that gets through says how many were held back.
  */
 export class RateLimitedLog {
-  private readonly seen = new BoundedMap<string, { at: number; held: number }>(MAX_KEYS);
+  private readonly seen = new LRUCache<string, { at: number; held: number }>({ max: MAX_KEYS });
 
   constructor(
     private readonly sink: LogSink,

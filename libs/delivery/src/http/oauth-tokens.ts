@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { DeliveryDestination } from '../destinations/destination';
 import { checkUrlShape } from '../ssrf';
-import { BoundedMap } from './bounded-map';
 import type { WebhookTransport } from './transport';
 
 // OAuth 2 client credentials for HTTP receivers that take a token from an authorization server of theirs
@@ -48,7 +48,7 @@ interface Token {
  * under the same SSRF guard, and within the attempt's time.
  */
 export class OAuthTokens {
-  private readonly cache = new BoundedMap<string, Token>(MAX_TOKENS);
+  private readonly cache = new LRUCache<string, Token>({ max: MAX_TOKENS });
   private readonly fetching = new Map<string, Promise<Token>>();
 
   constructor(
@@ -78,7 +78,7 @@ export class OAuthTokens {
   /** The receiver refused `token` (a 401): forgotten, unless a fresher one has replaced it meanwhile. */
   forget(c: OAuthClient, token: string): void {
     const key = cacheKey(c);
-    if (this.cache.get(key)?.value === token) this.cache.delete(key);
+    if (this.cache.peek(key)?.value === token) this.cache.delete(key);
   }
 
   private async fetch(c: OAuthClient, timeoutMs: number): Promise<Token> {

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { LookupFunction } from 'node:net';
+import { LRUCache } from 'lru-cache';
 import { Agent, Dispatcher } from 'undici';
 import { guardedLookup } from '../ssrf';
-import { BoundedMap } from './bounded-map';
 import type { ClientTls, PostResult, WebhookTransport } from './transport';
 
 const timedOut = (ms: number) => Object.assign(new Error(`timed out after ${ms} ms`), { code: 'ETIMEDOUT' });
@@ -33,7 +33,13 @@ export function undiciTransport(allowPrivate: boolean, connectionsPerOrigin = 25
       connect,
     });
   const agent = newAgent(guarded);
-  const tlsAgents = new BoundedMap<string, Agent>(MAX_TLS_AGENTS, (a) => void a.close().catch(() => undefined));
+  const tlsAgents = new LRUCache<string, Agent>({
+    max: MAX_TLS_AGENTS,
+    // Only an agent dropped for room is closed here: close() below closes (and awaits) the ones still kept.
+    dispose: (a, _key, reason) => {
+      if (reason === 'evict') void a.close().catch(() => undefined);
+    },
+  });
   const agentFor = (tls: ClientTls | undefined): Agent => {
     if (!tls) return agent;
     const key = tlsKey(tls);
@@ -102,7 +108,9 @@ export function undiciTransport(allowPrivate: boolean, connectionsPerOrigin = 25
       });
     },
     close: async () => {
-      await Promise.all([agent, ...tlsAgents.drain()].map((a) => a.close()));
+      const kept = [...tlsAgents.values()];
+      tlsAgents.clear();
+      await Promise.all([agent, ...kept].map((a) => a.close()));
     },
   };
 }

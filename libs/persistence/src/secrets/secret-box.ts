@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { BoundedMap } from '@app/observability';
+import { LRUCache } from 'lru-cache';
 
 // Subscriber credentials (signing secrets, private keys, bearer tokens) are stored sealed: AES-256-GCM from
 // Node's crypto (an AEAD: a changed byte fails to open rather than decrypting to garbage), under SECRETS_KEY,
@@ -23,7 +23,7 @@ export const keyId = (bytes: Buffer) => createHash('sha256').update(bytes).diges
 /** A key as the configuration holds it (checked there: 32 bytes in base64). */
 const parseKey = (base64: string) => Buffer.from(base64, 'base64');
 
-/** Opened values remembered at most (see BoundedMap). */
+/** Opened values remembered at most; past it the least recently used is opened again when next needed. */
 const OPENED_MAX = 10_000;
 
 export class SecretBox {
@@ -32,7 +32,7 @@ export class SecretBox {
   // Every delivery opens its subscription's secret: ~7 µs of AES-GCM each time, for the same few values. A value
   // that opened once is remembered by its exact sealed text and context; anything altered is a different text,
   // so it still goes through (and fails) the AEAD check.
-  private readonly opened = new BoundedMap<string, string>(OPENED_MAX);
+  private readonly opened = new LRUCache<string, string>({ max: OPENED_MAX });
 
   /** `current` seals and opens; `previous` only open (during a key rotation). */
   constructor(current: Buffer, previous: Buffer[] = []) {
