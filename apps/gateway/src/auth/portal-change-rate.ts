@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Inject, Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { APP_CONFIG, GatewayConfig } from '@app/config';
 import { ProblemException } from '@app/observability';
 import { PORTAL_TOKEN_PREFIX, portalTokenDigest } from '@app/persistence';
@@ -26,7 +27,7 @@ export class PortalChangeRate {
   /** The guards run more than once per request (before the body, then in Nest): the first charge counts. */
   private readonly charged = new WeakSet<Charged>();
   /** SHA-256 of a portal token (hex) → its link, learned when a call of it is charged (see refuseBeforeLookup). */
-  private readonly linkOfToken = new Map<string, string>();
+  private readonly linkOfToken = new LRUCache<string, string>({ max: MAX_KNOWN_TOKENS });
 
   constructor(
     @Inject(APP_CONFIG) config: Pick<GatewayConfig, 'PORTAL_LINK_CHANGES_PER_MINUTE' | 'PORTAL_LINK_CHANGES_BURST'>,
@@ -43,7 +44,7 @@ export class PortalChangeRate {
   charge(linkId: string, req: Charged & { headers?: IncomingHttpHeaders }): void {
     if (isRead(req) || this.charged.has(req)) return;
     const token = portalToken(req.headers);
-    if (token !== null) this.learn(digest(token), linkId);
+    if (token !== null) this.linkOfToken.set(digest(token), linkId); // the least recently charged goes first
     const waitMs = this.buckets.take(linkId);
     if (waitMs === null) return void this.charged.add(req);
     throw tooManyChanges(Math.max(1, Math.ceil(waitMs / 1000)), this.buckets);
@@ -58,15 +59,9 @@ export class PortalChangeRate {
   refuseBeforeLookup(req: Charged & { headers: IncomingHttpHeaders }): void {
     if (isRead(req)) return;
     const token = portalToken(req.headers);
-    const linkId = token === null ? undefined : this.linkOfToken.get(digest(token));
+    const linkId = token === null ? undefined : this.linkOfToken.peek(digest(token));
     const waitMs = linkId === undefined ? null : this.buckets.peek(linkId);
     if (waitMs !== null) throw tooManyChanges(Math.max(1, Math.ceil(waitMs / 1000)), this.buckets);
-  }
-
-  private learn(tokenDigest: string, linkId: string) {
-    this.linkOfToken.delete(tokenDigest); // set again at the end: the map's order is the order of last use
-    if (this.linkOfToken.size >= MAX_KNOWN_TOKENS) this.linkOfToken.delete(this.linkOfToken.keys().next().value!);
-    this.linkOfToken.set(tokenDigest, linkId);
   }
 }
 
