@@ -1,9 +1,10 @@
 import net from 'node:net';
 import tls from 'node:tls';
-import { ISocketFactory, Kafka, logLevel, Producer, SASLOptions } from 'kafkajs';
+import { ISocketFactory, Kafka, logLevel, Message, Producer, SASLOptions } from 'kafkajs';
 import type { BrokerTarget, ConnectBroker, ConnectGuard } from '../destination';
 import { oauthClientOf } from '../../http/oauth-tokens';
 import { isAuthenticationRefused, isConnectionLoss, kafkaErrorSentence } from './kafka-errors';
+import { recordingPartitioner, TopicProducer } from './topic-producer';
 
 /** kafkajs's own socket factory keeps sockets alive this way; ours does the same. */
 const KEEP_ALIVE_DELAY_MS = 60_000;
@@ -89,7 +90,13 @@ export const connectKafka: ConnectBroker = async (target, guard) => {
     logLevel: logLevel.NOTHING,
     socketFactory: guardedSocketFactory(guard, tlsOptions),
   });
-  const producer: Producer = kafka.producer({ idempotent: false, allowAutoTopicCreation: false });
+  const chosen = new WeakMap<Message, number>();
+  const producer: Producer = kafka.producer({
+    idempotent: false,
+    allowAutoTopicCreation: false,
+    createPartitioner: recordingPartitioner(chosen),
+  });
+  const topics = new TopicProducer(producer, chosen, guard.timeoutMs);
   let broken = false;
   // kafkajs emits this on producer.disconnect() only, never when a broker goes away: that shows as a
   // connection error on the next send, below.
@@ -123,12 +130,7 @@ export const connectKafka: ConnectBroker = async (target, guard) => {
     },
     async publish(message, to) {
       try {
-        const [meta] = await producer.send({
-          topic: to.path,
-          acks: -1,
-          timeout: guard.timeoutMs,
-          messages: [{ key: message.key, value: message.body, headers: message.headers }],
-        });
+        const meta = await topics.publish(to.path, { key: message.key, value: message.body, headers: message.headers });
         return `kafka acked: topic ${meta.topicName} partition ${meta.partition} offset ${meta.baseOffset}`;
       } catch (err) {
         // kafkajs would reconnect on the next send by itself; the pool opening a new connection after its
