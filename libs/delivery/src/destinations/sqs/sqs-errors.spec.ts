@@ -70,6 +70,12 @@ describe(sqsErrorReason.name, () => {
     expect(sqsErrorReason(reset, 'q', 'mq:9324')).toBe(
       'could not reach mq:9324: the connection was closed (ECONNRESET)',
     );
+    // A Node error from another realm (a VM context: jest), as the SDK wraps it, its code dropped.
+    const wrapped = new Error('AWS SDK error wrapper for Error: connect ECONNREFUSED 127.0.0.1:9324');
+    expect(sqsErrorReason(wrapped, 'q', 'mq:9324')).toBe(
+      'could not reach mq:9324: the connection was refused (ECONNREFUSED)',
+    );
+    expect(isConnectionError(wrapped)).toBe(true);
     const timeout = Object.assign(new Error('Connection timed out after 3000 ms'), { name: 'TimeoutError' });
     expect(sqsErrorReason(timeout, 'q', 'mq:9324')).toBe('mq:9324 did not answer in time');
     const blocked = Object.assign(new Error('mq resolves to 10.0.0.1, a private address'), { code: 'ESSRFBLOCKED' });

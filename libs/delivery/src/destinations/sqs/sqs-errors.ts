@@ -11,12 +11,6 @@ export interface SqsErrorLike {
   $metadata?: { httpStatusCode?: number };
 }
 
-/** No answer from the endpoint (not one SQS gave): the connection is replaced before the next message. */
-export function isConnectionError(err: SqsErrorLike): boolean {
-  if (err.$metadata?.httpStatusCode) return false;
-  return err.name === 'TimeoutError' || err.name === 'AbortError' || typeof err.code === 'string';
-}
-
 const NETWORK: Record<string, string> = {
   ECONNREFUSED: 'the connection was refused',
   ECONNRESET: 'the connection was closed',
@@ -29,11 +23,32 @@ const NETWORK: Record<string, string> = {
 };
 
 /**
+ * The SDK wraps what is not an Error of its own realm (a Node error seen from a VM context: under jest) in a plain
+ * Error, `AWS SDK error wrapper for Error: connect ECONNREFUSED …`, dropping its code: read them from the text.
+ */
+const WRAPPED = /^AWS SDK error wrapper for (?:Error: )?/;
+
+function unwrapped(err: SqsErrorLike): SqsErrorLike {
+  const message = err.message ?? '';
+  if (!WRAPPED.test(message)) return err;
+  const text = message.replace(WRAPPED, '');
+  const code = Object.keys(NETWORK).find((c) => new RegExp(`\\b${c}\\b`).test(text));
+  return { name: 'Error', message: text, code: code ?? 'ESDKWRAPPED' };
+}
+
+/** No answer from the endpoint (not one SQS gave): the connection is replaced before the next message. */
+export function isConnectionError(error: SqsErrorLike): boolean {
+  const err = unwrapped(error);
+  if (err.$metadata?.httpStatusCode) return false;
+  return err.name === 'TimeoutError' || err.name === 'AbortError' || typeof err.code === 'string';
+}
+
+/**
  * The sentence after `sqs: ` for an error of a SendMessage to `queue` (its name) at `where` (host:port). The SDK's
  * own retries are off: this is the one answer of this attempt.
  */
 export function sqsErrorReason(err: unknown, queue: string, where: string): string {
-  const e = (err ?? {}) as SqsErrorLike;
+  const e = unwrapped((err ?? {}) as SqsErrorLike);
   const name = e.name ?? 'Error';
   const text = (e.message ?? String(err)).trim();
   const status = e.$metadata?.httpStatusCode;
@@ -78,5 +93,6 @@ export function sqsErrorReason(err: unknown, queue: string, where: string): stri
     return `${where} answered HTTP ${status}, not as SQS does: is the URL's host an SQS endpoint?`;
   if (status && status >= 500) return `${where} failed to take the message: ${text} (${name}, HTTP ${status})`;
   if (status) return `the queue refused the message: ${text} (${name})`;
+  if (e.code === 'ESDKWRAPPED') return `could not reach ${where}: ${text}`;
   return e.code ? `could not reach ${where}: ${text} (${e.code})` : `${text} (${name})`;
 }
