@@ -1,10 +1,18 @@
 import { randomBytes } from 'node:crypto';
+import {
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  DeleteQueueCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import * as amqp from 'amqplib';
 import Redis from 'ioredis';
 import mqtt from 'mqtt';
 import { connect as natsConnect } from 'nats';
 import { adminClient } from '../../tools/support/admin';
 import { BrokerKind, localBrokers, LocalBrokers } from '../../tools/support/brokers';
+import { ELASTICMQ_REGION, LocalElasticMq, startElasticMq } from '../../tools/support/elasticmq';
 import * as e2e from '../../tools/support/stack';
 import { TcpProxy } from '../../tools/support/tcp-proxy';
 import { startAtTopicEnd } from '../../tools/support/topic-end';
@@ -14,6 +22,9 @@ import { waitFor } from '../../tools/support/wait';
 // least once, retried and recorded meanwhile), each plant's versions in order; and credentials a broker refuses
 // are an attempt with a clear error. Kafka is not behind the proxy: its clients reconnect to the brokers the
 // cluster advertises, past any proxy; its refusal of credentials is checked here, its failover in the fault suite.
+// SQS is ElasticMQ behind the proxy, a FIFO queue (ordered per plant); ElasticMQ checks no credentials, so a refused
+// key is not tested here (its sentences are unit-tested).
+type Kind = BrokerKind | 'sqs';
 const run = randomBytes(4).toString('hex');
 const PLANTS = 6;
 const VERSIONS = 3;
@@ -25,8 +36,9 @@ interface Reader {
   close(): Promise<unknown>;
 }
 
-async function reader(kind: BrokerKind, base: string, via: string): Promise<Reader> {
+async function reader(kind: Kind, base: string, via: string): Promise<Reader> {
   const name = `plantstore-faults-${run}-${kind}`;
+  if (kind === 'sqs') return sqsReader(base, via, `${name}.fifo`);
   if (kind === 'amqp') {
     const conn = await amqp.connect(base);
     const ch = await conn.createChannel();
@@ -74,16 +86,42 @@ async function reader(kind: BrokerKind, base: string, via: string): Promise<Read
   return { url: `redis://${via}/${name}`, read, close: async () => (await redis.del(name), redis.quit()) };
 }
 
+/** A FIFO queue on ElasticMQ (`base`: its endpoint), read as a consumer does: received, deleted, in order. */
+async function sqsReader(base: string, via: string, queue: string): Promise<Reader> {
+  const sqs = new SQSClient({
+    region: ELASTICMQ_REGION,
+    endpoint: base,
+    credentials: { accessKeyId: 'reader', secretAccessKey: 'reader' },
+  });
+  const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: queue, Attributes: { FifoQueue: 'true' } }));
+  const got: { id: string; body: string }[] = [];
+  const read = async () => {
+    for (;;) {
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, MessageAttributeNames: ['webhook-id'] }),
+      );
+      if (Messages.length === 0) return got;
+      for (const m of Messages) got.push({ id: m.MessageAttributes!['webhook-id'].StringValue!, body: m.Body! });
+      const Entries = Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! }));
+      await sqs.send(new DeleteMessageBatchCommand({ QueueUrl, Entries }));
+    }
+  };
+  const close = async () => (await sqs.send(new DeleteQueueCommand({ QueueUrl })), sqs.destroy());
+  const url = `sqs+http://test-key:test-secret@${via}/${QueueUrl!.split('/').slice(-2).join('/')}?region=${ELASTICMQ_REGION}`;
+  return { url, read, close };
+}
+
 describe('destinations under faults', () => {
   let db: e2e.ScratchDatabase;
   let gw: e2e.RunningGateway;
   let worker: e2e.RunningWorker;
   let brokers: LocalBrokers;
+  let elasticMq: LocalElasticMq;
   let admin: ReturnType<typeof adminClient>;
   const nextId = e2e.plantIds();
 
   beforeAll(async () => {
-    brokers = await localBrokers();
+    [brokers, elasticMq] = await Promise.all([localBrokers(), startElasticMq()]);
     db = await e2e.scratchDatabase('destfaults');
     const env = e2e.baseEnv({
       DATABASE_URL: db.url,
@@ -101,7 +139,7 @@ describe('destinations under faults', () => {
     await worker?.close();
     await gw?.close();
     await db?.drop();
-    await brokers?.stop();
+    await Promise.all([brokers?.stop(), elasticMq?.stop()]);
   });
 
   /** Posts version `v` of each plant and waits until each is stored (so each version is an event of its own). */
@@ -123,13 +161,14 @@ describe('destinations under faults', () => {
     });
   }
 
-  it.each(['amqp', 'nats', 'mqtt', 'redis'] as BrokerKind[])(
+  it.each(['amqp', 'nats', 'mqtt', 'redis', 'sqs'] as Kind[])(
     '%s: a broker cut mid-run loses nothing, keeps each plant in order, and records the failed attempts',
     async (kind) => {
-      const base = new URL(brokers[kind]);
+      const where = kind === 'sqs' ? elasticMq.endpoint : brokers[kind];
+      const base = new URL(where);
       const proxy = new TcpProxy(base.hostname, Number(base.port));
       await proxy.up();
-      const r = await reader(kind, brokers[kind], `127.0.0.1:${proxy.port}`);
+      const r = await reader(kind, where, `127.0.0.1:${proxy.port}`);
       try {
         const sub = await admin.call('POST', '/subscriptions', { url: r.url });
         expect(sub.status).toBe(201);
@@ -140,18 +179,23 @@ describe('destinations under faults', () => {
         await waitFor('version 1 at the broker', async () => (await own()).length >= PLANTS, 30_000);
         await proxy.down(); // the broker is gone: open connections dropped, new ones refused
         for (let v = 2; v <= VERSIONS; v++) await postVersion(ids, v);
-        await waitFor(
+        const failed = await waitFor(
           'a failed attempt recorded',
           async () => {
             // Each plant's v3 waits behind its v2 (order per plant): the attempts are on the v2 rows.
             for (const d of await admin.deliveriesOf(sub.body.id, '&status=pending')) {
               const log = (await admin.call('GET', `/deliveries/${d.id}`)).body.attemptLog as { error: string }[];
-              if (log.some((a) => a.error?.startsWith(`${kind}:`))) return true;
+              const error = log.find((a) => a.error?.startsWith(`${kind}:`))?.error;
+              if (error) return error;
             }
             return false;
           },
           30_000,
         );
+        if (kind === 'sqs')
+          expect(failed).toMatch(
+            /^sqs: (could not reach 127\.0\.0\.1:\d+: the connection was (refused|closed)|.* in time)/,
+          );
         await proxy.up();
         const got = await waitFor(
           'every version of every plant',
