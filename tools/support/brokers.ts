@@ -2,6 +2,8 @@
 // their standard ports; a user's machine may not, so what is missing is started here from its Debian package, on
 // a free port in a temporary folder, and stopped by stop(). PLANT_STORE_TEST_OWN_BROKERS=1 (or
 // { standardPorts: false }) always starts own ones: for a machine whose brokers are busy or configured otherwise.
+// Own brokers keep their data in their folder (Redis's append-only file, JetStream's file store, Mosquitto's
+// persistence file, RabbitMQ's durable queues), so that stopped() can stop one and start it again with its data.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,6 +16,13 @@ import { freePort } from './processes';
 export type BrokerKind = 'amqp' | 'nats' | 'mqtt' | 'redis';
 export interface LocalBrokers extends Record<BrokerKind, string> {
   stop(): Promise<void>;
+  /**
+   * Stops the broker of `kind` started here with `signal` (SIGTERM: a clean shutdown, SIGKILL: a crash), runs
+   * `during` while it is down, then starts it again on the same port with the same data and resolves (with what
+   * `during` resolved) once it accepts connections; it is started again when `during` throws too. Only for a
+   * broker started here: the machine's own ones (on the standard ports) are never stopped.
+   */
+  stopped<T>(kind: BrokerKind, during: () => Promise<T>, signal?: NodeJS.Signals): Promise<T>;
 }
 /** standardPorts: false starts own brokers even where the standard ports answer (as PLANT_STORE_TEST_OWN_BROKERS=1). */
 export interface LocalBrokersOptions {
@@ -33,9 +42,12 @@ const PROFILE = 'test-brokers';
 
 /** One started broker: its process groups (RabbitMQ has two: the VM and its own epmd) and folder. */
 interface Started {
+  kind: BrokerKind;
   dir: string;
   groups: number[];
   names: string[];
+  /** How its broker (the last group) was launched, to launch it again after stopped(). */
+  broker?: { name: string; bin: string; args: string[]; env: NodeJS.ProcessEnv; port: number };
 }
 const live = new Set<Started>();
 // An exit without stop() (an uncaught error, a forgotten afterAll) still takes the brokers along: synchronously.
@@ -76,7 +88,17 @@ export async function localBrokers(
       throw failed.reason;
     }
   }
-  return { ...urls, stop };
+  const stopped = async <T>(kind: BrokerKind, during: () => Promise<T>, signal: NodeJS.Signals = 'SIGTERM') => {
+    const s = started.find((x) => x.kind === kind);
+    if (!s?.broker) throw new Error(`the ${kind} broker was not started here (it is the machine's): not stopping it`);
+    await stopBroker(s, signal);
+    try {
+      return await during();
+    } finally {
+      await startBroker(s);
+    }
+  };
+  return { ...urls, stop, stopped };
 }
 
 /** The folders of runs killed before stop() (reclaimOrphans stopped their brokers): named after their process. */
@@ -135,9 +157,8 @@ function ensureBinary({ pkg, port }: { pkg: string; port: number }): string {
 
 /** Starts `kind` in a folder of its own and resolves with its port once that accepts connections. */
 async function start(kind: BrokerKind, bin: string, started: Started[]): Promise<number> {
-  const spec = SPECS[kind];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `plantstore-${kind}-${process.pid}-`));
-  const s: Started = { dir, groups: [], names: [] };
+  const s: Started = { kind, dir, groups: [], names: [] };
   started.push(s);
   if (live.size === 0) process.on('exit', killLive);
   live.add(s);
@@ -148,10 +169,16 @@ async function start(kind: BrokerKind, bin: string, started: Started[]): Promise
   };
   let args: string[] = [];
   let env: NodeJS.ProcessEnv = process.env;
+  // Redis writes each command to its append-only file before it answers (fsync'd each second): a SIGKILL loses
+  // nothing it acknowledged. JetStream's file store writes each message before its ack. Mosquitto saves its
+  // sessions and their queued messages when it stops (SIGTERM).
   if (kind === 'redis')
-    args = ['--port', `${port}`, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
+    args = ['--port', `${port}`, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--dir', dir];
   if (kind === 'nats') args = ['-a', '127.0.0.1', '-p', `${port}`, '-js', '-sd', path.join(dir, 'js')];
-  if (kind === 'mqtt') args = ['-c', file('mosquitto.conf', `listener ${port} 127.0.0.1\nallow_anonymous true\n`)];
+  if (kind === 'mqtt') {
+    const conf = `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence true\npersistence_location ${dir}/\n`;
+    args = ['-c', file('mosquitto.conf', conf)];
+  }
   if (kind === 'amqp') {
     // An epmd of its own (Erlang would otherwise start a daemon that outlives stop()), in its own group.
     const epmdBin = findBinary('epmd') ?? 'epmd';
@@ -178,10 +205,28 @@ async function start(kind: BrokerKind, bin: string, started: Started[]): Promise
       NOTIFY_SOCKET: undefined,
     };
   }
-  launch(s, `${kind}-${port}`, bin, args, env, 'broker.log');
-  await waitReady(s, spec.pkg, port, spec.readyMs, 'broker.log');
-  s.names.forEach((name, i) => recordOwner(PROFILE, name, s.groups[i])); // again: redis retitles itself
+  s.broker = { name: `${kind}-${port}`, bin, args, env, port };
+  await startBroker(s);
   return port;
+}
+
+/** Launches the broker of `s` (again: on its port, with its folder) and waits until it accepts connections. */
+async function startBroker(s: Started): Promise<void> {
+  const { name, bin, args, env, port } = s.broker!;
+  launch(s, name, bin, args, env, 'broker.log');
+  await waitReady(s, SPECS[s.kind].pkg, port, SPECS[s.kind].readyMs, 'broker.log');
+  s.names.forEach((n, i) => recordOwner(PROFILE, n, s.groups[i])); // again: redis retitles itself
+}
+
+/** Stops the broker of `s` (its last group; RabbitMQ's epmd stays) with `signal`, SIGKILL after 30 s. */
+async function stopBroker(s: Started, signal: NodeJS.Signals): Promise<void> {
+  const group = s.groups.pop()!;
+  const name = s.names.pop()!;
+  signalGroup(group, signal);
+  for (let t = Date.now(); groupAlive(group) && Date.now() - t < 30000;) await sleep(50);
+  signalGroup(group, 'SIGKILL');
+  for (let t = Date.now(); groupAlive(group) && Date.now() - t < 5000;) await sleep(50);
+  forgetOwner(PROFILE, name);
 }
 
 /** Runs `bin` as its own process group (setsid), its output into `log`, and records it at once. */
