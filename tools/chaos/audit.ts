@@ -44,15 +44,47 @@ export interface ScenarioResult {
   forcedRejoins?: number;
   /** What the scenario's own checks found (a 200 while below min.insync.replicas, a fault that did not happen). */
   failures?: string[];
+  /** The scenario's broker destination beside the receiver, audited the same way. */
+  destination?: DestinationResult;
   passed: boolean;
 }
 
-/** Waits until every acknowledged plant has reached the receiver, or nothing has moved for `idleMs`. */
-export async function settle(ledger: LedgerEntry[], receiver: ChaosReceiver, idleMs = 90_000): Promise<void> {
+/** What reached a scenario's broker destination (tools/chaos/destination.ts), counted as for the receiver. */
+export interface DestinationResult {
+  kind: string;
+  delivered: number;
+  /** Acknowledged plants not in the broker after the pipeline settled: must be 0. */
+  lost: number;
+  deliveredTwice: number;
+  /** Messages in the broker beyond the recorded attempts of their delivery: 0 outside a crash of the sender. */
+  unrecordedSends: number;
+  /** From the fault's end until every plant acknowledged before it was in the broker, seconds. */
+  recoveredAfterS: number;
+  /** Its deliveries with more than one attempt: 0 means the fault went unnoticed (it proves nothing then). */
+  retried: number;
+}
+
+/** What arrived at one destination: each webhook-id's count, each plant's first arrival. */
+export interface Arrivals {
+  acknowledged: Map<string, number>;
+  firstDelivered: Map<number, number>;
+}
+
+/**
+ * Waits until every acknowledged plant has reached the receiver (or a broker destination, read by `poll`), or
+ * nothing has moved for `idleMs`.
+ */
+export async function settle(
+  ledger: LedgerEntry[],
+  receiver: Arrivals,
+  idleMs = 90_000,
+  poll: () => Promise<void> = async () => undefined,
+): Promise<void> {
   const acked = ledger.filter((e) => e.ackedAt !== undefined);
   let last = -1;
   let lastMoved = Date.now();
   for (;;) {
+    await poll().catch(() => undefined); // a broker still down: read again at the next round
     const delivered = acked.filter((e) => receiver.firstDelivered.has(e.plantId)).length;
     if (delivered === acked.length) return;
     if (delivered !== last) {
@@ -83,6 +115,8 @@ export async function audit(
   pool: Pool,
   fault: { start: number; end: number },
   duplicatesAllowed = false,
+  /** The receiver's subscription: only its deliveries' attempts account for the receiver's second sends. */
+  subscriptionId?: string,
 ): Promise<ScenarioResult> {
   const ids = ledger.map((e) => e.plantId);
   const acked = ledger.filter((e) => e.ackedAt !== undefined);
@@ -109,22 +143,8 @@ export async function audit(
     0,
   );
   const twiceDelivered = acked.filter((e) => (receiver.acknowledged.get(e.eventId!) ?? 0) > 1);
-  // Each delivery counted once by its id: a send written down as a second row of the same delivery (the log has
-  // no unique key; a fan-out that handed one pair out twice wrote two rows of one attempt each) is not a record of
-  // it, and shows here as unrecorded.
-  const recorded = await pool.query<{ event_id: string; attempts: number }>(
-    `SELECT event_id, sum(attempts)::int AS attempts FROM (
-       SELECT DISTINCT ON (id) event_id, attempts FROM all_deliveries WHERE event_id = ANY($1::text[])
-       ORDER BY id, attempts DESC) d
-     GROUP BY event_id`,
-    [twiceDelivered.map((e) => e.eventId!)],
-  );
-  const attempts = new Map(recorded.rows.map((r) => [r.event_id, r.attempts]));
   await describeSecondSends(pool, receiver, twiceDelivered);
-  const unrecorded = twiceDelivered.reduce(
-    (n, e) => n + Math.max(0, receiver.acknowledged.get(e.eventId!)! - (attempts.get(e.eventId!) ?? 0)),
-    0,
-  );
+  const unrecorded = await unrecordedSends(pool, receiver, twiceDelivered, subscriptionId);
   const lastAck = Math.max(...acked.map((e) => e.ackedAt!));
   const lastDelivery = Math.max(...acked.map((e) => receiver.firstDelivered.get(e.plantId) ?? 0));
   const result: ScenarioResult = {
@@ -154,6 +174,59 @@ export async function audit(
     result.wrongLastEvent === 0 &&
     (duplicatesAllowed || result.unrecordedSends === 0);
   return result;
+}
+
+/**
+ * Sends a destination took that no recorded attempt accounts for: per delivery, its arrivals beyond its recorded
+ * attempts. Each delivery is counted once by its id: a send written down as a second row of the same delivery (the
+ * log has no unique key; a fan-out that handed one pair out twice wrote two rows of one attempt each) is not a
+ * record of it, and shows here as unrecorded.
+ */
+async function unrecordedSends(
+  pool: Pool,
+  at: Arrivals,
+  twice: LedgerEntry[],
+  subscriptionId: string | undefined,
+): Promise<number> {
+  const recorded = await pool.query<{ event_id: string; attempts: number }>(
+    `SELECT event_id, sum(attempts)::int AS attempts FROM (
+       SELECT DISTINCT ON (id) event_id, attempts FROM all_deliveries
+       WHERE event_id = ANY($1::text[]) AND ($2::uuid IS NULL OR subscription_id = $2::uuid)
+       ORDER BY id, attempts DESC) d
+     GROUP BY event_id`,
+    [twice.map((e) => e.eventId!), subscriptionId ?? null],
+  );
+  const attempts = new Map(recorded.rows.map((r) => [r.event_id, r.attempts]));
+  return twice.reduce((n, e) => n + Math.max(0, at.acknowledged.get(e.eventId!)! - (attempts.get(e.eventId!) ?? 0)), 0);
+}
+
+/** The same count for a scenario's broker destination: every acknowledged plant must be there. */
+export async function auditDestination(
+  kind: string,
+  subscriptionId: string,
+  ledger: LedgerEntry[],
+  at: Arrivals,
+  pool: Pool,
+  fault: { start: number; end: number },
+): Promise<DestinationResult> {
+  const acked = ledger.filter((e) => e.ackedAt !== undefined);
+  const twice = acked.filter((e) => (at.acknowledged.get(e.eventId!) ?? 0) > 1);
+  const retried = await pool.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM all_deliveries WHERE subscription_id = $1::uuid AND attempts > 1',
+    [subscriptionId],
+  );
+  const recovered = acked
+    .filter((e) => e.ackedAt! <= fault.end)
+    .reduce((max, e) => Math.max(max, (at.firstDelivered.get(e.plantId) ?? Infinity) - fault.end), 0);
+  return {
+    kind,
+    delivered: ledger.filter((e) => at.firstDelivered.has(e.plantId)).length,
+    lost: acked.filter((e) => !at.firstDelivered.has(e.plantId)).length,
+    deliveredTwice: twice.length,
+    unrecordedSends: await unrecordedSends(pool, at, twice, subscriptionId),
+    recoveredAfterS: round(Math.max(0, recovered) / 1000),
+    retried: retried.rows[0].n,
+  };
 }
 
 const round = (s: number) => (Number.isFinite(s) ? Math.round(s * 10) / 10 : s);

@@ -1,6 +1,7 @@
 // `npm run chaos`: the fault suite. Brings up its own broker, database, two workers and two gateways, subscribes
-// a local receiver, and for each scenario sends a paced stream of unique plants, injects one fault mid-load,
-// waits for the pipeline to settle and audits the ledger against the database and the receiver. Prints a table
+// a local receiver (and, for a scenario with a broker destination, a stream of a Redis of its own beside it), and
+// for each scenario sends a paced stream of unique plants, injects one fault mid-load, waits for the pipeline to
+// settle and audits the ledger against the database, the receiver and that destination. Prints a table
 // and exits non-zero if any plant acknowledged with a 200 was lost (or stored twice, or wrongly).
 //   npm run chaos                         every scenario, 20,000 plants at 300/s each
 //   npm run chaos -- --profile short      what `npm test` runs (test/faults/chaos.e2e-spec.ts)
@@ -12,8 +13,10 @@ import path from 'node:path';
 import { Pool } from 'pg';
 import { build } from '../local-stack/build';
 import { stopEverythingOnInterrupt } from '../local-stack/supervisor';
-import { audit, ScenarioResult, settle, topicSize } from './audit';
+import { localBrokers, LocalBrokers } from '../support/brokers';
+import { audit, auditDestination, ScenarioResult, settle, topicSize } from './audit';
 import { forcedRejoins, notReadyWorkers, rejoinsBetween } from './consumers';
+import { ChaosStream } from './destination';
 import { ChaosReceiver } from './receiver';
 import { FaultContext, Profile, PROFILES, SCENARIOS } from './scenarios';
 import { sendPlants } from './sender';
@@ -36,14 +39,21 @@ export async function runChaos(
   const pool = new Pool({ connectionString: stack.databaseUrl, max: 2 });
   pool.on('error', () => undefined); // PostgreSQL is killed on purpose; the audit's queries come after
   const results: ScenarioResult[] = [];
+  let brokers: LocalBrokers | undefined;
   try {
-    await subscribe(stack, await receiver.listen());
+    const receiverSubscription = await subscribe(stack, await receiver.listen(), 'chaos receiver');
     const scenarios = SCENARIOS.filter(
       (s) => profile.scenarios.includes(s.name) && (s.minBrokers ?? 1) <= profile.brokers,
     );
+    // The destinations' brokers: the suite's own (it kills them), started once for the scenarios that have one.
+    const kinds = [...new Set(scenarios.flatMap((s) => (s.destination ? [s.destination] : [])))];
+    if (kinds.length > 0) brokers = await localBrokers(kinds, { standardPorts: false });
     for (const [i, scenario] of scenarios.entries()) {
       await ensureRunning(stack);
-      const ctx: FaultContext = { stack, receiver, profile, poisoned: 0, failures: [] };
+      const ctx: FaultContext = { stack, receiver, profile, poisoned: 0, failures: [], brokers };
+      // Its broker destination, beside the receiver for this scenario only.
+      const stream = scenario.destination && new ChaosStream(brokers!.redis, `chaos-${i + 1}-${Date.now()}`);
+      const streamSubscription = stream && (await subscribe(stack, stream.url, `chaos ${scenario.destination}`));
       const dlqBefore = await topicSize(stack.brokers, 'plant.created.dlq');
       const rejoinsBefore = await forcedRejoins(stack);
       const s = step(
@@ -68,8 +78,27 @@ export async function runChaos(
       info(`  healed after ${((fault.end - fault.start) / 1000).toFixed(1)}s`);
       const ledger = await load;
       await settle(ledger, receiver);
+      if (stream) await settle(ledger, stream, 90_000, () => stream.poll());
       await ensureRunning(stack);
-      const result = await audit(scenario.name, ledger, receiver, pool, fault, scenario.duplicatesAllowed);
+      const result = await audit(
+        scenario.name,
+        ledger,
+        receiver,
+        pool,
+        fault,
+        scenario.duplicatesAllowed,
+        receiverSubscription,
+      );
+      if (stream) {
+        const d = await auditDestination(scenario.destination!, streamSubscription!, ledger, stream, pool, fault);
+        result.destination = d;
+        result.passed &&= d.lost === 0 && (scenario.duplicatesAllowed || d.unrecordedSends === 0);
+        if (d.lost > 0) ctx.failures.push(`${d.lost} acknowledged plants never reached the ${d.kind} destination`);
+        if (d.retried === 0)
+          ctx.failures.push(`no delivery to the ${d.kind} destination failed: the fault went unseen`);
+        await unsubscribe(stack, streamSubscription!);
+        await stream.close();
+      }
       if (ctx.poisoned > 0) {
         await until(
           async () => (await topicSize(stack.brokers, 'plant.created.dlq')) - dlqBefore >= ctx.poisoned,
@@ -93,19 +122,31 @@ export async function runChaos(
   } finally {
     await pool.end().catch(() => undefined);
     await receiver.close();
+    await brokers?.stop();
     await stack.stop();
   }
   fs.writeFileSync(path.join(LOG_DIR, 'results.json'), JSON.stringify(results, null, 2));
   return results;
 }
 
-async function subscribe(stack: ChaosStack, url: string) {
+/** Subscribes `url`; resolves with the subscription's id. */
+async function subscribe(stack: ChaosStack, url: string, description: string): Promise<string> {
   const res = await fetch(`${stack.gatewayUrls[0]}/subscriptions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ url, description: 'chaos receiver' }),
+    body: JSON.stringify({ url, description }),
   });
-  if (res.status !== 201) throw new Error(`subscribing the receiver failed: ${res.status} ${await res.text()}`);
+  if (res.status !== 201) throw new Error(`subscribing the ${description} failed: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { id: string }).id;
+}
+
+/** A scenario's destination goes with it: the next scenarios deliver to the receiver only. */
+async function unsubscribe(stack: ChaosStack, id: string) {
+  const res = await fetch(`${stack.gatewayUrls[0]}/subscriptions/${id}`, {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  });
+  if (!res.ok) throw new Error(`unsubscribing ${id} failed: ${res.status} ${await res.text()}`);
 }
 
 /** A scenario starts with every part up, whatever the previous one left. */
@@ -140,6 +181,11 @@ export function printResults(results: ScenarioResult[]) {
       'recovered s': r.recoveredAfterS,
       'forced rejoins': r.forcedRejoins ?? '',
       'dead-lettered': r.deadLettered ?? '',
+      destination: r.destination
+        ? `${r.destination.kind}: ${r.destination.delivered}, ${r.destination.lost} lost, ` +
+          `${r.destination.deliveredTwice} 2x (${r.destination.unrecordedSends} unrecorded), ` +
+          `${r.destination.retried} retried, recovered ${r.destination.recoveredAfterS} s`
+        : '',
       result: r.passed ? 'pass' : 'FAIL',
     })),
   );

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { Kafka } from 'kafkajs';
 import { kafkaClientConfigFromEnv } from '@app/kafka';
+import type { LocalBrokers } from '../support/brokers';
 import { activeController, busiestPartition, groupCoordinator, inSyncReplicas, waitInSync } from './cluster';
 import { ChaosReceiver } from './receiver';
 import { LedgerEntry } from './sender';
@@ -21,6 +22,8 @@ export interface FaultContext {
   window?: { start: number; end: number };
   /** The nodes the scenario killed: their logs must be silent until they are restarted. */
   killed?: KafkaNode[];
+  /** The suite's own brokers of the scenarios' destinations (run.ts starts them when a scenario has one). */
+  brokers?: LocalBrokers;
 }
 
 export interface Scenario {
@@ -32,6 +35,11 @@ export interface Scenario {
   duplicatesAllowed?: boolean;
   /** Kafka nodes it needs: the cluster scenarios run only with `--brokers 3`. */
   minBrokers?: number;
+  /**
+   * A broker destination subscribed beside the HTTP receiver for this scenario (a stream of the suite's own
+   * Redis): every acknowledged plant must reach it too, audited as the receiver is (tools/chaos/destination.ts).
+   */
+  destination?: 'redis';
   inject(ctx: FaultContext): Promise<void>;
   /** After the audit: what the ledger shows that this fault forbids (each string a failure). */
   check?(ledger: LedgerEntry[], ctx: FaultContext): string[];
@@ -54,6 +62,8 @@ export interface Profile {
   followerPauseMs: number;
   /** How long two of the three brokers stay down. */
   quorumLossMs: number;
+  /** How long a destination's broker stays down. */
+  destinationDownMs: number;
   scenarios: string[];
 }
 
@@ -132,6 +142,16 @@ export const SCENARIOS: Scenario[] = [
     async inject({ receiver, profile }) {
       receiver.fail(profile.subscriberFailMs);
       await sleep(profile.subscriberFailMs);
+    },
+  },
+  {
+    // A subscriber's broker crashes: Redis (its append-only file on) SIGKILLed mid-load, started again on the same
+    // port and data after a while. The worker's connection to it breaks, its deliveries fail and are retried (the
+    // pool reconnects on its backoff), the HTTP receiver beside it goes on; every plant reaches the stream.
+    name: 'destination Redis SIGKILL, restart',
+    destination: 'redis',
+    async inject({ brokers, profile }) {
+      await brokers!.stopped('redis', () => sleep(profile.destinationDownMs), 'SIGKILL');
     },
   },
   {
@@ -326,6 +346,7 @@ export const PROFILES: Record<string, Profile> = {
     brokers: 1,
     followerPauseMs: 40000,
     quorumLossMs: 20000,
+    destinationDownMs: 20000,
     // with --brokers 3, the cluster scenarios too
     scenarios: SCENARIOS.map((s) => s.name),
   },
@@ -341,6 +362,7 @@ export const PROFILES: Record<string, Profile> = {
     brokers: 1,
     followerPauseMs: 40000,
     quorumLossMs: 10000,
+    destinationDownMs: 5000,
     scenarios: [
       'group coordinator SIGKILL, restart',
       'one worker SIGKILL, restart',
@@ -361,6 +383,7 @@ export const PROFILES: Record<string, Profile> = {
     brokers: 3,
     followerPauseMs: 40000,
     quorumLossMs: 10000,
+    destinationDownMs: 5000,
     scenarios: ['group coordinator SIGKILL, restart', 'two of three brokers SIGKILL (below min.insync.replicas)'],
   },
 };
