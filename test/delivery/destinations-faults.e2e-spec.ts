@@ -9,10 +9,11 @@ import {
 import * as amqp from 'amqplib';
 import Redis from 'ioredis';
 import mqtt from 'mqtt';
-import { connect as natsConnect } from 'nats';
 import { adminClient } from '../../tools/support/admin';
 import { BrokerKind, localBrokers, LocalBrokers } from '../../tools/support/brokers';
 import { ELASTICMQ_REGION, LocalElasticMq, startElasticMq } from '../../tools/support/elasticmq';
+import { jetStreamReader } from '../../tools/support/jetstream-reader';
+import { postVersionStored } from '../../tools/support/plant-versions';
 import * as e2e from '../../tools/support/stack';
 import { TcpProxy } from '../../tools/support/tcp-proxy';
 import { startAtTopicEnd } from '../../tools/support/topic-end';
@@ -52,24 +53,8 @@ async function reader(kind: Kind, base: string, via: string): Promise<Reader> {
     return { url, read: async () => got, close: async () => (await ch.deleteQueue(name), conn.close()) };
   }
   if (kind === 'nats') {
-    const nc = await natsConnect({ servers: base.replace('nats://', '') });
-    const jsm = await nc.jetstreamManager();
-    const stream = name.replace(/-/g, '_').toUpperCase();
-    await jsm.streams.add({ name: stream, subjects: [`${name}.>`] });
-    const read = async () => {
-      const out: { id: string; body: string }[] = [];
-      const last = (await jsm.streams.info(stream)).state.last_seq;
-      for (let seq = 1; seq <= last; seq++) {
-        const m = await jsm.streams.getMessage(stream, { seq });
-        out.push({ id: m.header.get('webhook-id'), body: m.string() });
-      }
-      return out;
-    };
-    return {
-      url: `nats://${via}/${name}.new`,
-      read,
-      close: async () => (await jsm.streams.delete(stream), nc.close()),
-    };
+    const js = await jetStreamReader(name, { servers: base.replace('nats://', '') });
+    return { url: `nats://${via}/${js.subject}`, read: js.read, close: js.close };
   }
   if (kind === 'mqtt') {
     const client = await mqtt.connectAsync(base, { protocolVersion: 5, reconnectPeriod: 0 });
@@ -142,24 +127,7 @@ describe('destinations under faults', () => {
     await Promise.all([brokers?.stop(), elasticMq?.stop()]);
   });
 
-  /** Posts version `v` of each plant and waits until each is stored (so each version is an event of its own). */
-  async function postVersion(ids: number[], v: number) {
-    const events = new Map<number, string>();
-    for (const id of ids) {
-      const res = await e2e.postPlant(gw.url, { id, name: `v${v}` });
-      expect(res.status).toBe(200);
-      events.set(id, (await res.json()).eventId);
-    }
-    await waitFor(`version ${v} stored`, async () => {
-      for (const [id, eventId] of events) {
-        const res = await fetch(`${gw.url}/plants/${id}`, {
-          headers: { authorization: `Bearer ${e2e.WEBHOOK_TOKEN}` },
-        });
-        if (!res.ok || (await res.json()).lastEventId !== eventId) return false;
-      }
-      return true;
-    });
-  }
+  const postVersion = (ids: number[], v: number) => postVersionStored(gw.url, ids, v);
 
   it.each(['amqp', 'nats', 'mqtt', 'redis', 'sqs'] as Kind[])(
     '%s: a broker cut mid-run loses nothing, keeps each plant in order, and records the failed attempts',

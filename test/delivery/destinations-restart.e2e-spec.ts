@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import * as amqp from 'amqplib';
 import Redis from 'ioredis';
 import mqtt from 'mqtt';
-import { connect as natsConnect } from 'nats';
 import { adminClient } from '../../tools/support/admin';
 import { BrokerKind, localBrokers, LocalBrokers } from '../../tools/support/brokers';
+import { jetStreamReader } from '../../tools/support/jetstream-reader';
+import { postVersionStored } from '../../tools/support/plant-versions';
 import * as e2e from '../../tools/support/stack';
 import { startAtTopicEnd } from '../../tools/support/topic-end';
 import { waitFor } from '../../tools/support/wait';
@@ -69,24 +70,13 @@ async function reader(kind: BrokerKind, base: string): Promise<Reader> {
     return { url: `amqp://guest:guest@${where}/?routingKey=${name}`, read, close };
   }
   if (kind === 'nats') {
-    const nc = await natsConnect({ servers: where, reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
-    const jsm = await nc.jetstreamManager();
-    const stream = name.replace(/-/g, '_').toUpperCase();
-    await jsm.streams.add({ name: stream, subjects: [`${name}.>`] }); // file storage, the default
-    const read = async () => {
-      const out: Message[] = [];
-      const last = (await jsm.streams.info(stream)).state.last_seq;
-      for (let seq = 1; seq <= last; seq++) {
-        const m = await jsm.streams.getMessage(stream, { seq });
-        out.push({ id: m.header.get('webhook-id'), body: m.string() });
-      }
-      return out;
-    };
-    return {
-      url: `nats://${where}/${name}.new`,
-      read,
-      close: async () => (await jsm.streams.delete(stream), nc.close()),
-    };
+    const js = await jetStreamReader(name, {
+      servers: where,
+      reconnect: true,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+    });
+    return { url: `nats://${where}/${js.subject}`, read: js.read, close: js.close };
   }
   if (kind === 'mqtt') {
     // Clean start off and a session that outlives the connection: Mosquitto keeps the reader's subscription and
@@ -151,24 +141,7 @@ describe('destinations when their broker restarts', () => {
     await brokers?.stop();
   });
 
-  /** Posts version `v` of each plant and waits until each is stored (so each version is an event of its own). */
-  async function postVersion(ids: number[], v: number) {
-    const events = new Map<number, string>();
-    for (const id of ids) {
-      const res = await e2e.postPlant(gw.url, { id, name: `v${v}` });
-      expect(res.status).toBe(200);
-      events.set(id, (await res.json()).eventId);
-    }
-    await waitFor(`version ${v} stored`, async () => {
-      for (const [id, eventId] of events) {
-        const res = await fetch(`${gw.url}/plants/${id}`, {
-          headers: { authorization: `Bearer ${e2e.WEBHOOK_TOKEN}` },
-        });
-        if (!res.ok || (await res.json()).lastEventId !== eventId) return false;
-      }
-      return true;
-    });
-  }
+  const postVersion = (ids: number[], v: number) => postVersionStored(gw.url, ids, v);
 
   /** The attempt logs of this test's deliveries to the subscription. */
   async function attemptLogs(subscriptionId: string, ids: number[], status = '') {
