@@ -12,8 +12,9 @@
 // jest.config.js reads).
 //
 // Extra arguments go to jest, e.g. `npm test -- --selectProjects unit` or `npm test -- test/gateway/` (the suites
-// of one area, test/<area>/); they run on the LTS only. `npm test -- --node=machine` runs on this machine's Node
-// alone (no fetch).
+// of one area, test/<area>/); they run on the LTS only, one at a time. `npm test -- --node=machine` runs on this
+// machine's Node alone (no fetch). `npm test -- --workers=2 test/delivery/` runs the given suites two at a time, as
+// the parallel lane does (with E2E_LANE=parallel in the environment, jest leaves out the suites tagged @alone).
 const { execFileSync, spawn } = require('node:child_process');
 const { ensureDependencies } = require('./local-stack/deps');
 const { registerTypeScript } = require('./local-stack/typescript');
@@ -25,7 +26,10 @@ const MACHINE_NODE_SUITES = ['test/kafka/pipeline.e2e-spec.ts', 'test/tools/walk
 async function main() {
   const args = process.argv.slice(2);
   const machineOnly = args.includes('--node=machine');
-  const jestArgs = args.filter((a) => !a.startsWith('--node='));
+  const workersArg = args.find((a) => a.startsWith('--workers='));
+  const workers = workersArg ? Number(workersArg.slice('--workers='.length)) : 1;
+  if (!Number.isInteger(workers) || workers < 1) throw new Error(`${workersArg}: give a whole number of workers`);
+  const jestArgs = args.filter((a) => !a.startsWith('--node=') && !a.startsWith('--workers='));
   ensureDependencies();
   registerTypeScript(); // the rest of the launcher is TypeScript
   const { build, typecheckAndLint, ensureChromium } = require('./local-stack/build');
@@ -84,7 +88,7 @@ async function main() {
   const onMachineNodeToo = !machineOnly && jestArgs.length === 0 && machineMajor !== NODE_LTS_MAJOR;
   let status;
   try {
-    if (jestArgs.length > 0) status = await runJest(lts, jestArgs.join(' '), jestArgs);
+    if (jestArgs.length > 0) status = await runJest(lts, jestArgs.join(' '), jestArgs, { workers });
     else {
       const parallel = await runJest(lts, 'unit, static and end-to-end, two at a time', [], { lane: 'parallel' });
       // This machine's Node before the serial lane, whose last suite floods plant.created with 20,000 poison
