@@ -1,30 +1,29 @@
-// @alone: it runs a worker on the shared database, which claims and sends every suite's deliveries there with its
-// own settings (timeouts, retry schedule, SSRF rules, tracing): two such suites at once would send each other's.
-
 import { ChildProcess } from 'node:child_process';
 import { adminClient } from '../../tools/support/admin';
+import { OwnDatabase, ownDatabase } from '../../tools/support/own-stack';
 import { exitOf, spawnBuiltApp } from '../../tools/support/processes';
 import { Receiver } from '../../tools/support/receiver';
 import * as e2e from '../../tools/support/stack';
-import { startAtTopicEnd } from '../../tools/support/topic-end';
 import { waitFor } from '../../tools/support/wait';
 
 // A worker killed with SIGKILL while a subscriber is answering loses no delivery: its lease runs out, another
-// worker sends it again, with the same webhook-id so the receiver can tell it is a duplicate.
+// worker sends it again, with the same webhook-id so the receiver can tell it is a duplicate. On a database and
+// topics of its own: its workers claim this suite's deliveries alone.
 describe('delivery survives a worker killed mid-delivery', () => {
+  let own: OwnDatabase;
+  let env: NodeJS.ProcessEnv;
   let gw: e2e.RunningGateway;
   let child: ChildProcess | null = null;
   let rescuer: e2e.RunningWorker | null = null;
   const receiver = new Receiver();
   const nextId = e2e.plantIds();
-  const env = e2e.baseEnv({ DELIVERY_TIMEOUT_MS: '2000', DELIVERY_POLL_MS: '200' });
 
   beforeAll(async () => {
     await receiver.start();
+    own = await ownDatabase('crash', { DELIVERY_TIMEOUT_MS: '2000', DELIVERY_POLL_MS: '200' });
+    env = own.env;
+    await e2e.prepareInfrastructureFor(env); // what the worker's set-up does: the gateway comes first here
     gw = await e2e.startGateway(env);
-    // From the topic's end: its own plants only, not every earlier suite's records first.
-    await startAtTopicEnd(env.WORKER_GROUP_ID!);
-    await startAtTopicEnd(`${env.WORKER_GROUP_ID}-rescuer`); // the delivery is in the database by then
   });
 
   afterAll(async () => {
@@ -32,6 +31,7 @@ describe('delivery survives a worker killed mid-delivery', () => {
     await rescuer?.close();
     await gw?.close();
     await receiver.stop();
+    await own?.db.drop();
   });
 
   it('re-sends the delivery the killed worker had in flight, with the same webhook-id', async () => {
@@ -39,7 +39,7 @@ describe('delivery survives a worker killed mid-delivery', () => {
     const held = new Promise<void>((r) => (release = r));
     const id = nextId();
     let first = true;
-    // Hold the first attempt for our plant until the worker is dead (earlier suites' plants pass straight through).
+    // Hold the first attempt for our plant until the worker is dead.
     receiver.behave('/crash', (r) => {
       if (JSON.parse(r.body).id !== id || !first) return { status: 200 };
       first = false;
@@ -78,16 +78,11 @@ describe('delivery survives a worker killed mid-delivery', () => {
     expect(ids.length).toBeGreaterThanOrEqual(2);
     expect(new Set(ids)).toEqual(new Set([eventId]));
 
-    const pool = e2e.testPool();
-    try {
-      const { rows } = await pool.query(
-        'SELECT count(*)::int AS n FROM all_deliveries WHERE subscription_id = $1 AND plant_id = $2',
-        [sub.id, id],
-      );
-      expect(rows[0].n).toBe(1);
-    } finally {
-      await pool.end();
-    }
+    const { rows } = await own.db.pool.query(
+      'SELECT count(*)::int AS n FROM all_deliveries WHERE subscription_id = $1 AND plant_id = $2',
+      [sub.id, id],
+    );
+    expect(rows[0].n).toBe(1);
     await admin.call('DELETE', `/subscriptions/${sub.id}`);
   }, 90000);
 });

@@ -1,8 +1,5 @@
-// @alone: it runs a worker on the shared database, which claims and sends every suite's deliveries there with its
-// own settings (timeouts, retry schedule, SSRF rules, tracing): two such suites at once would send each other's.
-
-import { Pool } from 'pg';
 import { adminClient } from '../../tools/support/admin';
+import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
 import { Receiver } from '../../tools/support/receiver';
 import * as e2e from '../../tools/support/stack';
 import { waitFor } from '../../tools/support/wait';
@@ -11,27 +8,26 @@ import { waitFor } from '../../tools/support/wait';
 // HTTP client resolve it again, so a DNS answer that changed in between (rebinding) reached a private
 // address. Now the address checked is the one the socket connects to. Here a subscription to a name that
 // resolves to loopback is saved through a gateway that allows private networks (as if its DNS had answered
-// with a public address then), and a worker that does not allow them must refuse at connect time.
+// with a public address then), and a worker that does not allow them must refuse at connect time. On a database
+// and topics of its own: a worker that refuses private addresses would fail the other suites' deliveries.
 describe('SSRF guard on the send path', () => {
+  let stack: OwnStack;
   let gw: e2e.RunningGateway;
-  let worker: e2e.RunningWorker;
-  let pool: Pool;
   const receiver = new Receiver();
   const nextId = e2e.plantIds();
 
   beforeAll(async () => {
     await receiver.start();
-    gw = await e2e.startGateway(e2e.baseEnv({ DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true' }));
-    worker = await e2e.startWorker(
-      e2e.baseEnv({ DELIVERY_ALLOW_PRIVATE_NETWORKS: 'false', DELIVERY_RETRY_SCHEDULE: '0s' }),
+    stack = await startOwnStack(
+      'ssrf_send',
+      { DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true' },
+      { worker: (env) => ({ ...env, DELIVERY_ALLOW_PRIVATE_NETWORKS: 'false', DELIVERY_RETRY_SCHEDULE: '0s' }) },
     );
-    pool = e2e.testPool();
+    gw = stack.gateway;
   });
 
   afterAll(async () => {
-    await worker?.close();
-    await gw?.close();
-    await pool?.end();
+    await stack?.close();
     await receiver.stop();
   });
 

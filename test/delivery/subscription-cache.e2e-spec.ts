@@ -1,6 +1,3 @@
-// @alone: it runs a worker on the shared database, which claims and sends every suite's deliveries there with its
-// own settings (timeouts, retry schedule, SSRF rules, tracing): two such suites at once would send each other's.
-
 import { randomBytes, randomUUID } from 'node:crypto';
 import { loadConfig, workerEnvSchema } from '@app/config';
 import { runMigrations, SecretBox, SubscriptionRepository, subscriptionContext } from '@app/persistence';
@@ -9,42 +6,37 @@ import { SubscriberCache } from '../../apps/worker/src/subscribers/subscriber-ca
 import { WorkerMetrics } from '../../apps/worker/src/metrics/worker-metrics';
 import { adminClient } from '../../tools/support/admin';
 import { Receiver } from '../../tools/support/receiver';
-import { startAtTopicEnd } from '../../tools/support/topic-end';
+import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
 import * as e2e from '../../tools/support/stack';
 import { waitFor } from '../../tools/support/wait';
 
 // Each worker fans a batch out from the subscriptions it holds in memory (SubscriberCache). A change made while
 // events are in flight is honoured by the next fan-out, a deleted subscription gets nothing once its delete has
-// returned, and a notification the worker never heard costs one poll.
+// returned, and a notification the worker never heard costs one poll. On a database and topics of its own: its
+// worker sends this suite's deliveries alone, and its subscribers get this suite's plants alone.
 describe('the subscriptions a worker holds in memory', () => {
+  let stack: OwnStack;
   let gw: e2e.RunningGateway;
-  let worker: e2e.RunningWorker;
   const receiver = new Receiver();
   const nextId = e2e.plantIds();
   let admin: ReturnType<typeof adminClient>;
-  const subscriptions: string[] = [];
 
   beforeAll(async () => {
     await receiver.start();
     // Two requests at a time per subscriber: a slow one queues its deliveries in the worker.
-    const env = e2e.baseEnv({ DELIVERY_CONCURRENCY_PER_SUBSCRIPTION: '2' });
-    gw = await e2e.startGateway(env);
-    await startAtTopicEnd(env.WORKER_GROUP_ID!); // earlier suites' records are not this one's
-    worker = await e2e.startWorker(env);
+    stack = await startOwnStack('subscription_cache', { DELIVERY_CONCURRENCY_PER_SUBSCRIPTION: '2' });
+    gw = stack.gateway;
     admin = adminClient(gw.url);
   });
 
   afterAll(async () => {
-    for (const id of subscriptions) await admin.call('DELETE', `/subscriptions/${id}`);
-    await worker?.close();
-    await gw?.close();
+    await stack?.close();
     await receiver.stop();
   });
 
   const subscribe = async (path: string): Promise<string> => {
     const res = await admin.call('POST', '/subscriptions', { url: receiver.url + path });
     expect(res.status).toBe(201);
-    subscriptions.push(res.body.id);
     return res.body.id;
   };
   const post = async (id: number, tag?: string) =>
@@ -100,7 +92,6 @@ describe('the subscriptions a worker holds in memory', () => {
       kind: 'operational',
     });
     expect(res.status).toBe(201);
-    subscriptions.push(res.body.id);
     await subscribe('/witness-3');
     const id = nextId();
     await post(id);
@@ -118,7 +109,6 @@ describe('the subscriptions a worker holds in memory', () => {
     await waitFor('the first deliveries to the slow subscriber', () => receiver.on('/doomed', ...plants).length >= 2);
     expect((await admin.call('DELETE', `/subscriptions/${doomed}`)).status).toBe(204);
     const returned = Date.now();
-    subscriptions.splice(subscriptions.indexOf(doomed), 1);
     const later = [nextId(), nextId()];
     for (const id of later) await post(id);
     await waitFor('every plant at the witness', () => receiver.on('/witness-2', ...plants, ...later).length === 32);

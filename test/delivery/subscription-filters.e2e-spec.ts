@@ -1,40 +1,33 @@
-// @alone: it runs a worker on the shared database, which claims and sends every suite's deliveries there with its
-// own settings (timeouts, retry schedule, SSRF rules, tracing): two such suites at once would send each other's.
-
 import { adminClient } from '../../tools/support/admin';
 import { Receiver } from '../../tools/support/receiver';
+import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
 import * as e2e from '../../tools/support/stack';
 import { waitFor } from '../../tools/support/wait';
 
-// A subscriber gets only the plants its filter lets through: no delivery row at all for the others.
+// A subscriber gets only the plants its filter lets through: no delivery row at all for the others. In a database
+// and topics of its own: its worker sends this suite's deliveries alone, and the unfiltered subscriber gets only
+// this suite's plants.
 describe('subscription filters: only these tags, plant ids in a range', () => {
+  let stack: OwnStack;
   let gw: e2e.RunningGateway;
-  let worker: e2e.RunningWorker;
   const receiver = new Receiver();
   const nextId = e2e.plantIds();
   let admin: ReturnType<typeof adminClient>;
-  const subscriptions: string[] = [];
 
   beforeAll(async () => {
     await receiver.start();
-    const env = e2e.baseEnv();
-    gw = await e2e.startGateway(env);
-    worker = await e2e.startWorker(env);
+    stack = await startOwnStack('filters');
+    gw = stack.gateway;
     admin = adminClient(gw.url);
   });
 
   afterAll(async () => {
-    for (const id of subscriptions) await admin.call('DELETE', `/subscriptions/${id}`);
-    await worker?.close();
-    await gw?.close();
+    await stack?.close();
     await receiver.stop();
   });
 
-  const subscribe = async (path: string, filter?: unknown) => {
-    const res = await admin.call('POST', '/subscriptions', { url: receiver.url + path, filter });
-    if (res.status === 201) subscriptions.push(res.body.id);
-    return res;
-  };
+  const subscribe = (path: string, filter?: unknown) =>
+    admin.call('POST', '/subscriptions', { url: receiver.url + path, filter });
 
   it('delivers only matching plants, writes no delivery for the rest, and follows a changed filter', async () => {
     const base = nextId();
@@ -67,7 +60,7 @@ describe('subscription filters: only these tags, plant ids in a range', () => {
     // Filtered out means no delivery row, not a skipped one.
     expect((await admin.deliveriesOf(byTag.body.id)).map((d) => d.plantId).sort()).toEqual([base, base + 2]);
     expect((await admin.deliveriesOf(byRange.body.id)).map((d) => d.plantId).sort()).toEqual([base + 2, base + 3]);
-    // Unfiltered, it also gets the plants other suites send meanwhile (shared topic and database): only ours count.
+    // Unfiltered: each of ours once.
     for (const p of plants) expect(await admin.deliveriesOf(all.body.id, `&plantId=${p.id}`)).toHaveLength(1);
 
     const changed = await admin.call('PATCH', `/subscriptions/${byTag.body.id}`, { filter: { tags: ['outdoor'] } });
