@@ -1,18 +1,16 @@
-// @alone: it runs a worker on the shared database, which claims and sends every suite's deliveries there with its
-// own settings (timeouts, retry schedule, SSRF rules, tracing): two such suites at once would send each other's.
-
 import { randomBytes } from 'node:crypto';
 import * as e2e from '../../tools/support/stack';
 import { adminClient } from '../../tools/support/admin';
-import { freePort, spawnBuiltApp } from '../../tools/support/processes';
+import { OwnDatabase, ownDatabase } from '../../tools/support/own-stack';
+import { exitOf, freePort, spawnBuiltApp } from '../../tools/support/processes';
 import { Receiver } from '../../tools/support/receiver';
 import { waitFor } from '../../tools/support/wait';
-import { startAtTopicEnd } from '../../tools/support/topic-end';
 
 // What the two apps write while a plant flows through them and a subscriber fails once, at the most verbose
 // level: one format (JSON, the level as a word), a summary line of the flow, a warning naming the failing
 // subscriber, Nest's start-up wiring and the Kafka client's retried states kept out of info and error, and
-// never a token, a secret or the key that seals them, at any level.
+// never a token, a secret or the key that seals them, at any level. On a database and topics of its own: its
+// worker sends this suite's deliveries alone, and stores its plant alone.
 
 describe('logs', () => {
   const subscriberToken = `subscriber-${randomBytes(12).toString('hex')}`;
@@ -21,24 +19,23 @@ describe('logs', () => {
   let gateway: ReturnType<typeof spawnBuiltApp>;
   let worker: ReturnType<typeof spawnBuiltApp>;
   let url: string;
-  let subscriptionId: string | null = null;
+  let own: OwnDatabase;
 
   beforeAll(async () => {
-    await e2e.prepareTestInfrastructure();
     receiver = new Receiver();
     await receiver.start();
     receiver.behave('/once', (_r, nth) => ({ status: nth === 1 ? 500 : 204 }));
     const port = await freePort();
-    const env = e2e.baseEnv({
+    own = await ownDatabase('logs', {
       LOG_LEVEL: 'trace',
       LOG_SUMMARY_MS: '1000',
       DELIVERY_RETRY_SCHEDULE: '0s,1s',
       PORT: String(port),
       WORKER_METRICS_PORT: String(await freePort()),
     });
-    // From the topic's end: its own plant only, not every earlier suite's records first (the body budget's suite
-    // leaves 16 MiB of 64 KiB plants there, which made this one wait past its bound).
-    await startAtTopicEnd(env.WORKER_GROUP_ID!);
+    const { env } = own;
+    // The gateway checks the database and the topics the worker's set-up makes: made first, so both can start.
+    await e2e.prepareInfrastructureFor(env);
     worker = spawnBuiltApp('worker', env);
     gateway = spawnBuiltApp('gateway', env);
     url = `http://127.0.0.1:${port}`;
@@ -46,17 +43,16 @@ describe('logs', () => {
   });
 
   afterAll(async () => {
-    // Subscriptions are shared by every suite: one left behind would get every later suite's plants.
-    if (subscriptionId) await adminClient(url).call('DELETE', `/subscriptions/${subscriptionId}`);
     gateway?.child.kill('SIGTERM');
     worker?.child.kill('SIGTERM');
+    await Promise.all([gateway, worker].map((app) => app && exitOf(app.child)));
     await receiver?.stop();
+    await own?.db.drop();
   });
 
   it('tells a person what flows, in one format, and never shows a credential', async () => {
     const admin = adminClient(url);
     const sub = await admin.subscribe({ url: `${receiver.url}/once`, token: subscriberToken, secret });
-    subscriptionId = sub.id;
     const id = e2e.plantIds()();
     expect((await e2e.postPlant(url, { id, name: 'Logged' })).status).toBe(200);
     await waitFor('the delivery, after one failure', () => receiver.on('/once', id).length >= 2, 30_000);
@@ -73,7 +69,6 @@ describe('logs', () => {
     const entries = lines.map((l) => JSON.parse(l) as { level: string; msg: string; context?: string });
     expect(new Set(entries.map((e) => typeof e.level))).toEqual(new Set(['string']));
     expect(entries.find((e) => /^flow \ds: accepted 1 /.test(e.msg))?.level).toBe('info');
-    // "stored" counts whatever earlier suites left on the shared topic too (this worker's group is new)
     expect(entries.find((e) => /^flow \ds: stored [\d,]+ /.test(e.msg))?.level).toBe('info');
     const failure = entries.find((e) => e.msg.includes(`delivery to subscription ${sub.id}`));
     expect(failure).toMatchObject({ level: 'warn' });

@@ -1,10 +1,8 @@
-// @alone: it runs a worker on the shared database, which claims and sends every suite's deliveries there with its
-// own settings (timeouts, retry schedule, SSRF rules, tracing): two such suites at once would send each other's.
-
 import { randomBytes } from 'node:crypto';
 import { Tracing } from '@app/observability';
 import { adminClient } from '../../tools/support/admin';
 import { CollectedSpan, OtlpCollector } from '../../tools/support/otlp-collector';
+import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
 import { Receiver } from '../../tools/support/receiver';
 import * as e2e from '../../tools/support/stack';
 import { waitFor } from '../../tools/support/wait';
@@ -15,10 +13,13 @@ const PRODUCER = 4;
 const CONSUMER = 5;
 
 // One webhook, one trace: gateway request → Kafka send → worker process → database write → delivery attempt,
-// exported by both apps over OTLP/HTTP to a collector on loopback, and continued to the subscriber.
+// exported by both apps over OTLP/HTTP to a collector on loopback, and continued to the subscriber. On a database
+// and topics of its own: its subscribers get this suite's plants alone, each attempt a span of one of its traces.
 describe('tracing: OpenTelemetry spans across both apps, exported by OTLP', () => {
   const collector = new OtlpCollector();
   const receiver = new Receiver();
+  let stack: OwnStack;
+  let topic: string;
   let gw: e2e.RunningGateway;
   let worker: e2e.RunningWorker;
   let subscriptionId: string;
@@ -27,16 +28,17 @@ describe('tracing: OpenTelemetry spans across both apps, exported by OTLP', () =
   beforeAll(async () => {
     await collector.start();
     await receiver.start();
-    const env = e2e.baseEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, DELIVERY_RETRY_SCHEDULE: '0s,300ms,300ms' });
-    gw = await e2e.startGateway(env);
-    worker = await e2e.startWorker(env);
+    stack = await startOwnStack('tracing', {
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      DELIVERY_RETRY_SCHEDULE: '0s,300ms,300ms',
+    });
+    ({ gateway: gw, worker } = stack);
+    topic = `${stack.env.KAFKA_TOPIC_PREFIX}plant.created`;
     ({ id: subscriptionId } = await adminClient(gw.url).subscribe({ url: `${receiver.url}/traced` }));
   });
 
   afterAll(async () => {
-    await adminClient(gw.url).call('DELETE', `/subscriptions/${subscriptionId}`);
-    await worker?.close();
-    await gw?.close();
+    await stack?.close();
     await receiver.stop();
     await collector.stop();
   });
@@ -45,7 +47,7 @@ describe('tracing: OpenTelemetry spans across both apps, exported by OTLP', () =
   const flush = () => Promise.all([gw.app.get(Tracing).flush(), worker.app.get(Tracing).flush()]);
 
   it('gives one webhook one connected trace from the sender to the subscriber', async () => {
-    // Its own trace id: a new worker group also reads what earlier runs left in the topic.
+    // Its own trace id: the collector keeps every span of the run.
     const senderTrace = randomBytes(16).toString('hex');
     const senderSpan = randomBytes(8).toString('hex');
     const id = nextId();
@@ -71,8 +73,8 @@ describe('tracing: OpenTelemetry spans across both apps, exported by OTLP', () =
       return found[0];
     };
     const request = one(SERVER, 'plant-store-gateway', /^POST \/plant\/webhook$/);
-    const send = one(PRODUCER, 'plant-store-gateway', /^send plant\.created$/);
-    const processed = one(CONSUMER, 'plant-store-worker', /^process plant\.created$/);
+    const send = one(PRODUCER, 'plant-store-gateway', new RegExp(`^send ${topic.replaceAll('.', '\\.')}$`));
+    const processed = one(CONSUMER, 'plant-store-worker', new RegExp(`^process ${topic.replaceAll('.', '\\.')}$`));
     const stored = one(CLIENT, 'plant-store-worker', /^INSERT plants$/);
     const attempt = one(CLIENT, 'plant-store-worker', /^POST$/);
 
@@ -96,14 +98,14 @@ describe('tracing: OpenTelemetry spans across both apps, exported by OTLP', () =
     expect(send.attributes).toMatchObject({
       'messaging.system': 'kafka',
       'messaging.operation.type': 'send',
-      'messaging.destination.name': 'plant.created',
+      'messaging.destination.name': topic,
       'messaging.message.id': eventId,
       'messaging.kafka.message.key': String(id),
     });
     expect(processed.attributes).toMatchObject({
       'messaging.system': 'kafka',
       'messaging.operation.type': 'process',
-      'messaging.destination.name': 'plant.created',
+      'messaging.destination.name': topic,
       'messaging.message.id': eventId,
       'messaging.consumer.group.name': expect.stringMatching(/-server$/),
     });

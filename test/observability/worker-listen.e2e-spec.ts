@@ -1,9 +1,6 @@
-// @alone: it runs a worker on the shared database, which claims and sends every suite's deliveries there with its
-// own settings (timeouts, retry schedule, SSRF rules, tracing): two such suites at once would send each other's.
-
 import net from 'node:net';
+import { OwnDatabase, ownDatabase } from '../../tools/support/own-stack';
 import { exitOf, freePort, spawnBuiltApp } from '../../tools/support/processes';
-import * as e2e from '../../tools/support/stack';
 import { waitFor } from '../../tools/support/wait';
 
 // The built worker's health and metrics port (main.ts) once listened on 0.0.0.0 whatever the configuration:
@@ -19,17 +16,23 @@ const answers = (host: string, port: number) =>
     socket.once('error', () => resolve(false));
   });
 
+// Its worker runs on a database and topics of its own: on the shared ones it would claim the other suites' deliveries.
 describe('the worker’s health and metrics port', () => {
   const workers: ReturnType<typeof spawnBuiltApp>[] = [];
+  let own: OwnDatabase;
+  beforeAll(async () => {
+    own = await ownDatabase('worker_listen');
+  });
   afterAll(async () => {
     for (const w of workers) w.child.kill('SIGTERM');
     await Promise.all(workers.map((w) => exitOf(w.child)));
+    await own?.db.drop();
   });
 
   /** A built worker with this environment on a free port, once its /healthz answers. */
   const start = async (extra: Record<string, string>) => {
     const port = await freePort();
-    const w = spawnBuiltApp('worker', e2e.baseEnv({ WORKER_METRICS_PORT: String(port), LOG_LEVEL: 'info', ...extra }));
+    const w = spawnBuiltApp('worker', { ...own.env, WORKER_METRICS_PORT: String(port), LOG_LEVEL: 'info', ...extra });
     workers.push(w);
     await waitFor(
       `the worker on port ${port}`,
