@@ -1,18 +1,16 @@
-// @alone: it runs a worker on the shared database, which claims and sends every suite's deliveries there with its
-// own settings (timeouts, retry schedule, SSRF rules, tracing): two such suites at once would send each other's.
-
 import { randomUUID } from 'node:crypto';
 import Ajv2020, { ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { createPlantStoreClient, ok, PlantStoreClient } from '@app/api-client';
 import { buildOpenApiDocument } from '@app/contracts';
 import * as e2e from '../../tools/support/stack';
-import { startAtTopicEnd } from '../../tools/support/topic-end';
+import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
 import { Receiver } from '../../tools/support/receiver';
 import { waitFor } from '../../tools/support/wait';
 
 // Every answer the API really gives, read through the generated client the console and the CLI use, matches the
-// schema the served document declares for its operation, status and content type (problems included).
+// schema the served document declares for its operation, status and content type (problems included). On a
+// database and topics of its own: its worker sends this suite's deliveries alone.
 const doc = buildOpenApiDocument() as unknown as {
   paths: Record<
     string,
@@ -41,23 +39,18 @@ function validatorFor(path: string, method: string, status: number, contentType:
 }
 
 describe('API responses conform to the served document', () => {
+  let stack: OwnStack;
   let gateway: e2e.RunningGateway;
-  let worker: e2e.RunningWorker;
   const receiver = new Receiver();
   let client: PlantStoreClient;
   const seen: string[] = [];
   const mismatches: string[] = [];
   const nextId = e2e.plantIds();
-  let subscriptionId: string | undefined;
 
   beforeAll(async () => {
     await receiver.start();
-    const env = e2e.baseEnv();
-    await e2e.prepareTestInfrastructure(); // the topic, to start at its end
-    // From the topic's end: its own plants only, not every earlier suite's records first.
-    await startAtTopicEnd(env.WORKER_GROUP_ID!);
-    worker = await e2e.startWorker(env);
-    gateway = await e2e.startGateway(env);
+    stack = await startOwnStack('conformance');
+    gateway = stack.gateway;
     client = createPlantStoreClient(gateway.url, () => e2e.ADMIN_TOKEN);
     client.use({
       async onResponse({ request, response, schemaPath }) {
@@ -74,15 +67,12 @@ describe('API responses conform to the served document', () => {
   });
 
   afterAll(async () => {
-    if (subscriptionId) await client.DELETE('/subscriptions/{id}', { params: { path: { id: subscriptionId } } });
-    await gateway?.close();
-    await worker?.close();
+    await stack?.close();
     await receiver.stop();
   });
 
   it('for every operation the console and the CLI use, successes and problems alike', async () => {
     const created = await ok(client.POST('/subscriptions', { body: { url: `${receiver.url}/conformance` } }));
-    subscriptionId = created.id;
     const path = { params: { path: { id: created.id } } };
     await ok(client.GET('/subscriptions'));
     await ok(client.GET('/subscriptions/{id}', path));

@@ -1,23 +1,21 @@
-// @alone: it runs a worker on the shared database, which claims and sends every suite's deliveries there with its
-// own settings (timeouts, retry schedule, SSRF rules, tracing): two such suites at once would send each other's.
-
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
 import { Receiver } from '../../tools/support/receiver';
 import * as e2e from '../../tools/support/stack';
-import { startAtTopicEnd } from '../../tools/support/topic-end';
 import { waitFor } from '../../tools/support/wait';
 
 const CLI = path.resolve(__dirname, '../../cli/plant-store.js');
 
-// `npx plant-store` against a real gateway and worker: what an operator types, and what a script relies on.
+// `npx plant-store` against a real gateway and worker: what an operator types, and what a script relies on. On a
+// database and topics of its own: its worker sends this suite's deliveries alone, and its subscribers get this
+// suite's plants alone. The CLI speaks to the gateway only.
 describe('the plant-store CLI', () => {
+  let stack: OwnStack;
   let gw: e2e.RunningGateway;
-  let worker: e2e.RunningWorker;
   const receiver = new Receiver();
-  const created: string[] = [];
 
   /** Runs the CLI as a separate process (asynchronously: the gateway answering it lives in this one). */
   const cli = (args: string[], env: Record<string, string> = {}) =>
@@ -45,22 +43,12 @@ describe('the plant-store CLI', () => {
 
   beforeAll(async () => {
     await receiver.start();
-    const env = e2e.baseEnv();
-    gw = await e2e.startGateway(env);
-    // From the topic's end: its own plants only, not every earlier suite's records first.
-    await startAtTopicEnd(env.WORKER_GROUP_ID!);
-    worker = await e2e.startWorker(env);
+    stack = await startOwnStack('cli');
+    gw = stack.gateway;
   });
 
   afterAll(async () => {
-    for (const id of created) await cli(['subscriptions', 'disable', id]);
-    for (const id of created)
-      await fetch(`${gw.url}/subscriptions/${id}`, {
-        method: 'DELETE',
-        headers: { authorization: `Bearer ${e2e.ADMIN_TOKEN}` },
-      });
-    await worker?.close();
-    await gw?.close();
+    await stack?.close();
     await receiver.stop();
   });
 
@@ -69,7 +57,7 @@ describe('the plant-store CLI', () => {
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/secret\s+whsec_/);
     expect(human.stdout).toMatch(/not shown again/);
-    created.push(/^id\s+(\S+)/m.exec(human.stdout)![1]);
+    expect(human.stdout).toMatch(/^id\s+\S+/m);
 
     const sub = await json([
       'subscriptions',
@@ -80,7 +68,6 @@ describe('the plant-store CLI', () => {
       '--description',
       'cli',
     ]);
-    created.push(sub.id);
     expect(sub).toMatchObject({ filter: { tags: ['indoor'] }, secret: expect.stringMatching(/^whsec_/) });
     expect((await cli(['subscriptions', 'list'])).stdout).toContain(sub.id);
 
@@ -144,7 +131,6 @@ describe('the plant-store CLI', () => {
         body: body === undefined ? undefined : JSON.stringify(body),
       }).then(async (r) => ({ status: r.status, body: await r.json() }));
     const sub = await json(['subscriptions', 'create', `${receiver.url}/cli-controls`, '--tags', 'nowhere']);
-    created.push(sub.id);
     const link = await api('POST', `/subscriptions/${sub.id}/portal-links`, e2e.ADMIN_TOKEN, {});
     expect(link.status).toBe(201);
     const described = `mine${TITLE_AND_CLEAR}\nfake-row\x9b31m`;
@@ -267,7 +253,6 @@ describe('the plant-store CLI', () => {
         '--subscriber-token-file',
         tokenFile('subscriber', token),
       ]);
-      created.push(sub.id);
       const plantId = Math.floor(Math.random() * 1e9) + 1;
       const tested = await cli([
         'subscriptions',

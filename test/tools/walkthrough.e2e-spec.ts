@@ -1,17 +1,16 @@
-// @alone: it runs a worker on the shared database, which claims and sends every suite's deliveries there with its
-// own settings (timeouts, retry schedule, SSRF rules, tracing): two such suites at once would send each other's.
-
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import * as e2e from '../../tools/support/stack';
-import { adminClient } from '../../tools/support/admin';
+import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
 import { freePort } from '../../tools/support/processes';
 import { waitFor } from '../../tools/support/wait';
 
 // The README's walk-through, run as written: its curl commands through bash against a real gateway and worker
-// (only the address changed), and the example receiver verifying the signed delivery with standardwebhooks.
+// (only the address changed), and the example receiver verifying the signed delivery with standardwebhooks. On a
+// database and topics of its own: its worker sends this suite's deliveries alone, and the deliveries it lists are
+// its own.
 
 const ROOT = path.resolve(__dirname, '../..');
 const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
@@ -23,25 +22,21 @@ const commands = block
   .filter((l) => l.startsWith('curl'));
 
 describe('the README walk-through', () => {
+  let stack: OwnStack;
   let gateway: e2e.RunningGateway;
-  let worker: e2e.RunningWorker;
   let receiver: ChildProcess | null = null;
   let printed = '';
   let receiverPort: number;
-  let subscriptionId: string | null = null;
 
   beforeAll(async () => {
-    worker = await e2e.startWorker(e2e.baseEnv());
-    gateway = await e2e.startGateway(e2e.baseEnv());
+    stack = await startOwnStack('walkthrough');
+    gateway = stack.gateway;
     receiverPort = await freePort();
   });
 
   afterAll(async () => {
-    // Subscriptions are shared by every suite: one left behind would get every later suite's plants.
-    if (subscriptionId) await adminClient(gateway.url).call('DELETE', `/subscriptions/${subscriptionId}`);
     receiver?.kill();
-    await gateway?.close();
-    await worker?.close();
+    await stack?.close();
   });
 
   const id = e2e.plantIds()();
@@ -74,7 +69,6 @@ describe('the README walk-through', () => {
 
     const subscription = JSON.parse(await run(subscribe));
     expect(subscription.secret).toMatch(/^whsec_/);
-    subscriptionId = subscription.id;
     receiver = spawn(process.execPath, [path.join(ROOT, 'tools/examples/receiver.js'), String(receiverPort)], {
       env: { ...process.env, WEBHOOK_SECRET: subscription.secret },
     });
