@@ -1,20 +1,22 @@
-// @alone: it runs a worker on the shared database, which claims and sends every suite's deliveries there with its
-// own settings (timeouts, retry schedule, SSRF rules, tracing): two such suites at once would send each other's.
-
 import { randomUUID } from 'node:crypto';
 import { Consumer, KafkaMessage, Producer } from 'kafkajs';
-import { Pool } from 'pg';
 import { newPlantCreatedEvent, PLANT_CREATED_DLQ_TOPIC, PLANT_CREATED_TOPIC } from '@app/contracts';
 import * as e2e from '../../tools/support/stack';
 import { metricSum, metricValues } from '../../tools/support/metrics';
+import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
 import { TcpProxy, viaProxy } from '../../tools/support/tcp-proxy';
 import { waitFor } from '../../tools/support/wait';
 
-// Webhook → gateway → Kafka → worker → PostgreSQL, all real.
+// Webhook → gateway → Kafka → worker → PostgreSQL, all real. On a database and topics of its own: its worker stores
+// this suite's plants alone (its pages of plants, its lag, its reused keys are its own), and sends no other suite's
+// deliveries.
 describe('pipeline: a New Plant webhook becomes a stored plant', () => {
+  let stack: OwnStack;
   let gw: e2e.RunningGateway;
   let worker: e2e.RunningWorker;
-  let pool: Pool;
+  /** Its plant.created and dead-letter topics. */
+  let topic: string;
+  let dlqTopic: string;
   let producer: Producer;
   let dlqReader: Consumer;
   let groupId: string;
@@ -27,23 +29,25 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
 
   beforeAll(async () => {
     await dbProxy.up();
-    const env = e2e.baseEnv();
-    groupId = `${env.WORKER_GROUP_ID}-server`;
-    gw = await e2e.startGateway(env);
     // The worker reaches PostgreSQL through a proxy the outage test can cut.
-    worker = await e2e.startWorker({ ...env, DATABASE_URL: viaProxy(env.DATABASE_URL!, dbProxy) });
-    pool = e2e.testPool();
+    stack = await startOwnStack(
+      'pipeline',
+      {},
+      { worker: (env) => ({ ...env, DATABASE_URL: viaProxy(env.DATABASE_URL!, dbProxy) }) },
+    );
+    ({ gateway: gw, worker } = stack);
+    groupId = `${stack.env.WORKER_GROUP_ID}-server`;
+    topic = `${stack.env.KAFKA_TOPIC_PREFIX}${PLANT_CREATED_TOPIC}`;
+    dlqTopic = `${stack.env.KAFKA_TOPIC_PREFIX}${PLANT_CREATED_DLQ_TOPIC}`;
     producer = e2e.testKafka().producer();
     await producer.connect();
-    dlqReader = await e2e.startReader(PLANT_CREATED_DLQ_TOPIC, (message) => void deadLetters.push(message));
+    dlqReader = await e2e.startReader(dlqTopic, (message) => void deadLetters.push(message));
   });
 
   afterAll(async () => {
     await dlqReader?.disconnect();
     await producer?.disconnect();
-    await worker?.close();
-    await gw?.close();
-    await pool?.end();
+    await stack?.close();
     await dbProxy.down();
   });
 
@@ -55,7 +59,8 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
       ? ((await res.json()) as { id: number; name: string; tag?: string; lastEventId: string })
       : null;
   };
-  const rowCount = async (sql: string, params: unknown[]) => Number((await pool.query(sql, params)).rows[0].count);
+  const rowCount = async (sql: string, params: unknown[]) =>
+    Number((await stack.db.pool.query(sql, params)).rows[0].count);
 
   it('stores the plant and serves it from GET /plants/{id}', async () => {
     const id = nextId();
@@ -128,7 +133,7 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
     for (let i = 0; i < 3; i++)
       expect((await e2e.postPlant(gw.url, { id, name: 'Once' }, { 'webhook-id': `dup-${id}` })).status).toBe(200);
     const event = newPlantCreatedEvent({ id, name: 'Once' }, { source: '/e2e', idempotencyKey: `dup-${id}` });
-    await producer.send({ topic: PLANT_CREATED_TOPIC, messages: [{ key: String(id), value: JSON.stringify(event) }] });
+    await producer.send({ topic, messages: [{ key: String(id), value: JSON.stringify(event) }] });
     await waitFor('the plant', () => storedPlant(id));
     await waitFor('the redelivery to be processed', async () => {
       const m = await (await fetch(`${worker.url}/metrics`)).text();
@@ -139,7 +144,7 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
   });
 
   it('tells the operator when a key is reused with another plant on a replica that could not refuse it', async () => {
-    const other = await e2e.startGateway(e2e.baseEnv());
+    const other = await e2e.startGateway(stack.env);
     try {
       const id = nextId();
       const key = `msg_${randomUUID()}`;
@@ -170,9 +175,9 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
       { id, name: 'Older' },
       { source: '/e2e', now: new Date('2030-01-01T00:00:00Z') },
     );
-    await producer.send({ topic: PLANT_CREATED_TOPIC, messages: [{ key: String(id), value: JSON.stringify(newer) }] });
+    await producer.send({ topic, messages: [{ key: String(id), value: JSON.stringify(newer) }] });
     await waitFor('the newer plant', async () => (await storedPlant(id))?.name === 'Newer');
-    await producer.send({ topic: PLANT_CREATED_TOPIC, messages: [{ key: String(id), value: JSON.stringify(older) }] });
+    await producer.send({ topic, messages: [{ key: String(id), value: JSON.stringify(older) }] });
     await waitFor(
       'the older event to be recorded',
       async () => (await rowCount('SELECT count(*) FROM processed_events WHERE event_id = $1', [older.id])) === 1,
@@ -184,7 +189,7 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
     const id = nextId();
     const poisonKey = `poison-${id}`;
     await producer.send({
-      topic: PLANT_CREATED_TOPIC,
+      topic,
       messages: [
         { key: poisonKey, value: 'this is not json', headers: { 'x-test': 'kept' } },
         {
@@ -196,7 +201,7 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
     const letter = await waitFor('the dead letter', () => deadLetters.find((m) => m.key?.toString() === poisonKey));
     expect(letter.value!.toString()).toBe('this is not json');
     expect(letter.headers!['x-error']!.toString()).toMatch(/not JSON/);
-    expect(letter.headers!['x-origin-topic']!.toString()).toBe(PLANT_CREATED_TOPIC);
+    expect(letter.headers!['x-origin-topic']!.toString()).toBe(topic);
     expect(letter.headers!['x-origin-partition']).toBeDefined();
     expect(letter.headers!['x-origin-offset']).toBeDefined();
     expect(letter.headers!['x-test']!.toString()).toBe('kept');
@@ -207,7 +212,7 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
     const bad = nextId();
     const good = nextId();
     await producer.send({
-      topic: PLANT_CREATED_TOPIC,
+      topic,
       messages: [
         {
           key: String(bad),
@@ -237,7 +242,7 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
     expect((await e2e.postPlant(gw.url, text)).status).toBe(200);
     await waitFor('the plant in the store', () => storedPlant(id));
     const { id: _id, name, ...extra } = JSON.parse(text);
-    const { rows } = await pool.query('SELECT name, extra FROM plants WHERE id = $1', [id]);
+    const { rows } = await stack.db.pool.query('SELECT name, extra FROM plants WHERE id = $1', [id]);
     expect(rows[0]).toEqual({ name, extra });
   });
 
@@ -246,7 +251,7 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
     const event = (data: Record<string, unknown>) =>
       JSON.stringify(newPlantCreatedEvent(data as never, { source: '/e2e' }));
     await producer.send({
-      topic: PLANT_CREATED_TOPIC,
+      topic,
       messages: [
         { key: String(nul), value: event({ id: nul, name: 'x', note: 'a\u0000b' }) },
         { key: String(key), value: event({ id: key, name: 'x', care: { 'a\u0000': 1 } }) },
@@ -272,8 +277,8 @@ describe('pipeline: a New Plant webhook becomes a stored plant', () => {
     await admin.connect();
     try {
       const [high, [committed]] = await Promise.all([
-        admin.fetchTopicOffsets(PLANT_CREATED_TOPIC),
-        admin.fetchOffsets({ groupId, topics: [PLANT_CREATED_TOPIC] }),
+        admin.fetchTopicOffsets(topic),
+        admin.fetchOffsets({ groupId, topics: [topic] }),
       ]);
       const done = new Map(committed.partitions.map((p) => [p.partition, Number(p.offset)]));
       return high.reduce((n, p) => n + Number(p.high) - Math.max(done.get(p.partition) ?? 0, Number(p.low)), 0);
