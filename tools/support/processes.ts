@@ -1,4 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import net from 'node:net';
 // The launcher knows where the build puts each app: asked, not repeated.
 import { appNodeFlags, builtAppEntry } from '../local-stack/apps';
@@ -45,10 +46,26 @@ export function exitOf(child: ChildProcess): Promise<{ code: number | null; sign
   });
 }
 
+/** Ports handed out: below Linux's ephemeral range (32768-60999), where the kernel picks outgoing sockets' ports. */
+const FREE_PORTS = { from: 20_000, count: 12_000 };
+
+/**
+ * A port nothing listens on now, for a server a test starts a moment later. Not one the kernel chose (port 0):
+ * that is an ephemeral port, and an outgoing connection of any suite (a Kafka or PostgreSQL client) could take it
+ * as its local port before the server binds (seen: a fuzz gateway's EADDRINUSE, a broker restarted on its port).
+ */
 export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
+  for (let tries = 0; tries < 100; tries++) {
+    const port = FREE_PORTS.from + randomInt(FREE_PORTS.count);
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port between ${FREE_PORTS.from} and ${FREE_PORTS.from + FREE_PORTS.count}`);
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '0.0.0.0', () => server.close(() => resolve(true)));
+  });
 }
