@@ -14,9 +14,9 @@ import { BrokerKind, localBrokers, LocalBrokers } from '../../tools/support/brok
 import { ELASTICMQ_REGION, LocalElasticMq, startElasticMq } from '../../tools/support/elasticmq';
 import { jetStreamReader } from '../../tools/support/jetstream-reader';
 import { postVersionStored } from '../../tools/support/plant-versions';
+import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
 import * as e2e from '../../tools/support/stack';
 import { TcpProxy } from '../../tools/support/tcp-proxy';
-import { startAtTopicEnd } from '../../tools/support/topic-end';
 import { waitFor } from '../../tools/support/wait';
 
 // Issue 37, item 7: each broker kind through a proxy that is cut mid-run and restored: every plant arrives (at
@@ -97,9 +97,8 @@ async function sqsReader(base: string, via: string, queue: string): Promise<Read
 }
 
 describe('destinations under faults', () => {
-  let db: e2e.ScratchDatabase;
+  let stack: OwnStack;
   let gw: e2e.RunningGateway;
-  let worker: e2e.RunningWorker;
   let brokers: LocalBrokers;
   let elasticMq: LocalElasticMq;
   let admin: ReturnType<typeof adminClient>;
@@ -107,23 +106,17 @@ describe('destinations under faults', () => {
 
   beforeAll(async () => {
     [brokers, elasticMq] = await Promise.all([localBrokers(), startElasticMq()]);
-    db = await e2e.scratchDatabase('destfaults');
-    const env = e2e.baseEnv({
-      DATABASE_URL: db.url,
+    stack = await startOwnStack('destfaults', {
       DELIVERY_POLL_MS: '200',
       DELIVERY_RETRY_SCHEDULE: '0s,1s,1s,1s,1s,1s,1s,1s,1s,1s',
       DELIVERY_TIMEOUT_MS: '3000',
     });
-    await startAtTopicEnd(env.WORKER_GROUP_ID!);
-    worker = await e2e.startWorker(env);
-    gw = await e2e.startGateway(env);
+    gw = stack.gateway;
     admin = adminClient(gw.url);
   }, 180_000);
 
   afterAll(async () => {
-    await worker?.close();
-    await gw?.close();
-    await db?.drop();
+    await stack?.close();
     await Promise.all([brokers?.stop(), elasticMq?.stop()]);
   });
 
@@ -142,7 +135,7 @@ describe('destinations under faults', () => {
         expect(sub.status).toBe(201);
         const ids = Array.from({ length: PLANTS }, () => nextId());
         await postVersion(ids, 1);
-        // The worker sends every plant on the shared topic, other suites' too: only this test's count.
+        // The suite's earlier tests' subscriptions stay: only this test's plants count.
         const own = async () => (await r.read()).filter((m) => ids.includes((JSON.parse(m.body) as { id: number }).id));
         await waitFor('version 1 at the broker', async () => (await own()).length >= PLANTS, 30_000);
         await proxy.down(); // the broker is gone: open connections dropped, new ones refused

@@ -6,8 +6,8 @@ import { adminClient } from '../../tools/support/admin';
 import { BrokerKind, localBrokers, LocalBrokers } from '../../tools/support/brokers';
 import { jetStreamReader } from '../../tools/support/jetstream-reader';
 import { postVersionStored } from '../../tools/support/plant-versions';
+import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
 import * as e2e from '../../tools/support/stack';
-import { startAtTopicEnd } from '../../tools/support/topic-end';
 import { waitFor } from '../../tools/support/wait';
 
 // Issue 37, item 7: each broker kind's real server stopped and started again mid-run (destinations-faults cuts a
@@ -104,9 +104,8 @@ async function reader(kind: BrokerKind, base: string): Promise<Reader> {
 }
 
 describe('destinations when their broker restarts', () => {
-  let db: e2e.ScratchDatabase;
+  let stack: OwnStack;
   let gw: e2e.RunningGateway;
-  let worker: e2e.RunningWorker;
   let brokers: LocalBrokers;
   let admin: ReturnType<typeof adminClient>;
   const nextId = e2e.plantIds();
@@ -117,9 +116,7 @@ describe('destinations when their broker restarts', () => {
       KINDS.map((k) => k.kind),
       { standardPorts: false },
     );
-    db = await e2e.scratchDatabase('destrestart');
-    const env = e2e.baseEnv({
-      DATABASE_URL: db.url,
+    stack = await startOwnStack('destrestart', {
       DELIVERY_POLL_MS: '200',
       // Enough attempts to outlast a restart and the pool's reconnect backoff after it (RabbitMQ's takes longest);
       // a short breaker probe, so that the backlog goes on soon after the broker is back.
@@ -128,16 +125,12 @@ describe('destinations when their broker restarts', () => {
       DELIVERY_CIRCUIT_PROBE_MAX: '2s',
       DELIVERY_TIMEOUT_MS: '3000',
     });
-    await startAtTopicEnd(env.WORKER_GROUP_ID!);
-    worker = await e2e.startWorker(env);
-    gw = await e2e.startGateway(env);
+    gw = stack.gateway;
     admin = adminClient(gw.url);
   }, 240_000);
 
   afterAll(async () => {
-    await worker?.close();
-    await gw?.close();
-    await db?.drop();
+    await stack?.close();
     await brokers?.stop();
   });
 
@@ -160,7 +153,7 @@ describe('destinations when their broker restarts', () => {
         const sub = await admin.call('POST', '/subscriptions', { url: r.url });
         expect(sub.status).toBe(201);
         const ids = Array.from({ length: PLANTS }, () => nextId());
-        // The worker sends every plant on the shared topic, other suites' too: only this test's count.
+        // The suite's earlier tests' subscriptions stay: only this test's plants count.
         const own = async () => (await r.read()).filter((m) => ids.includes((JSON.parse(m.body) as { id: number }).id));
         await postVersion(ids, 1);
         await waitFor('version 1 at the broker', async () => (await own()).length >= PLANTS, 30_000);

@@ -17,8 +17,8 @@ import { adminClient } from '../../tools/support/admin';
 import { localBrokers, LocalBrokers } from '../../tools/support/brokers';
 import { ELASTICMQ_REGION, LocalElasticMq, startElasticMq } from '../../tools/support/elasticmq';
 import { Receiver } from '../../tools/support/receiver';
+import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
 import * as e2e from '../../tools/support/stack';
-import { startAtTopicEnd } from '../../tools/support/topic-end';
 import { waitFor } from '../../tools/support/wait';
 
 // Issue 37: a subscription's URL scheme selects its destination. Each kind against its real broker (RabbitMQ,
@@ -30,9 +30,8 @@ const run = randomBytes(4).toString('hex');
 type Headers = Record<string, string>;
 
 describe('destinations beyond HTTP', () => {
-  let db: e2e.ScratchDatabase;
+  let stack: OwnStack;
   let gw: e2e.RunningGateway;
-  let worker: e2e.RunningWorker;
   let brokers: LocalBrokers;
   let elasticMq: LocalElasticMq;
   let sqs: SQSClient;
@@ -48,23 +47,17 @@ describe('destinations beyond HTTP', () => {
       endpoint: elasticMq.endpoint,
       credentials: { accessKeyId: 'reader', secretAccessKey: 'reader' },
     });
-    db = await e2e.scratchDatabase('destinations');
-    const env = e2e.baseEnv({
-      DATABASE_URL: db.url,
+    stack = await startOwnStack('destinations', {
       DELIVERY_POLL_MS: '200',
       DELIVERY_RETRY_SCHEDULE: '0s,1s,1s,1s,1s,1s',
     });
-    await startAtTopicEnd(env.WORKER_GROUP_ID!);
-    worker = await e2e.startWorker(env);
-    gw = await e2e.startGateway(env);
+    gw = stack.gateway;
     admin = adminClient(gw.url);
   }, 180_000);
 
   afterAll(async () => {
     for (const close of closers.reverse()) await close().catch(() => undefined);
-    await worker?.close();
-    await gw?.close();
-    await db?.drop();
+    await stack?.close();
     sqs?.destroy();
     await Promise.all([brokers?.stop(), elasticMq?.stop()]);
   });
@@ -91,7 +84,7 @@ describe('destinations beyond HTTP', () => {
     return (await admin.call('GET', `/deliveries/${d.id}`)).body;
   }
 
-  /** The worker sends every plant on the shared topic, other suites' too: a suite reads only its own. */
+  /** Each test reads its own plants: the suite's earlier tests' subscriptions stay, and get later plants too. */
   const isPlant = (body: string, plantId: number) => (JSON.parse(body) as { id: number }).id === plantId;
 
   function expectSigned(secret: string, body: string, headers: Headers, plantId: number) {
@@ -121,7 +114,7 @@ describe('destinations beyond HTTP', () => {
 
   it('refuses our own plant.created topic, an unknown scheme, a token for a broker, settings of another kind', async () => {
     const own = await admin.call('POST', '/subscriptions', {
-      url: `kafka://${process.env.KAFKA_BROKERS}/plant.created`,
+      url: `kafka://${process.env.KAFKA_BROKERS}/${stack.env.KAFKA_TOPIC_PREFIX}plant.created`,
     });
     expect(own.status).toBe(422);
     expect(own.headers.get('content-type')).toMatch(/application\/problem\+json/);
