@@ -1,5 +1,6 @@
 import { Pool } from 'pg';
 import { migrations, runMigrations, schemaVersion } from '@app/persistence';
+import { SUBSCRIPTION_SEND_FIELDS } from '@app/persistence/sql/fragments/outbox';
 import * as e2e from '../../tools/support/stack';
 
 // Migrations are files (libs/persistence/src/schema/migrations): a database made from scratch and one upgraded
@@ -65,5 +66,18 @@ describe('schema migrations', () => {
     await expect(runMigrations(pool, undefined, edited)).rejects.toThrow(
       new RegExp(`migration 3 \\(${migrations[2].file}\\) is not the file this database applied.*new migration`),
     );
+  });
+
+  it("bumps the subscriptions' version on a change of any column a delivery is sent with", async () => {
+    // Each worker sends from its copy of the subscribers, reloaded when the version moves: a send column the
+    // trigger does not watch would keep a changed setting (a new URL, a broker's credentials) out of fan-outs.
+    const pool = await scratch('migrate_trigger');
+    await runMigrations(pool);
+    const { rows } = await pool.query<{ def: string }>(
+      `SELECT pg_get_triggerdef(oid) AS def FROM pg_trigger WHERE tgname = 'subscriptions_changed'`,
+    );
+    expect(rows).toHaveLength(1);
+    for (const column of [...SUBSCRIPTION_SEND_FIELDS, 'previous_secret', 'enabled', 'deleted_at', 'filter', 'kind'])
+      expect(rows[0].def).toContain(`old.${column}`);
   });
 });

@@ -66,9 +66,8 @@ SELECT n.*, x.* FROM (
          (SELECT count(*) FROM deferred)::int AS deferred
 ) n LEFT JOIN (
   SELECT NULL::uuid AS id, f.subscription_id, e.event_id, e.plant_id, e.body, e.event_time, 0 AS attempts,
-   e.hops, e.origin_event_id, e.traceparent, s.url, s.token, s.secret, s.max_deliveries_per_second, s.max_concurrency,
-  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret,
-  s.headers, s.secret_headers, s.destination, s.destination_secrets
+   e.hops, e.origin_event_id, e.traceparent, s.url, s.token, s.secret, s.max_deliveries_per_second, s.max_concurrency, s.headers, s.secret_headers, s.destination, s.destination_secrets,
+  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret
   FROM ranked f JOIN due e USING (event_id) JOIN subscriptions s ON s.id = f.subscription_id
   WHERE f.in_memory
   ORDER BY e.seq, f.subscription_id
@@ -383,9 +382,8 @@ WITH RECURSIVE waiting AS (
   UPDATE deliveries d SET leased_until = now() + $3 * interval '1 millisecond', lease_token = $4
   FROM due, subscriptions s
   WHERE d.id = due.id AND s.id = d.subscription_id
-  RETURNING d.id, d.subscription_id, d.event_id, d.plant_id, d.body, d.event_time, d.attempts, d.hops, d.origin_event_id, d.traceparent, d.backfill_id, s.url, s.token, s.secret, s.max_deliveries_per_second, s.max_concurrency,
-  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret,
-  s.headers, s.secret_headers, s.destination, s.destination_secrets
+  RETURNING d.id, d.subscription_id, d.event_id, d.plant_id, d.body, d.event_time, d.attempts, d.hops, d.origin_event_id, d.traceparent, d.backfill_id, s.url, s.token, s.secret, s.max_deliveries_per_second, s.max_concurrency, s.headers, s.secret_headers, s.destination, s.destination_secrets,
+  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret
 )
 -- Always one row at least: how many were due tells the dispatcher whether to claim again as slots free up.
 -- (Deliveries of disabled subscriptions stay pending without being due: they are not candidates.)

@@ -113,19 +113,16 @@ UPDATE subscriptions SET previous_secret = secret, secret = $2,
 -- find-sendable
 -- Sent by SubscriptionRepository.findSendable.
 -- $1: its id
-SELECT s.url, s.token, s.secret, s.max_deliveries_per_second, s.max_concurrency,
-  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret,
-  s.headers, s.secret_headers, s.destination, s.destination_secrets, s.kind, s.event_types FROM subscriptions s
+SELECT s.url, s.token, s.secret, s.max_deliveries_per_second, s.max_concurrency, s.headers, s.secret_headers, s.destination, s.destination_secrets,
+  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret, s.kind, s.event_types FROM subscriptions s
        WHERE s.id = $1 AND s.deleted_at IS NULL;
 
 -- load-subscribers
 -- Sent by SubscriptionRepository.load.
 SELECT (SELECT version FROM subscription_versions)::text AS version,
-       coalesce(json_agg(json_build_object('id', s.id, 'url', s.url, 'token', s.token, 'secret', s.secret,
+       coalesce(json_agg(json_build_object('id', s.id, 'url', s.url, 'token', s.token, 'secret', s.secret, 'max_deliveries_per_second', s.max_deliveries_per_second, 'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers, 'destination', s.destination, 'destination_secrets', s.destination_secrets,
   'previous_secret', s.previous_secret, 'previous_until', s.previous_secret_expires_at, 'filter', s.filter,
-  'kind', s.kind, 'max_deliveries_per_second', s.max_deliveries_per_second,
-  'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers,
-  'destination', s.destination, 'destination_secrets', s.destination_secrets)
+  'kind', s.kind)
          ORDER BY s.created_at, s.id), '[]') AS subscribers
 FROM subscriptions s WHERE s.enabled AND s.deleted_at IS NULL;
 
@@ -138,11 +135,9 @@ WITH since AS MATERIALIZED (
 SELECT (SELECT version FROM subscription_versions)::text AS version,
        (SELECT count(*) FROM since) = (SELECT version FROM subscription_versions) - $1::bigint AS complete,
        (SELECT coalesce(json_agg(DISTINCT subscription_id), '[]') FROM since) AS changed,
-       coalesce(json_agg(json_build_object('id', s.id, 'url', s.url, 'token', s.token, 'secret', s.secret,
+       coalesce(json_agg(json_build_object('id', s.id, 'url', s.url, 'token', s.token, 'secret', s.secret, 'max_deliveries_per_second', s.max_deliveries_per_second, 'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers, 'destination', s.destination, 'destination_secrets', s.destination_secrets,
   'previous_secret', s.previous_secret, 'previous_until', s.previous_secret_expires_at, 'filter', s.filter,
-  'kind', s.kind, 'max_deliveries_per_second', s.max_deliveries_per_second,
-  'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers,
-  'destination', s.destination, 'destination_secrets', s.destination_secrets)), '[]')
+  'kind', s.kind)), '[]')
          AS subscribers
 FROM subscriptions s WHERE s.enabled AND s.deleted_at IS NULL AND s.id IN (SELECT subscription_id FROM since);
 

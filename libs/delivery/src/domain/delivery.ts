@@ -17,7 +17,34 @@ export interface DeliveryAttempt {
 }
 
 /** A delivery leased to this worker, with everything needed to send it. */
-export interface ClaimedDelivery {
+/**
+ * What a subscription's deliveries are sent with, credentials opened. A claimed row, a delivery fanned out from the
+ * worker's copy of its subscriber and a test send all carry these, read from the same columns
+ * (SUBSCRIPTION_SEND_FIELDS in libs/persistence): a setting added here reaches every way a delivery leaves.
+ */
+export interface SendSettings {
+  url: string;
+  /** Its subscriber's own limits as last read (see SubscriberGates). */
+  limits: { maxDeliveriesPerSecond: number | null; maxConcurrency: number | null };
+  token: string | null;
+  /** The subscription's custom headers, sent with it; secret ones opened (never logged nor shown). */
+  headers: Record<string, string>;
+  secretHeaders: Record<string, string>;
+  /** A broker destination's or an authenticated receiver's settings and credentials; absent for a plain URL. */
+  destination?: DeliveryDestination;
+}
+
+/** A copy of the send settings alone, from anything that carries them (a Subscriber, a ClaimedDelivery). */
+export const sendSettingsOf = (s: SendSettings): SendSettings => ({
+  url: s.url,
+  limits: { ...s.limits },
+  token: s.token,
+  headers: s.headers,
+  secretHeaders: s.secretHeaders,
+  ...(s.destination ? { destination: s.destination } : {}),
+});
+
+export interface ClaimedDelivery extends SendSettings {
   id: string;
   /**
    * Whether its row is written: claimed from the outbox's delivery rows. False when it was fanned out from its
@@ -30,17 +57,8 @@ export interface ClaimedDelivery {
   body: string;
   eventTime: Date;
   attempts: number;
-  url: string;
-  /** Its subscriber's own limits as the claim read them (see SubscriberGates). */
-  limits?: { maxDeliveriesPerSecond: number | null; maxConcurrency: number | null };
-  token: string | null;
   /** The current signing secret first, then a rotated-out one still inside its overlap. */
   secrets: string[];
-  /** The subscription's custom headers, sent with it; secret ones opened (never logged nor shown). */
-  headers?: Record<string, string>;
-  secretHeaders?: Record<string, string>;
-  /** A broker destination's settings and credentials (see destinations/); absent for an HTTP receiver. */
-  destination?: DeliveryDestination;
   /** Set on a delivery of a backfill (the current state of its plant, asked for by the subscriber). */
   backfillId?: string | null;
   /** Sent as LoopHeaders: this delivery is hop `hops + 1` of the chain started by `originEventId`. */

@@ -4,8 +4,7 @@
 // credentials in it.
 import { randomUUID } from 'node:crypto';
 import { SubscriptionFilter } from '@app/contracts';
-import type { DeliveryDestination } from '../destinations/destination';
-import { ClaimedDelivery, DeliveryLease } from './delivery';
+import { ClaimedDelivery, DeliveryLease, SendSettings, sendSettingsOf } from './delivery';
 import { ApplyResult, IngestEvent } from './ingest';
 
 /**
@@ -21,22 +20,13 @@ export const SUBSCRIBERS_POLL_MS = 250;
 export const SUBSCRIBERS_CONFIRM_WINDOW_MS = 1000;
 
 /** An enabled subscription as the worker sends to it: credentials opened. */
-export interface Subscriber {
+export interface Subscriber extends SendSettings {
   id: string;
-  url: string;
-  token: string | null;
   /** The current signing secret, then a rotated-out one while `previousUntil` (ms since the epoch) lasts. */
   secret: string;
   previousSecret: string | null;
   previousUntil: number | null;
   filter: SubscriptionFilter;
-  /** Its own limits (see SubscriberGates, which splits them between the replicas). */
-  limits: { maxDeliveriesPerSecond: number | null; maxConcurrency: number | null };
-  /** Its custom headers, sent with each delivery; secret ones opened (never logged nor shown). */
-  headers: Record<string, string>;
-  secretHeaders: Record<string, string>;
-  /** A broker's or an authenticated receiver's settings and secrets, opened (see destinations/). */
-  destination?: DeliveryDestination;
   /** `plants` receive New Plant webhooks; `operational` ones only Plant Store's own events (never fanned out to). */
   kind: 'plants' | 'operational';
 }
@@ -105,13 +95,8 @@ export const fannedOutDelivery = (
   body,
   eventTime: new Date(event.eventTime),
   attempts: 0,
-  url: s.url,
-  limits: { ...s.limits },
-  token: s.token,
+  ...sendSettingsOf(s),
   secrets: signingSecrets(s),
-  headers: s.headers,
-  secretHeaders: s.secretHeaders,
-  destination: s.destination,
   backfillId: null,
   hops: event.hops,
   originEventId: event.originEventId,

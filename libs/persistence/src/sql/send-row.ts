@@ -1,14 +1,18 @@
 // The rows that SUBSCRIPTION_SEND_COLUMNS and DELIVERY_SEND_COLUMNS (./fragments/outbox.ts) read, as the
-// dispatcher and a test send take them: credentials opened.
+// dispatcher, a test send and each worker's copy of its subscribers take them: credentials opened.
 import { randomUUID } from 'node:crypto';
+import { SubscriptionFilter } from '@app/contracts';
 import {
   ClaimedDelivery,
   DeliveryDestination,
   DeliveryLease,
   DestinationSecrets,
   DestinationSettings,
+  SendSettings,
+  Subscriber,
 } from '@app/delivery';
 import { SecretBox, secretHeaderContext, subscriptionContext } from '../secrets/secret-box';
+import { SUBSCRIPTION_SEND_FIELDS } from './fragments/outbox';
 
 /** A row of DELIVERY_SEND_COLUMNS and SUBSCRIPTION_SEND_COLUMNS. */
 export interface SendRow {
@@ -38,24 +42,54 @@ export interface SendRow {
   traceparent: string | null;
 }
 
-/** The subscription's side of SUBSCRIPTION_SEND_COLUMNS. */
-export type SubscriptionSendRow = Pick<
-  SendRow,
-  'url' | 'token' | 'secret' | 'previous_secret' | 'headers' | 'secret_headers' | 'destination' | 'destination_secrets'
->;
+/** The subscription's side of SUBSCRIPTION_SEND_COLUMNS: its SUBSCRIPTION_SEND_FIELDS and the secret signing now. */
+export type SubscriptionSendRow = Pick<SendRow, (typeof SUBSCRIPTION_SEND_FIELDS)[number] | 'previous_secret'>;
+
+/** A row of LOAD_SUBSCRIBERS' list: the same fields, credentials sealed, and the previous secret with its end. */
+export type LoadedSubscriber = SubscriptionSendRow & {
+  id: string;
+  previous_until: string | null;
+  filter: SubscriptionFilter;
+  kind: Subscriber['kind'];
+};
+
+/** The send settings of a subscription's row, credentials opened (the signing secrets apart: see below). */
+export const openSendSettings = (r: SubscriptionSendRow, subscriptionId: string, box: SecretBox): SendSettings => ({
+  url: r.url,
+  limits: { maxDeliveriesPerSecond: r.max_deliveries_per_second, maxConcurrency: r.max_concurrency },
+  token: box.openOptional(r.token, subscriptionContext(subscriptionId)),
+  headers: r.headers ?? {},
+  secretHeaders: openSecretHeaders(r.secret_headers ?? {}, subscriptionId, box),
+  ...optional('destination', openDestination(r, subscriptionId, box)),
+});
+
+const optional = <K extends string, V>(key: K, value: V | undefined) =>
+  (value === undefined ? {} : { [key]: value }) as { [k in K]?: V };
 
 /**
- * A subscription's credentials opened to send with (they are stored sealed, see secrets/): its token, the
- * secrets that sign, current first, and its custom headers, secret ones opened.
+ * A subscription's credentials opened to send with (they are stored sealed, see secrets/): its send settings and
+ * the secrets that sign, current first (the statement kept the previous one only inside its overlap).
  */
 export function openSendCredentials(r: SubscriptionSendRow, subscriptionId: string, box: SecretBox) {
   const context = subscriptionContext(subscriptionId);
   return {
-    token: box.openOptional(r.token, context),
+    ...openSendSettings(r, subscriptionId, box),
     secrets: [r.secret, r.previous_secret].filter((x): x is string => Boolean(x)).map((x) => box.open(x, context)),
-    headers: r.headers ?? {},
-    secretHeaders: openSecretHeaders(r.secret_headers ?? {}, subscriptionId, box),
-    destination: openDestination(r, subscriptionId, box),
+  };
+}
+
+/** A worker's copy of a subscriber, credentials opened: the previous secret kept with its end, to sign until then. */
+export function openSubscriber(r: LoadedSubscriber, box: SecretBox): Subscriber {
+  const context = subscriptionContext(r.id);
+  const previous = r.previous_secret && r.previous_until ? r.previous_secret : null;
+  return {
+    id: r.id,
+    ...openSendSettings(r, r.id, box),
+    secret: box.open(r.secret, context),
+    previousSecret: previous ? box.open(previous, context) : null,
+    previousUntil: previous ? Date.parse(r.previous_until!) : null,
+    filter: r.filter,
+    kind: r.kind,
   };
 }
 
@@ -89,8 +123,6 @@ export const toClaimedDelivery = (r: SendRow, box: SecretBox, lease: DeliveryLea
   body: r.body,
   eventTime: new Date(r.event_time),
   attempts: r.attempts,
-  url: r.url,
-  limits: { maxDeliveriesPerSecond: r.max_deliveries_per_second, maxConcurrency: r.max_concurrency },
   ...openSendCredentials(r, r.subscription_id, box),
   hops: r.hops ?? 0,
   originEventId: r.origin_event_id ?? r.event_id,

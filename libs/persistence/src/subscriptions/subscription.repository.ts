@@ -10,7 +10,13 @@ import {
   SubscriberSource,
 } from '@app/delivery';
 import { SecretBox, secretHeaderContext, subscriptionContext } from '../secrets/secret-box';
-import { openDestination, openSecretHeaders, openSendCredentials, SubscriptionSendRow } from '../sql/send-row';
+import {
+  LoadedSubscriber,
+  openSecretHeaders,
+  openSendCredentials,
+  openSubscriber,
+  SubscriptionSendRow,
+} from '../sql/send-row';
 import {
   CREATE_SUBSCRIPTION,
   DELETE_SUBSCRIPTION,
@@ -264,7 +270,7 @@ export class SubscriptionRepository implements SubscriberSource {
     );
     const r = rows[0];
     if (!r) return null;
-    return { id, url: r.url, ...openSendCredentials(r, id, this.box), kind: r.kind, eventTypes: r.event_types };
+    return { id, ...openSendCredentials(r, id, this.box), kind: r.kind, eventTypes: r.event_types };
   }
 
   /** The enabled subscriptions, credentials opened, at the version read in the same snapshot (LOAD_SUBSCRIBERS). */
@@ -274,7 +280,7 @@ export class SubscriptionRepository implements SubscriberSource {
       text: LOAD_SUBSCRIBERS.text,
     });
     const subscribers = new Map<string, Subscriber>();
-    for (const r of rows[0].subscribers) subscribers.set(r.id, this.opened(r));
+    for (const r of rows[0].subscribers) subscribers.set(r.id, openSubscriber(r, this.box));
     return { version: rows[0].version, subscribers };
   }
 
@@ -293,44 +299,7 @@ export class SubscriptionRepository implements SubscriberSource {
     if (!r?.complete) return null;
     const subscribers = new Map(set.subscribers);
     for (const id of r.changed ?? []) subscribers.delete(id);
-    for (const loaded of r.subscribers ?? []) subscribers.set(loaded.id, this.opened(loaded));
+    for (const loaded of r.subscribers ?? []) subscribers.set(loaded.id, openSubscriber(loaded, this.box));
     return { version: r.version, subscribers };
   }
-
-  private opened(r: LoadedSubscriber): Subscriber {
-    const context = subscriptionContext(r.id);
-    return {
-      id: r.id,
-      url: r.url,
-      token: this.box.openOptional(r.token, context),
-      secret: this.box.open(r.secret, context),
-      previousSecret: r.previous_secret && r.previous_until ? this.box.open(r.previous_secret, context) : null,
-      previousUntil: r.previous_secret && r.previous_until ? Date.parse(r.previous_until) : null,
-      filter: r.filter,
-      limits: { maxDeliveriesPerSecond: r.max_deliveries_per_second, maxConcurrency: r.max_concurrency },
-      headers: r.headers ?? {},
-      secretHeaders: openSecretHeaders(r.secret_headers ?? {}, r.id, this.box),
-      destination: openDestination(r, r.id, this.box),
-      kind: r.kind,
-    };
-  }
-}
-
-/** A row of LOAD_SUBSCRIBERS' list, credentials sealed. */
-interface LoadedSubscriber {
-  id: string;
-  url: string;
-  token: string | null;
-  secret: string;
-  previous_secret: string | null;
-  previous_until: string | null;
-  filter: SubscriptionFilter;
-  kind: Subscriber['kind'];
-  max_deliveries_per_second: number | null;
-  max_concurrency: number | null;
-  headers: Record<string, string>;
-  /** name -> sealed value */
-  secret_headers: Record<string, string>;
-  destination: DestinationSettings | null;
-  destination_secrets: string | null;
 }

@@ -1,4 +1,4 @@
-import { SUBSCRIPTION_SEND_COLUMNS } from '../sql/fragments/outbox';
+import { SUBSCRIPTION_SEND_COLUMNS, SUBSCRIPTION_SEND_FIELDS } from '../sql/fragments/outbox';
 import { statement } from '../sql/statement';
 
 export const CREATE_SUBSCRIPTION = statement({
@@ -148,11 +148,9 @@ export const FIND_SENDABLE = statement({
 });
 
 /** What a worker holds of a subscription (alias `s`), credentials sealed: LoadedSubscriber in the repository. */
-const SUBSCRIBER_JSON = `json_build_object('id', s.id, 'url', s.url, 'token', s.token, 'secret', s.secret,
+const SUBSCRIBER_JSON = `json_build_object('id', s.id, ${SUBSCRIPTION_SEND_FIELDS.map((c) => `'${c}', s.${c}`).join(', ')},
   'previous_secret', s.previous_secret, 'previous_until', s.previous_secret_expires_at, 'filter', s.filter,
-  'kind', s.kind, 'max_deliveries_per_second', s.max_deliveries_per_second,
-  'max_concurrency', s.max_concurrency, 'headers', s.headers, 'secret_headers', s.secret_headers,
-  'destination', s.destination, 'destination_secrets', s.destination_secrets)`;
+  'kind', s.kind)`;
 
 /**
  * The enabled subscriptions a worker keeps in memory, and the version they are at, from one snapshot (one

@@ -159,10 +159,26 @@ export const DELIVERY_SEND_COLUMNS = (o: string) =>
     .join(', ');
 
 /**
+ * The subscription's columns a delivery is sent with (SendSettings in libs/delivery, sealed), and its current
+ * secret. The claim, the outbox write, a test send (SUBSCRIPTION_SEND_COLUMNS) and each worker's copy of its
+ * subscribers (LOAD_SUBSCRIBERS) read this one list: a column added here reaches every way a delivery leaves.
+ */
+export const SUBSCRIPTION_SEND_FIELDS = [
+  'url',
+  'token',
+  'secret',
+  'max_deliveries_per_second',
+  'max_concurrency',
+  'headers',
+  'secret_headers',
+  'destination',
+  'destination_secrets',
+] as const;
+
+/**
  * The subscription's side (alias `s`), as both the claim and the outbox write that leases return it: a
  * rotated-out secret still signs until its overlap ends; its limits come along, so the dispatcher applies a limit
  * set a moment ago to the first delivery it sends (not only from its next heartbeat).
  */
-export const SUBSCRIPTION_SEND_COLUMNS = `s.url, s.token, s.secret, s.max_deliveries_per_second, s.max_concurrency,
-  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret,
-  s.headers, s.secret_headers, s.destination, s.destination_secrets`;
+export const SUBSCRIPTION_SEND_COLUMNS = `${SUBSCRIPTION_SEND_FIELDS.map((c) => `s.${c}`).join(', ')},
+  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END AS previous_secret`;
