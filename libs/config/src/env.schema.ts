@@ -172,7 +172,7 @@ export const gatewayEnvSchema = z
     PORTAL_LINK_CHANGES_BURST: positiveInt.default(10),
     // Replays (recover) a subscription's portal links may start in 24 hours, together; admin tokens are not counted.
     PORTAL_LINK_REPLAYS_PER_DAY: positiveInt.default(10),
-    // And at most one in this long (0s: no such pace): each reads up to 50,000 deliveries of every subscriber.
+    // And at most one in this long (0s: no such pace): each re-queues up to 5,000 deliveries, sent again.
     PORTAL_LINK_REPLAY_INTERVAL: duration('30s').prefault('30s'),
     METRICS_PORT: port.default(9465),
     METRICS_HOST: z.string().default('0.0.0.0'),

@@ -3,7 +3,7 @@
 
 -- list-deliveries
 -- Sent by DeliveryRepository.listNewest.
--- $1: the filter's subscription, or null
+-- $1: unused: null (see LIST_SUBSCRIPTION_DELIVERIES)
 -- $2: the filter's status, or null
 -- $3: the filter's plant, or null
 -- $4: the page: rows numbered below this seq, or null for the newest
@@ -11,8 +11,23 @@
 -- $6: created at or after, or null
 -- $7: created before, or null
 SELECT id, seq, subscription_id, event_id, plant_id, event_type, status, attempts, next_attempt_at, created_at, updated_at FROM all_deliveries
-       WHERE ($1::uuid IS NULL OR subscription_id = $1) AND ($2::text IS NULL OR status = $2)
-         AND ($3::bigint IS NULL OR plant_id = $3) AND ($4::bigint IS NULL OR seq < $4)
+       WHERE $1::uuid IS NULL AND ($2::text IS NULL OR status = $2) AND ($3::bigint IS NULL OR plant_id = $3)
+         AND seq < coalesce($4::bigint, 9223372036854775807)
+         AND ($6::timestamptz IS NULL OR created_at >= $6) AND ($7::timestamptz IS NULL OR created_at < $7)
+       ORDER BY seq DESC LIMIT $5;
+
+-- list-subscription-deliveries
+-- Sent by DeliveryRepository.listNewest.
+-- $1: the subscription
+-- $2: the filter's status, or null
+-- $3: the filter's plant, or null
+-- $4: the page: rows numbered below this seq, or null for the newest
+-- $5: how many rows at most
+-- $6: created at or after, or null
+-- $7: created before, or null
+SELECT id, seq, subscription_id, event_id, plant_id, event_type, status, attempts, next_attempt_at, created_at, updated_at FROM all_deliveries
+       WHERE subscription_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::bigint IS NULL OR plant_id = $3)
+         AND seq < coalesce($4::bigint, 9223372036854775807)
          AND ($6::timestamptz IS NULL OR created_at >= $6) AND ($7::timestamptz IS NULL OR created_at < $7)
        ORDER BY seq DESC LIMIT $5;
 
@@ -69,7 +84,7 @@ WITH scanned AS MATERIALIZED (
   SELECT a.id, a.seq, a.subscription_id, a.event_id, a.event_type, a.backfill_id, a.status, a.event_time, a.appended,
          a.created_at
   FROM all_deliveries a
-  WHERE a.seq > $3 AND a.created_at >= $2::timestamptz - interval '1 minute'
+  WHERE a.subscription_id = $1 AND a.seq > $3 AND a.created_at >= $2::timestamptz - interval '1 minute'
   ORDER BY a.seq LIMIT $5
 ), matched AS MATERIALIZED (
   SELECT x.*, row_number() OVER (ORDER BY x.seq) AS n FROM scanned x

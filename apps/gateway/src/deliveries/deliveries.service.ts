@@ -101,9 +101,10 @@ export class DeliveriesService {
    * A subscription's portal links together start at most PORTAL_LINK_REPLAYS_PER_DAY replays in 24 hours (issue
    * #36: twelve in a row sent one delivery thirteen times and each failing one paged every operator; a call that
    * continues a replay with its cursor is a replay too, each re-queues up to 5,000), and one per
-   * PORTAL_LINK_REPLAY_INTERVAL: a call reads up to 50,000 deliveries of every subscriber (the log is ordered by
-   * seq, not by subscriber), and a link spending its daily budget in one burst made the other subscribers' p95 12
-   * times worse (npm run bench:noisy-neighbour -- --abuse replay). The operator's replays are not counted.
+   * PORTAL_LINK_REPLAY_INTERVAL: a link spending its daily budget in one burst made the other subscribers' p95 12
+   * times worse (npm run bench:noisy-neighbour -- --abuse replay; then a call read up to 50,000 deliveries of every
+   * subscriber, now its own alone, migration 32), and its re-sends are load too. The operator's replays are not
+   * counted.
    */
   private async withinPortalLinkShares(subscriptionId: string): Promise<void> {
     const budget = this.config.PORTAL_LINK_REPLAYS_PER_DAY;

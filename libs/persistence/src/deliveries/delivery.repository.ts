@@ -5,6 +5,7 @@ import {
   DELIVERIES_PER_MINUTE,
   FIND_DELIVERY,
   LIST_DELIVERIES,
+  LIST_SUBSCRIPTION_DELIVERIES,
   RETRY_FAILED_DELIVERY,
   RETRY_FAILED_MATCHING,
   RETRY_FAILED_SINCE,
@@ -82,7 +83,8 @@ export class DeliveryRepository {
 
   /** Newest first, up to `limit` rows numbered below `beforeSeq` (all when null). */
   async listNewest(filter: DeliveryFilter, limit: number, beforeSeq: number | null): Promise<DeliveryRow[]> {
-    const { rows } = await this.pool.query<DeliveryRow>(LIST_DELIVERIES.text, [
+    const list = filter.subscriptionId ? LIST_SUBSCRIPTION_DELIVERIES : LIST_DELIVERIES;
+    const { rows } = await this.pool.query<DeliveryRow>(list.text, [
       filter.subscriptionId ?? null,
       filter.status ?? null,
       filter.plantId ?? null,

@@ -7,28 +7,44 @@ const columnsOf = (alias: string) =>
     .map((c) => `${alias}.${c}`)
     .join(', ');
 
+/** The filters both lists take besides the subscription ($2–$7), and their order: newest first by seq. */
+const LIST_FILTERS = `($2::text IS NULL OR status = $2) AND ($3::bigint IS NULL OR plant_id = $3)
+         AND seq < coalesce($4::bigint, 9223372036854775807)
+         AND ($6::timestamptz IS NULL OR created_at >= $6) AND ($7::timestamptz IS NULL OR created_at < $7)
+       ORDER BY seq DESC LIMIT $5`;
+const LIST_PARAMS = [
+  "the filter's status, or null",
+  "the filter's plant, or null",
+  'the page: rows numbered below this seq, or null for the newest',
+  'how many rows at most',
+  'created at or after, or null',
+  'created before, or null',
+];
+
 /**
  * Newest first, one page, of every delivery: the mutable rows and the appended ones (all_deliveries), in the one
  * order of their shared seq, so a page and the next never skip nor repeat one across the two tables (a delivery is
- * in one of them, written once with its seq). Each table's seq index is read backwards and merged.
+ * in one of them, written once with its seq). Each table's seq index is read backwards and merged. `$1` is unused
+ * (null): the parameters are LIST_SUBSCRIPTION_DELIVERIES', so both take the same values.
  */
 export const LIST_DELIVERIES = statement({
   name: 'list-deliveries',
   runBy: 'DeliveryRepository.listNewest',
-  params: [
-    "the filter's subscription, or null",
-    "the filter's status, or null",
-    "the filter's plant, or null",
-    'the page: rows numbered below this seq, or null for the newest',
-    'how many rows at most',
-    'created at or after, or null',
-    'created before, or null',
-  ],
+  params: ['unused: null (see LIST_SUBSCRIPTION_DELIVERIES)', ...LIST_PARAMS],
   text: `SELECT ${LISTED_COLUMNS} FROM all_deliveries
-       WHERE ($1::uuid IS NULL OR subscription_id = $1) AND ($2::text IS NULL OR status = $2)
-         AND ($3::bigint IS NULL OR plant_id = $3) AND ($4::bigint IS NULL OR seq < $4)
-         AND ($6::timestamptz IS NULL OR created_at >= $6) AND ($7::timestamptz IS NULL OR created_at < $7)
-       ORDER BY seq DESC LIMIT $5`,
+       WHERE $1::uuid IS NULL AND ${LIST_FILTERS}`,
+});
+
+/**
+ * The same page of one subscription's deliveries: each table's (subscription, seq) index read backwards from the
+ * page's seq, so it reads that subscription's rows alone, however many others have (a portal link lists its own).
+ */
+export const LIST_SUBSCRIPTION_DELIVERIES = statement({
+  name: 'list-subscription-deliveries',
+  runBy: 'DeliveryRepository.listNewest',
+  params: ['the subscription', ...LIST_PARAMS],
+  text: `SELECT ${LISTED_COLUMNS} FROM all_deliveries
+       WHERE subscription_id = $1 AND ${LIST_FILTERS}`,
 });
 
 /**
@@ -134,9 +150,9 @@ export const RETRY_FAILED_SINCE = statement({
  * like a backfill's rows: an ingest statement that began before this one committed (and sends a newer version from
  * memory without seeing these rows) has ended by then, so the claim sees the newer version.
  *
- * Bounded: looks at `$5` deliveries (of every subscriber, numbered after the cursor `$3`, created from a minute
- * before `$2` on: the log's earlier days are not read) and re-queues `$4` at most, in seq order; the cursor it
- * returns is where the next batch starts. A backfill's rows are left out (a backfill is asked for again), and so
+ * Bounded: looks at `$5` of the subscription's deliveries (by its (subscription, seq) indexes: never another
+ * subscriber's; numbered after the cursor `$3`, created from a minute before `$2` on: the log's earlier days are not
+ * read) and re-queues `$4` at most, in seq order; the cursor it returns is where the next batch starts. A backfill's rows are left out (a backfill is asked for again), and so
  * is a log row whose event's body is gone (retention: nothing left to send).
  */
 export const REPLAY_SINCE = statement({
@@ -154,7 +170,7 @@ export const REPLAY_SINCE = statement({
   SELECT a.id, a.seq, a.subscription_id, a.event_id, a.event_type, a.backfill_id, a.status, a.event_time, a.appended,
          a.created_at
   FROM all_deliveries a
-  WHERE a.seq > $3 AND a.created_at >= $2::timestamptz - interval '1 minute'
+  WHERE a.subscription_id = $1 AND a.seq > $3 AND a.created_at >= $2::timestamptz - interval '1 minute'
   ORDER BY a.seq LIMIT $5
 ), matched AS MATERIALIZED (
   SELECT x.*, row_number() OVER (ORDER BY x.seq) AS n FROM scanned x

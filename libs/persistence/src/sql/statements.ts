@@ -31,6 +31,7 @@ export const STATEMENTS: Record<string, readonly Statement[]> = {
   ],
   deliveries: [
     deliveries.LIST_DELIVERIES,
+    deliveries.LIST_SUBSCRIPTION_DELIVERIES,
     deliveries.FIND_DELIVERY,
     deliveries.RETRY_FAILED_DELIVERY,
     deliveries.RETRY_FAILED_MATCHING,
