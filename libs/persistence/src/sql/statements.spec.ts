@@ -97,6 +97,7 @@ describe('the statements', () => {
       () => outbox.releaseLeases([ref], [ref]),
       () => outbox.countPending(),
       () => deliveries.listNewest({}, 1, null),
+      () => deliveries.listNewest({ subscriptionId: 'a4b2c3d4-0000-4000-8000-000000000001' }, 1, null),
       () => deliveries.findById('d'),
       () => deliveries.retryFailed('d'),
       () => deliveries.retryFailedMatching({}),
