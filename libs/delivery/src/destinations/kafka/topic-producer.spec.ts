@@ -1,5 +1,4 @@
 import { Message, Producer, ProducerRecord, RecordMetadata } from 'kafkajs';
-import { ProduceBatcher } from './produce-batcher';
 import { recordingPartitioner, TopicProducer } from './topic-producer';
 
 // The batching of a Kafka destination's messages, against a fake producer that answers as kafkajs does: one
@@ -43,51 +42,6 @@ const msg = (key: string, value = `{"id":${key}}`): Message => ({
   key,
   value,
   headers: { 'webhook-id': `msg_${key}` },
-});
-
-describe(ProduceBatcher.name, () => {
-  it('sends what is published in one turn together, and what comes meanwhile in the next request', async () => {
-    const batches: number[][] = [];
-    let release!: () => void;
-    const b = new ProduceBatcher<number, string>(async (items) => {
-      batches.push(items);
-      if (batches.length === 1) await new Promise<void>((r) => (release = r));
-      return items.map((i) => `ok ${i}`);
-    });
-    const first = [1, 2, 3].map((i) => b.publish(i, 10));
-    await new Promise((r) => setImmediate(r));
-    const second = [4, 5].map((i) => b.publish(i, 10)); // while the first request is on the wire
-    release();
-    expect(await Promise.all([...first, ...second])).toEqual(['ok 1', 'ok 2', 'ok 3', 'ok 4', 'ok 5']);
-    expect(batches).toEqual([
-      [1, 2, 3],
-      [4, 5],
-    ]);
-    expect(b.idle).toBe(true);
-  });
-
-  it('keeps each request within its limits, a message over the byte limit alone', async () => {
-    const batches: number[][] = [];
-    const b = new ProduceBatcher<number, number>(async (items) => (batches.push(items), items), {
-      maxMessages: 2,
-      maxBytes: 100,
-    });
-    await Promise.all([b.publish(1, 10), b.publish(2, 10), b.publish(3, 10), b.publish(4, 500), b.publish(5, 10)]);
-    expect(batches).toEqual([[1, 2], [3], [4], [5]]);
-  });
-
-  it('fails every message of a request that failed, and only the one answered with an Error', async () => {
-    const b = new ProduceBatcher<number, number>(async (items) =>
-      items.length > 1 ? items.map((i) => (i === 2 ? new Error('too large') : i)) : Promise.reject(new Error('down')),
-    );
-    const outcomes = await Promise.allSettled([b.publish(1, 1), b.publish(2, 1), b.publish(3, 1)]);
-    expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).message))).toEqual([
-      1,
-      'too large',
-      3,
-    ]);
-    expect(await b.publish(4, 1).catch((e: Error) => e.message)).toBe('down');
-  });
 });
 
 describe(TopicProducer.name, () => {

@@ -1,6 +1,6 @@
 import { Message, Partitioners, Producer, RecordMetadata } from 'kafkajs';
 import { isConnectionLoss } from './kafka-errors';
-import { ProduceBatcher } from './produce-batcher';
+import { PublishBatcher } from '../publish-batcher';
 
 /** What a produce answered for one message: its partition and offset, or the error it failed with alone. */
 type Answer = RecordMetadata | Error;
@@ -22,13 +22,13 @@ export function recordingPartitioner(chosen: WeakMap<Message, number>) {
 }
 
 /**
- * Messages to the topics of one connection, batched per topic (produce-batcher.ts): one topic's refusal (it does
+ * Messages to the topics of one connection, batched per topic (../publish-batcher.ts): one topic's refusal (it does
  * not exist, the user may not write to it) never fails another's messages. A batch that fails for any reason but
  * a lost connection is tried again one message at a time, so a message its topic refuses (too large, a policy)
  * fails alone and its neighbours go. Resolves with the message's partition and offset.
  */
 export class TopicProducer {
-  private readonly topics = new Map<string, ProduceBatcher<Message, RecordMetadata>>();
+  private readonly topics = new Map<string, PublishBatcher<Message, RecordMetadata>>();
 
   constructor(
     private readonly producer: Producer,
@@ -39,7 +39,7 @@ export class TopicProducer {
   async publish(topic: string, message: Message): Promise<RecordMetadata> {
     let batcher = this.topics.get(topic);
     if (!batcher) {
-      batcher = new ProduceBatcher((messages) => this.produce(topic, messages));
+      batcher = new PublishBatcher((messages) => this.produce(topic, messages));
       this.topics.set(topic, batcher);
     }
     try {

@@ -1,11 +1,17 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, connect as netConnect } from 'node:net';
-import { MessageAttributeValue, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  MessageAttributeValue,
+  SendMessageBatchCommand,
+  SendMessageBatchRequestEntry,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { resolveBroker } from '../connect-guard';
 import { BrokerConnection, BrokerMessage, BrokerTarget, ConnectBroker, ConnectGuard } from '../destination';
 import { sqsCredentialsProblem } from '../destination-url';
+import { PublishBatcher } from '../publish-batcher';
 import { isConnectionError, sqsErrorReason } from './sqs-errors';
 
 /** The headers sent as message attributes of their own; every other one is in `webhook-headers` (JSON). */
@@ -13,8 +19,16 @@ export const OWN_ATTRIBUTES = ['webhook-id', 'webhook-timestamp', 'webhook-signa
 export const HEADERS_ATTRIBUTE = 'webhook-headers';
 
 /**
- * An SQS destination sends each New Plant with SendMessage: SQS's answer (a message id, and for a FIFO queue a
- * sequence number) is the message stored, redundantly, by SQS. The "connection" is a keep-alive pool of HTTP(S)
+ * SendMessageBatch's bounds: 10 messages a request, and 256 KiB of bodies and attributes together (AWS takes 1 MiB
+ * since 2025; ElasticMQ and older SQS-compatible servers 256 KiB). Several requests on the wire at once: SQS
+ * answers each on its own, over the pool's keep-alive sockets.
+ */
+export const SQS_BATCH = { maxMessages: 10, maxBytes: 256 * 1024, maxInFlight: 8 };
+
+/**
+ * An SQS destination sends each New Plant in a SendMessageBatch with the others waiting for the same queue
+ * (../publish-batcher.ts): SQS's answer for its entry (a message id, and for a FIFO queue a sequence number) is the
+ * message stored, redundantly, by SQS; an entry SQS refuses fails alone. The "connection" is a keep-alive pool of HTTP(S)
  * sockets to the endpoint, opened through the SSRF guard, and an SDK client per region signing with the URL's key.
  */
 export const connectSqs: ConnectBroker = async (target: BrokerTarget, guard: ConnectGuard) => {
@@ -53,6 +67,8 @@ class SqsBrokerConnection implements BrokerConnection {
   /** One client per region (SigV4 signs for one), sharing the agent: one pooled endpoint and key serve them all. */
   private readonly clients = new Map<string, SQSClient>();
   private readonly handler: NodeHttpHandler;
+  /** One batcher per queue (and region) with messages waiting or on the wire. */
+  private readonly batchers = new Map<string, PublishBatcher<SendMessageBatchRequestEntry, string>>();
 
   constructor(
     private readonly agent: http.Agent,
@@ -97,21 +113,86 @@ class SqsBrokerConnection implements BrokerConnection {
 
   async publish(message: BrokerMessage, to: BrokerTarget): Promise<string> {
     if (this.lost) throw new Error(`sqs: the connection to ${this.where} is closed`);
-    const queue = to.path.slice(to.path.indexOf('/') + 1);
-    const fifo = queue.endsWith('.fifo');
+    const queueUrl = `${this.endpoint}/${to.path}`;
+    const batchKey = `${to.options.region} ${queueUrl}`;
+    let batcher = this.batchers.get(batchKey);
+    if (!batcher) {
+      const queue = to.path.slice(to.path.indexOf('/') + 1);
+      const send = (entries: SendMessageBatchRequestEntry[]) =>
+        this.sendBatch(this.client(to.options.region), queueUrl, queue, entries);
+      batcher = new PublishBatcher(send, SQS_BATCH);
+      this.batchers.set(batchKey, batcher);
+    }
+    const fifo = to.path.endsWith('.fifo');
+    const entry: SendMessageBatchRequestEntry = {
+      Id: '',
+      MessageBody: message.body,
+      MessageAttributes: messageAttributes(message),
+      // FIFO: one plant's messages in order (its group), and SQS drops a webhook-id it had in 5 minutes.
+      ...(fifo ? { MessageGroupId: message.key, MessageDeduplicationId: message.messageId } : {}),
+    };
     try {
-      const answer = await this.client(to.options.region).send(
-        new SendMessageCommand({
-          QueueUrl: `${this.endpoint}/${to.path}`,
-          MessageBody: message.body,
-          MessageAttributes: messageAttributes(message),
-          // FIFO: one plant's messages in order (its group), and SQS drops a webhook-id it had in 5 minutes.
-          ...(fifo ? { MessageGroupId: message.key, MessageDeduplicationId: message.messageId } : {}),
-        }),
-        { abortSignal: AbortSignal.timeout(this.timeoutMs) },
+      return await batcher.publish(entry, entryBytes(entry));
+    } finally {
+      // Bounded by what is in use: a queue with nothing waiting nor on the wire is forgotten.
+      if (batcher.idle) this.batchers.delete(batchKey);
+    }
+  }
+
+  /**
+   * One SendMessageBatch; each entry's answer, or an Error for one SQS refused. A request SQS refused whole for
+   * anything but the way to it (a batch too long, say) is sent again one entry at a time, so that a message it
+   * refuses fails alone and its neighbours go.
+   */
+  private async sendBatch(
+    client: SQSClient,
+    queueUrl: string,
+    queue: string,
+    entries: SendMessageBatchRequestEntry[],
+  ): Promise<(string | Error)[]> {
+    try {
+      return await this.together(client, queueUrl, queue, entries);
+    } catch (err) {
+      if (entries.length === 1 || this.lost) throw err;
+      return Promise.all(
+        entries.map((e) =>
+          this.together(client, queueUrl, queue, [e]).then(
+            ([answer]) => answer,
+            (failed: unknown) => (failed instanceof Error ? failed : new Error(String(failed))),
+          ),
+        ),
       );
-      const sequence = answer.SequenceNumber ? ` sequence ${answer.SequenceNumber}` : '';
-      return `sqs accepted: queue ${queue} message id ${answer.MessageId}${sequence}`;
+    }
+  }
+
+  private async together(
+    client: SQSClient,
+    queueUrl: string,
+    queue: string,
+    entries: SendMessageBatchRequestEntry[],
+  ): Promise<(string | Error)[]> {
+    const numbered = entries.map((e, i) => ({ ...e, Id: String(i) }));
+    try {
+      const answer = await client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: numbered }), {
+        abortSignal: AbortSignal.timeout(this.timeoutMs),
+      });
+      const ok = new Map((answer.Successful ?? []).map((s) => [s.Id, s]));
+      const failed = new Map((answer.Failed ?? []).map((f) => [f.Id, f]));
+      return numbered.map((e) => {
+        const sent = ok.get(e.Id);
+        if (sent) {
+          const sequence = sent.SequenceNumber ? ` sequence ${sent.SequenceNumber}` : '';
+          return `sqs accepted: queue ${queue} message id ${sent.MessageId}${sequence}`;
+        }
+        const f = failed.get(e.Id);
+        const refused = {
+          name: f?.Code ?? 'Unknown',
+          message: f?.Message ?? 'SQS answered nothing for this message',
+          $fault: f?.SenderFault === false ? ('server' as const) : ('client' as const),
+          $metadata: { httpStatusCode: f?.SenderFault === false ? 500 : 400 },
+        };
+        return new Error(`sqs: ${sqsErrorReason(refused, queue, this.where)}`);
+      });
     } catch (err) {
       if (isConnectionError(err as object)) this.lost = true; // the pool reconnects (and backs off) first
       throw new Error(`sqs: ${sqsErrorReason(err, queue, this.where)}`, { cause: err });
@@ -148,4 +229,12 @@ export function messageAttributes(message: BrokerMessage): Record<string, Messag
   for (const [name, value] of Object.entries(values))
     if (value) attributes[name] = { DataType: 'String', StringValue: value };
   return attributes;
+}
+
+/** An entry's bytes as SQS counts them against a batch's bound: its body and its attributes' names and values. */
+export function entryBytes(e: SendMessageBatchRequestEntry): number {
+  let bytes = Buffer.byteLength(e.MessageBody ?? '');
+  for (const [name, v] of Object.entries(e.MessageAttributes ?? {}))
+    bytes += Buffer.byteLength(name) + Buffer.byteLength(v.DataType ?? '') + Buffer.byteLength(v.StringValue ?? '');
+  return bytes;
 }
