@@ -20,6 +20,24 @@ export interface Body {
 
 const DECODABLE = new Set(['gzip', 'x-gzip', 'deflate', 'br']);
 
+/** Subscription URLs of every destination kind, valid and not, with and without credentials. */
+const BROKER_URLS = [
+  'kafka://127.0.0.1:1/plants',
+  'kafka://127.0.0.1:1,127.0.0.1:2/plant.created',
+  'kafka://user:pass@127.0.0.1:1/',
+  'amqp://guest:guest@127.0.0.1:1/?exchange=plants&routingKey=new',
+  'amqps://127.0.0.1:1/%2F',
+  'nats://127.0.0.1:1/plants.new',
+  'nats://127.0.0.1:1/plants.>',
+  'mqtt://127.0.0.1:1/plants/new',
+  'mqtts://127.0.0.1:1/plants/#',
+  'redis://127.0.0.1:1/plants?db=3',
+  'rediss://:secret@127.0.0.1:1/plants?db=99',
+  'sqs+http://key:secret@127.0.0.1:1/000000000000/plants?region=us-east-1',
+  'sqs://key@sqs.eu-west-1.amazonaws.com/123456789012/plants.fifo',
+  'sqs+http://127.0.0.1:1/000000000000/q',
+];
+
 /** A New Plant body, or something posing as one. */
 export function plantBody(rng: Rng, pools: Pools, limit: number, plantId: () => number): Body {
   const shape = rng.weighted<string>([
@@ -286,6 +304,8 @@ function stringFor(
       [1, 'http://[::1]:99999/'],
       [1, `http://127.0.0.1/${'a'.repeat(5000)}`],
       [1, 'http://user:pass@127.0.0.1:1/'],
+      // Broker destinations (docs/destinations.md), on a closed port: stored, then each attempt fails.
+      [1, rng.pick(BROKER_URLS)],
     ]);
   if (s.format === 'date-time') return rng.pick(DATE_TIMES);
   if (s.format === 'uuid') return hints.ids('uuid', name) ?? rng.pick(UUIDS);
