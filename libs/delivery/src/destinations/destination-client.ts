@@ -1,25 +1,30 @@
 import type { SendResult } from '../http/webhook-client';
 import { WebhookClient } from '../http/webhook-client';
-import { connectAmqp } from './amqp/amqp-connection';
 import { BrokerClient, DestinationRequest } from './broker-client';
 import { connectGuard } from './connect-guard';
 import { BrokerKind, ConnectBroker } from './destination';
 import { DestinationPool } from './destination-pool';
 import { destinationKind } from './destination-url';
-import { connectKafka } from './kafka/kafka-connection';
-import { connectMqtt } from './mqtt/mqtt-connection';
-import { connectNats } from './nats/nats-connection';
-import { connectRedis } from './redis/redis-connection';
-import { connectSqs } from './sqs/sqs-connection';
+
+/**
+ * A kind's connector, loaded with its client library on its first connection: the libraries cost ~20 MB of
+ * resident memory together (the AWS SDK, amqplib, mqtt, nats, ioredis), which a gateway that test-sends to no
+ * broker, or a worker whose subscribers are HTTP receivers, would carry for nothing (test/gateway/body-budget
+ * measures the gateway's resident set).
+ */
+const onFirstUse =
+  (load: () => Promise<ConnectBroker>): ConnectBroker =>
+  async (target, guard) =>
+    (await load())(target, guard);
 
 /** Each broker kind's way to connect: a new kind is a folder here and a line in this table. */
 export const CONNECTORS: Record<BrokerKind, ConnectBroker> = {
-  kafka: connectKafka,
-  amqp: connectAmqp,
-  nats: connectNats,
-  mqtt: connectMqtt,
-  redis: connectRedis,
-  sqs: connectSqs,
+  kafka: onFirstUse(async () => (await import('./kafka/kafka-connection')).connectKafka),
+  amqp: onFirstUse(async () => (await import('./amqp/amqp-connection')).connectAmqp),
+  nats: onFirstUse(async () => (await import('./nats/nats-connection')).connectNats),
+  mqtt: onFirstUse(async () => (await import('./mqtt/mqtt-connection')).connectMqtt),
+  redis: onFirstUse(async () => (await import('./redis/redis-connection')).connectRedis),
+  sqs: onFirstUse(async () => (await import('./sqs/sqs-connection')).connectSqs),
 };
 
 export interface DestinationClientOptions {
