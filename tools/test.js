@@ -91,8 +91,9 @@ async function main() {
     if (jestArgs.length > 0) status = await runJest(lts, jestArgs.join(' '), jestArgs, { workers });
     else {
       const parallel = await runJest(lts, 'unit, static and end-to-end, two at a time', [], { lane: 'parallel' });
-      // This machine's Node before the serial lane, whose last suite floods plant.created with 20,000 poison
-      // records that the core suites' workers (each reading the topic from its start) would read again.
+      // This machine's Node before the serial lane, so that a failure of the apps on it shows before the long
+      // suites. (Its core suites run on topics and a database of their own, so what the serial lane's suites
+      // write, the dead-letter burst's 20,000 poison records on the shared plant.created among them, is not theirs.)
       let machine = 0;
       if (parallel === 0 && !interrupted && onMachineNodeToo) {
         // The unit tests beside the first core suite, two at a time; the core suites share the database: one at
