@@ -46,7 +46,12 @@ export class SubscriptionTester implements OnApplicationShutdown {
     const messageId = `msg_test_${randomUUID()}`;
     const body = JSON.stringify(plant);
     const loop = { hops: 0, originEventId: messageId };
-    const custom = { headers: s.headers, secretHeaders: s.secretHeaders, destination: s.destination };
+    const custom = {
+      headers: s.headers,
+      secretHeaders: s.secretHeaders,
+      destination: s.destination,
+      subscriptionId: s.id,
+    };
     const attempt = await this.client
       .send({ url: s.url, messageId, body, secrets: s.secrets, token: s.token, ...custom, ...loop })
       .finally(() => slot.release());

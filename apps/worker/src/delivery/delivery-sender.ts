@@ -38,6 +38,7 @@ export class DeliverySender implements OnApplicationShutdown {
       secretHeaders: d.secretHeaders,
       plantId: d.plantId,
       destination: d.destination,
+      subscriptionId: d.subscriptionId,
       backfillId: d.backfillId,
       hops: d.hops,
       originEventId: d.originEventId,

@@ -12,6 +12,8 @@ export interface DestinationRequest extends WebhookRequest {
   /** The plant's id: the message key, so one plant's messages stay in order (one Kafka partition). */
   plantId?: number;
   destination?: DeliveryDestination;
+  /** The subscription it is for: a subscription holds one broker connection, its current one (DestinationPool). */
+  subscriptionId?: string;
 }
 
 /**
@@ -51,7 +53,8 @@ export class BrokerClient {
     const headers = webhookHeaders(signed, r, null);
     try {
       const key = String(r.plantId ?? r.messageId);
-      const answer = await this.pool.publish(parsed.value, { key, messageId: r.messageId, body: r.body, headers });
+      const message = { key, messageId: r.messageId, body: r.body, headers };
+      const answer = await this.pool.publish(parsed.value, message, r.subscriptionId);
       return result({ responseBody: hide(answer) });
     } catch (err) {
       return result({ error: hide((err as Error).message || String(err)) || 'the broker refused the message' });

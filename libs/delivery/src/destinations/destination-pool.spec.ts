@@ -57,6 +57,26 @@ describe('DestinationPool', () => {
     expect(broker.opened.every((o) => o.connection.closed)).toBe(true);
   });
 
+  it("holds one connection per subscription: its old broker's is closed when it moves, unless another uses it", async () => {
+    const broker = fakeBroker();
+    const pool = new DestinationPool(connectors(broker.connect), guard, 10, 60_000, now);
+    // A portal link changing its subscription's URL in a loop: one connection open at a time.
+    for (let i = 0; i < 5; i++) await pool.publish(target(`redis://r${i}:6379/k`), message, 'sub-a');
+    expect(broker.opened).toHaveLength(5);
+    expect(broker.opened.slice(0, 4).every((o) => o.connection.closed)).toBe(true);
+    expect(pool.size).toBe(1);
+    // A broker two subscriptions use stays open for the one still on it.
+    await pool.publish(target('kafka://shared/t'), message, 'sub-b');
+    await pool.publish(target('kafka://shared/t'), message, 'sub-c');
+    await pool.publish(target('kafka://elsewhere/t'), message, 'sub-b');
+    const shared = broker.opened.find((o) => o.target.hosts[0].host === 'shared')!;
+    expect(shared.connection.closed).toBe(false);
+    await pool.publish(target('kafka://elsewhere/t'), message, 'sub-c');
+    expect(shared.connection.closed).toBe(true);
+    expect(pool.size).toBe(2); // sub-a's redis, and elsewhere for b and c
+    await pool.close();
+  });
+
   it('waits out a backoff after a failed connect, failing at once meanwhile, then tries again', async () => {
     const broker = fakeBroker();
     const pool = new DestinationPool(connectors(broker.connect), guard, 10, 60_000, now);

@@ -10,6 +10,8 @@ interface Entry {
   failures: number;
   retryAt: number;
   lastError: string;
+  /** The subscriptions whose current broker this is (each holds one: see `publish`). */
+  owners: Set<string>;
 }
 
 const BACKOFF_MS = { first: 1_000, max: 60_000 };
@@ -20,11 +22,18 @@ const BACKOFF_MS = { first: 1_000, max: 60_000 };
  * is an attempt with an error, retried on its schedule). A broker that cannot be reached is not tried again
  * before its backoff is over: its deliveries fail at once meanwhile (their subscriber's breaker counts them), so
  * a broker that is down costs the others nothing. Idle connections close after `idleMs`.
+ *
+ * A subscription holds one connection, its current broker's: when its deliveries go to another broker (its URL
+ * was changed, by a portal link say), the one it used before is closed at once if no other subscription uses it,
+ * rather than kept until idle. So one subscription changing its URL in a loop keeps one connection open, and
+ * cannot fill the pool with its old ones and push the others' idle connections out.
  */
 export class DestinationPool {
   private readonly entries = new Map<string, Entry>(); // in order of last use: the first is the least recent
   /** Each target's key, hashed once: a parsed target lives as long as its subscription in the worker's cache. */
   private readonly keys = new WeakMap<BrokerTarget, string>();
+  /** Each subscription's current connection, by key (entries closed take their owners out). */
+  private readonly ownedBy = new Map<string, string>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
@@ -41,10 +50,12 @@ export class DestinationPool {
     return this.entries.size;
   }
 
-  async publish(target: BrokerTarget, message: BrokerMessage): Promise<string> {
+  /** Publishes through `target`'s connection; `owner`: the subscription the message is for. */
+  async publish(target: BrokerTarget, message: BrokerMessage, owner?: string): Promise<string> {
     let key = this.keys.get(target);
     if (key === undefined) this.keys.set(target, (key = poolKey(target)));
     const entry = this.entryFor(key, target);
+    if (owner !== undefined) this.own(owner, key, entry);
     entry.inFlight++; // from here: an entry being connected is in use too, and is not closed to make room
     let connection: BrokerConnection | null = null;
     try {
@@ -67,7 +78,28 @@ export class DestinationPool {
     clearInterval(this.sweeper);
     const open = [...this.entries.values()].map((e) => e.connection);
     this.entries.clear();
+    this.ownedBy.clear();
     await Promise.all(open.map((c) => c?.then((x) => x.close()).catch(() => undefined)));
+  }
+
+  /** `owner` now uses `key`: the connection it used before is closed when it was its alone and is idle. */
+  private own(owner: string, key: string, entry: Entry) {
+    entry.owners.add(owner);
+    const before = this.ownedBy.get(owner);
+    if (before === key) return;
+    this.ownedBy.set(owner, key);
+    const previous = before === undefined ? undefined : this.entries.get(before);
+    if (!previous) return;
+    previous.owners.delete(owner);
+    if (previous.owners.size > 0 || previous.inFlight > 0) return;
+    this.drop(before!, previous, 'closed: its subscription sends to another broker now');
+  }
+
+  /** Takes an entry out of the pool and closes its connection. */
+  private drop(key: string, entry: Entry, why: string) {
+    this.entries.delete(key);
+    for (const owner of entry.owners) if (this.ownedBy.get(owner) === key) this.ownedBy.delete(owner);
+    this.forget(entry, why);
   }
 
   private entryFor(key: string, target: BrokerTarget): Entry {
@@ -76,7 +108,15 @@ export class DestinationPool {
       this.entries.delete(key); // moved to the end: the most recently used
     } else {
       if (this.entries.size >= this.max) this.makeRoom(target);
-      entry = { connection: null, lastUsed: this.now(), inFlight: 0, failures: 0, retryAt: 0, lastError: '' };
+      entry = {
+        connection: null,
+        lastUsed: this.now(),
+        inFlight: 0,
+        failures: 0,
+        retryAt: 0,
+        lastError: '',
+        owners: new Set(),
+      };
     }
     this.entries.set(key, entry);
     return entry;
@@ -119,8 +159,7 @@ export class DestinationPool {
   private makeRoom(target: BrokerTarget) {
     for (const [key, e] of this.entries) {
       if (e.inFlight > 0) continue;
-      this.entries.delete(key);
-      this.forget(e, 'closed to make room');
+      this.drop(key, e, 'closed to make room');
       return;
     }
     throw new Error(
@@ -133,8 +172,7 @@ export class DestinationPool {
     const before = this.now() - this.idleMs;
     for (const [key, e] of this.entries) {
       if (e.inFlight > 0 || e.lastUsed > before) continue;
-      this.entries.delete(key);
-      this.forget(e, 'closed after being idle');
+      this.drop(key, e, 'closed after being idle');
     }
   }
 }
