@@ -394,8 +394,9 @@ describe('destinations beyond HTTP', () => {
       );
       const [d] = await admin.deliveriesOf(sub.body.id, `&plantId=${plantId}&status=succeeded`);
       const detail = (await admin.call('GET', `/deliveries/${d.id}`)).body;
+      // SQS answers a FIFO queue's entry of a SendMessageBatch with its sequence number; ElasticMQ does not.
       expect(detail.attemptLog[0].responseBody).toMatch(
-        new RegExp(`^sqs accepted: queue ${queue.replace('.', '\\.')} message id \\S+ sequence \\d+$`),
+        new RegExp(`^sqs accepted: queue ${queue.replace('.', '\\.')} message id \\S+( sequence \\d+)?$`),
       );
     }
   });
