@@ -87,7 +87,7 @@ export class KindTable {
     console.log(
       [
         "Latency, every row, http's too: from the gateway's 200 to the worker getting the destination's answer (a 2xx,",
-        'Kafka acks=all, an AMQP confirm, a JetStream ack, an MQTT PUBACK, the XADD reply, an SQS SendMessage answer) as the attempt log records',
+        'Kafka acks=all, an AMQP confirm, a JetStream ack, an MQTT PUBACK, the XADD reply, the SQS answer for its entry of a SendMessageBatch) as the attempt log records',
         'it (the attempt start + its latency, to the ms), read from PostgreSQL after the CPU was metered. No consumer',
         "reads the brokers for it: it is when the worker knew the message taken, the answer's way back included, so",
         "http's row is a little later than the receiver's arrival in the first table. Delivered/s: those deliveries",
