@@ -76,7 +76,7 @@ async function main() {
     }));
     const stack = await bringUp('dev', process.env, { restart: true, appPorts });
     Object.assign(env, stack.env);
-    if (!process.argv.includes('--no-build')) build(); // --no-build: the launcher's tests, after npm test built
+    if (!process.argv.includes('--no-build')) await build(); // --no-build: the launcher's tests, after npm test built
     const s = step('Starting worker, then gateway (the worker migrates and creates the topics)');
     const worker = appService('worker', env, {
       readyUrl: `http://127.0.0.1:${env.WORKER_METRICS_PORT}/readyz`,

@@ -35,7 +35,7 @@ async function main() {
   const { build, typecheckAndLint, ensureChromium } = require('./local-stack/build');
   const { ensureNodeLts, NODE_LTS_MAJOR } = require('./local-stack/node-lts');
   // The crash tests run the built apps as separate processes (to signal them), and CI checks the build.
-  build();
+  await build();
   await typecheckAndLint();
   const chromium = ensureChromium();
   const lts = machineOnly ? process.execPath : ensureNodeLts();

@@ -39,7 +39,7 @@ export async function startStack({
   workers = 1,
   gateways = 1,
 }: { workerEnv?: Record<string, string>; startWorker?: boolean; workers?: number; gateways?: number } = {}) {
-  if (!process.argv.includes('--no-build')) build();
+  if (!process.argv.includes('--no-build')) await build();
   stopEverythingOnInterrupt('the benchmark');
   const local = await bringUp('bench');
   const given = Object.fromEntries(

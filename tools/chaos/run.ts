@@ -33,7 +33,7 @@ export async function runChaos(
   profile: Profile,
   { buildFirst = true, kafkaPort }: { buildFirst?: boolean; kafkaPort?: number } = {},
 ): Promise<ScenarioResult[]> {
-  if (buildFirst) build();
+  if (buildFirst) await build();
   const stack = await startChaosStack(APP_ENV, { brokers: profile.brokers, kafkaPort });
   const receiver = new ChaosReceiver();
   const pool = new Pool({ connectionString: stack.databaseUrl, max: 2 });

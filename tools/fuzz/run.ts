@@ -39,7 +39,7 @@ async function main() {
     findingsFile: path.join(LOG_DIR, 'findings.jsonl'),
     log: info,
   };
-  if (!process.argv.includes('--no-build')) build();
+  if (!process.argv.includes('--no-build')) await build();
   const s = step('Starting the stack (worker, then gateway)');
   const stack = await startFuzzStack();
   s.done();

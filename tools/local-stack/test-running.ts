@@ -61,7 +61,7 @@ async function main() {
     );
     process.exit(3);
   }
-  build();
+  await build();
   const databaseUrl = await suitesDatabase(serverUrl);
   info(`Running ${suites.join(' ')} against Kafka ${brokers} and PostgreSQL database ${E2E_DATABASE}`);
   const jest = spawn(
