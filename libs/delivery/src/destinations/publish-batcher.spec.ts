@@ -68,4 +68,26 @@ describe(PublishBatcher.name, () => {
     expect(await all).toEqual([1, 2, 3, 4, 5, 6]);
     expect(b.idle).toBe(true);
   });
+
+  it('sends a request that failed whole again one message at a time, when splitOnFailure says so', async () => {
+    const sizes: number[] = [];
+    const send = async (items: number[]) => {
+      sizes.push(items.length);
+      if (items.length > 1) throw new Error(items.includes(-1) ? 'gone' : 'too large together');
+      return items.map((i) => (i === 2 ? new Error('too large') : i));
+    };
+    const b = new PublishBatcher<number, number>(send, {
+      maxMessages: 10,
+      maxBytes: 100,
+      splitOnFailure: (err) => (err as Error).message !== 'gone',
+    });
+    const settled = (ps: Promise<number>[]) =>
+      Promise.allSettled(ps).then((os) =>
+        os.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).message)),
+      );
+    expect(await settled([1, 2, 3].map((i) => b.publish(i, 1)))).toEqual([1, 'too large', 3]);
+    expect(sizes).toEqual([3, 1, 1, 1]);
+    expect(await settled([-1, 4].map((i) => b.publish(i, 1)))).toEqual(['gone', 'gone']); // not split
+    expect(sizes).toEqual([3, 1, 1, 1, 2]);
+  });
 });

@@ -25,6 +25,11 @@ export interface PublishBatcherLimits {
   maxBytes: number;
   /** Requests on the wire at once (1 unless said). */
   maxInFlight?: number;
+  /**
+   * Whether a request that failed whole is sent again one message at a time (not when the way to the broker is
+   * gone): so that a message the broker refuses (too large, a policy) fails alone and its neighbours go.
+   */
+  splitOnFailure?: (err: unknown) => boolean;
 }
 
 export const DEFAULT_LIMITS: PublishBatcherLimits = { maxMessages: 500, maxBytes: 512 * 1024 };
@@ -79,7 +84,7 @@ export class PublishBatcher<T, R> {
 
   private async sendBatch(batch: Pending<T, R>[]): Promise<void> {
     try {
-      const results = await this.send(batch.map((p) => p.item));
+      const results = await this.answers(batch.map((p) => p.item));
       batch.forEach((p, i) => {
         const r = results[i];
         if (r instanceof Error) p.reject(r);
@@ -87,6 +92,23 @@ export class PublishBatcher<T, R> {
       });
     } catch (err) {
       batch.forEach((p) => p.reject(err));
+    }
+  }
+
+  /** One request's answers; after a failure of the whole, each message's own, when splitOnFailure says so. */
+  private async answers(items: T[]): Promise<(R | Error)[]> {
+    try {
+      return await this.send(items);
+    } catch (err) {
+      if (items.length === 1 || !this.limits.splitOnFailure?.(err)) throw err;
+      return Promise.all(
+        items.map((item) =>
+          this.send([item]).then(
+            ([answer]) => answer,
+            (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+          ),
+        ),
+      );
     }
   }
 

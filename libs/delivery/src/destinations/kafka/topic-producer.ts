@@ -1,9 +1,6 @@
 import { Message, Partitioners, Producer, RecordMetadata } from 'kafkajs';
 import { isConnectionLoss } from './kafka-errors';
-import { PublishBatcher } from '../publish-batcher';
-
-/** What a produce answered for one message: its partition and offset, or the error it failed with alone. */
-type Answer = RecordMetadata | Error;
+import { DEFAULT_LIMITS, PublishBatcher } from '../publish-batcher';
 
 /**
  * kafkajs's default partitioner (murmur2 of the key, as Java's), remembering the partition it chose for each
@@ -39,7 +36,10 @@ export class TopicProducer {
   async publish(topic: string, message: Message): Promise<RecordMetadata> {
     let batcher = this.topics.get(topic);
     if (!batcher) {
-      batcher = new PublishBatcher((messages) => this.produce(topic, messages));
+      batcher = new PublishBatcher((messages) => this.together(topic, messages), {
+        ...DEFAULT_LIMITS,
+        splitOnFailure: (err) => !isConnectionLoss(err),
+      });
       this.topics.set(topic, batcher);
     }
     try {
@@ -47,22 +47,6 @@ export class TopicProducer {
     } finally {
       // Bounded by what is in use: a topic with nothing waiting nor on the wire is forgotten.
       if (batcher.idle) this.topics.delete(topic);
-    }
-  }
-
-  private async produce(topic: string, messages: Message[]): Promise<Answer[]> {
-    try {
-      return await this.together(topic, messages);
-    } catch (err) {
-      if (messages.length === 1 || isConnectionLoss(err)) throw err;
-      return Promise.all(
-        messages.map((m) =>
-          this.together(topic, [m]).then(
-            ([answer]) => answer,
-            (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
-          ),
-        ),
-      );
     }
   }
 

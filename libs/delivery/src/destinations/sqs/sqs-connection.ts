@@ -119,8 +119,9 @@ class SqsBrokerConnection implements BrokerConnection {
     if (!batcher) {
       const queue = to.path.slice(to.path.indexOf('/') + 1);
       const send = (entries: SendMessageBatchRequestEntry[]) =>
-        this.sendBatch(this.client(to.options.region), queueUrl, queue, entries);
-      batcher = new PublishBatcher(send, SQS_BATCH);
+        this.together(this.client(to.options.region), queueUrl, queue, entries);
+      // A batch SQS refused whole for anything but the way to it (a batch too long, say) goes again one by one.
+      batcher = new PublishBatcher(send, { ...SQS_BATCH, splitOnFailure: () => !this.lost });
       this.batchers.set(batchKey, batcher);
     }
     const fifo = to.path.endsWith('.fifo');
@@ -139,32 +140,7 @@ class SqsBrokerConnection implements BrokerConnection {
     }
   }
 
-  /**
-   * One SendMessageBatch; each entry's answer, or an Error for one SQS refused. A request SQS refused whole for
-   * anything but the way to it (a batch too long, say) is sent again one entry at a time, so that a message it
-   * refuses fails alone and its neighbours go.
-   */
-  private async sendBatch(
-    client: SQSClient,
-    queueUrl: string,
-    queue: string,
-    entries: SendMessageBatchRequestEntry[],
-  ): Promise<(string | Error)[]> {
-    try {
-      return await this.together(client, queueUrl, queue, entries);
-    } catch (err) {
-      if (entries.length === 1 || this.lost) throw err;
-      return Promise.all(
-        entries.map((e) =>
-          this.together(client, queueUrl, queue, [e]).then(
-            ([answer]) => answer,
-            (failed: unknown) => (failed instanceof Error ? failed : new Error(String(failed))),
-          ),
-        ),
-      );
-    }
-  }
-
+  /** One SendMessageBatch: each entry's answer, or an Error for one SQS refused. */
   private async together(
     client: SQSClient,
     queueUrl: string,
