@@ -56,7 +56,7 @@ const e2eIgnore = [STATIC.pattern, ...(lane === 'parallel' ? SERIAL.map(pattern)
 
 module.exports = {
   testTimeout: 60000,
-  testSequencer: '<rootDir>/tools/support/sequencer.js',
+  testSequencer: '<rootDir>/tools/harness/sequencer.js',
   projects: [
     { ...shared, displayName: 'unit', roots: ['<rootDir>/apps', '<rootDir>/libs'], testMatch: ['**/*.spec.ts'] },
     { ...shared, displayName: 'static', roots: ['<rootDir>/test'], testMatch: [STATIC.glob] },

@@ -1,6 +1,6 @@
 import { Browser } from 'playwright-core';
-import * as e2e from '../../tools/support/stack';
-import { launchBrowser } from '../../tools/support/browser';
+import * as e2e from '../../tools/harness/stack';
+import { launchBrowser } from '../../tools/harness/browser';
 
 // /docs as a person uses it, in a real Chromium: loaded from whatever host and port the gateway runs on
 // (here 127.0.0.1 and a random port, not the seed's localhost:3000), Authorize, Try it out, Execute, 200.

@@ -1,9 +1,9 @@
 import { Browser, BrowserContext, Page } from 'playwright-core';
-import { adminClient } from '../../tools/support/admin';
-import { accessibilityViolations, launchBrowser } from '../../tools/support/browser';
-import { Receiver } from '../../tools/support/receiver';
-import * as e2e from '../../tools/support/stack';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { accessibilityViolations, launchBrowser } from '../../tools/harness/browser';
+import { Receiver } from '../../tools/harness/receiver';
+import * as e2e from '../../tools/harness/stack';
+import { waitFor } from '../../tools/harness/wait';
 
 // `npm run screenshots` points this at docs/console, where docs/console-and-cli.md shows them.
 const SHOTS = process.env.SCREENSHOT_DIR ?? 'test/output';

@@ -5,8 +5,8 @@ import { loadConfig, workerEnvSchema } from '@app/config';
 import { createLogger } from '@app/observability';
 import { createPool, databaseBoundsFrom, SCHEMA_VERSION, schemaVersion } from '@app/persistence';
 import { prepareInfrastructure } from '../../apps/worker/src/setup/prepare';
-import { OWN_PASSWORD, OwnPostgres, TestCa } from '../../tools/support/own-postgres';
-import { baseEnv } from '../../tools/support/stack';
+import { OWN_PASSWORD, OwnPostgres, TestCa } from '../../tools/harness/own-postgres';
+import { baseEnv } from '../../tools/harness/stack';
 
 // DATABASE_URL with TLS as libpq users write it, against a PostgreSQL of this suite's own with ssl=on, a CA made
 // now with openssl, and a pg_hba.conf that refuses plaintext. The server's certificate names `localhost` only, so

@@ -1,7 +1,7 @@
 import { Pool } from 'pg';
 import { migrations, runMigrations, schemaVersion } from '@app/persistence';
 import { SUBSCRIPTION_SEND_FIELDS } from '@app/persistence/sql/fragments/outbox';
-import * as e2e from '../../tools/support/stack';
+import * as e2e from '../../tools/harness/stack';
 
 // Migrations are files (libs/persistence/src/schema/migrations): a database made from scratch and one upgraded
 // from an earlier schema must end the same, and a shipped migration edited afterwards must stop the set-up.

@@ -19,7 +19,7 @@ import {
   subscriptionContext,
 } from '@app/persistence';
 import { RECORD_SUCCEEDED } from '@app/persistence/deliveries/record-succeeded.sql';
-import * as e2e from '../../tools/support/stack';
+import * as e2e from '../../tools/harness/stack';
 
 // The hardest statements, against the real PostgreSQL, in a database of their own (a claim sees every pending
 // delivery, so other suites' rows must not be there): the ingest statement (events, plants and the outbox in

@@ -1,11 +1,11 @@
 import { ChildProcess } from 'node:child_process';
 import { Webhook } from 'standardwebhooks';
-import { adminClient } from '../../tools/support/admin';
-import { exitOf, spawnBuiltApp } from '../../tools/support/processes';
-import { Receiver } from '../../tools/support/receiver';
-import * as e2e from '../../tools/support/stack';
-import { startAtTopicEnd } from '../../tools/support/topic-end';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { exitOf, spawnBuiltApp } from '../../tools/harness/processes';
+import { Receiver } from '../../tools/harness/receiver';
+import * as e2e from '../../tools/harness/stack';
+import { startAtTopicEnd } from '../../tools/harness/topic-end';
+import { waitFor } from '../../tools/harness/wait';
 
 // Issue 28, part 5: a subscriber asks for the current state of every plant it would receive, and gets it as New
 // Plant webhooks in plant-id order, marked, paced, resumable and cancellable, never older than a live one. Each

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import nacl from 'tweetnacl';
 import { keyId } from '@app/persistence';
-import * as e2e from '../../tools/support/stack';
-import { adminClient } from '../../tools/support/admin';
-import { Received, Receiver } from '../../tools/support/receiver';
-import { waitFor } from '../../tools/support/wait';
+import * as e2e from '../../tools/harness/stack';
+import { adminClient } from '../../tools/harness/admin';
+import { Received, Receiver } from '../../tools/harness/receiver';
+import { waitFor } from '../../tools/harness/wait';
 
 // Credentials end to end, on a database of this suite's own (it rotates the key that seals them): secrets,
 // private keys and tokens sealed at rest; symmetric and asymmetric signatures checked by the receiver with

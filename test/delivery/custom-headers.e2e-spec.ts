@@ -1,9 +1,9 @@
 import { Webhook } from 'standardwebhooks';
-import { adminClient } from '../../tools/support/admin';
-import { Receiver } from '../../tools/support/receiver';
-import * as e2e from '../../tools/support/stack';
-import { startAtTopicEnd } from '../../tools/support/topic-end';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { Receiver } from '../../tools/harness/receiver';
+import * as e2e from '../../tools/harness/stack';
+import { startAtTopicEnd } from '../../tools/harness/topic-end';
+import { waitFor } from '../../tools/harness/wait';
 
 // Issue 28, part 4: a subscription's own headers go with each delivery; a secret one is sealed at rest and never
 // shown again, in any response, the audit trail or the headers an attempt sent. In a database of its own, so the

@@ -1,10 +1,10 @@
 import { ChildProcess } from 'node:child_process';
-import { adminClient } from '../../tools/support/admin';
-import { OwnDatabase, ownDatabase } from '../../tools/support/own-stack';
-import { exitOf, spawnBuiltApp } from '../../tools/support/processes';
-import { Receiver } from '../../tools/support/receiver';
-import * as e2e from '../../tools/support/stack';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { OwnDatabase, ownDatabase } from '../../tools/harness/own-stack';
+import { exitOf, spawnBuiltApp } from '../../tools/harness/processes';
+import { Receiver } from '../../tools/harness/receiver';
+import * as e2e from '../../tools/harness/stack';
+import { waitFor } from '../../tools/harness/wait';
 
 // A worker killed with SIGKILL while a subscriber is answering loses no delivery: its lease runs out, another
 // worker sends it again, with the same webhook-id so the receiver can tell it is a duplicate. On a database and

@@ -1,9 +1,9 @@
 import { WorkerMetrics } from '../../apps/worker/src/metrics/worker-metrics';
-import { adminClient } from '../../tools/support/admin';
-import { Received, Receiver } from '../../tools/support/receiver';
-import * as e2e from '../../tools/support/stack';
-import { startAtTopicEnd } from '../../tools/support/topic-end';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { Received, Receiver } from '../../tools/harness/receiver';
+import * as e2e from '../../tools/harness/stack';
+import { startAtTopicEnd } from '../../tools/harness/topic-end';
+import { waitFor } from '../../tools/harness/wait';
 
 // Issue 28, items 2 and 3: flow control per subscriber (maxConcurrency, maxDeliveriesPerSecond, a pause asked for
 // with Retry-After) and its circuit breaker, against real receivers, with two worker replicas sharing the limits.

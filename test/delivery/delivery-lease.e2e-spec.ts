@@ -1,10 +1,10 @@
 import { PartitionMetadata, Partitioners } from 'kafkajs';
 import { PLANT_CREATED_TOPIC } from '@app/contracts';
-import { adminClient } from '../../tools/support/admin';
-import { Receiver } from '../../tools/support/receiver';
-import * as e2e from '../../tools/support/stack';
-import { startAtTopicEnd } from '../../tools/support/topic-end';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { Receiver } from '../../tools/harness/receiver';
+import * as e2e from '../../tools/harness/stack';
+import { startAtTopicEnd } from '../../tools/harness/topic-end';
+import { waitFor } from '../../tools/harness/wait';
 
 // Issue 25, item 3: a lease must not lapse while its delivery waits in memory. With a slow subscriber and one
 // slot for it, deliveries queue behind the slot longer than their lease (DELIVERY_TIMEOUT_MS + 5 s); one sent

@@ -10,8 +10,8 @@ import {
   subscriptionContext,
   SubscriptionRepository,
 } from '@app/persistence';
-import * as e2e from '../../tools/support/stack';
-import { adminClient } from '../../tools/support/admin';
+import * as e2e from '../../tools/harness/stack';
+import { adminClient } from '../../tools/harness/admin';
 
 // The append-only delivery log (migration 21) against the real PostgreSQL, in a database of its own, read through a
 // real gateway: deliveries that succeed at once are appended to a day-partitioned table, the others are mutable

@@ -1,8 +1,8 @@
-import { adminClient } from '../../tools/support/admin';
-import { Receiver } from '../../tools/support/receiver';
-import * as e2e from '../../tools/support/stack';
-import { startAtTopicEnd } from '../../tools/support/topic-end';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { Receiver } from '../../tools/harness/receiver';
+import * as e2e from '../../tools/harness/stack';
+import { startAtTopicEnd } from '../../tools/harness/topic-end';
+import { waitFor } from '../../tools/harness/wait';
 
 // Issue 25, item 2: one subscriber's reply must not jam deliveries for everyone. A reply whose body holds a NUL
 // once decoded (here UTF-16LE "OK", bytes 4F 00 4B 00, read as the UTF-8 excerpt "O\0K\0") was refused by

@@ -1,9 +1,9 @@
 import { Webhook } from 'standardwebhooks';
-import { adminClient } from '../../tools/support/admin';
-import { Receiver } from '../../tools/support/receiver';
-import * as e2e from '../../tools/support/stack';
-import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { Receiver } from '../../tools/harness/receiver';
+import * as e2e from '../../tools/harness/stack';
+import { OwnStack, startOwnStack } from '../../tools/harness/own-stack';
+import { waitFor } from '../../tools/harness/wait';
 
 // Outgoing New Plant webhooks: real gateway, worker, Kafka, PostgreSQL and an HTTP receiver on loopback. On a
 // database and topics of its own: its worker sends this suite's deliveries alone, its subscribers get this suite's

@@ -9,15 +9,15 @@ import {
 import * as amqp from 'amqplib';
 import Redis from 'ioredis';
 import mqtt from 'mqtt';
-import { adminClient } from '../../tools/support/admin';
-import { BrokerKind, localBrokers, LocalBrokers } from '../../tools/support/brokers';
-import { ELASTICMQ_REGION, LocalElasticMq, startElasticMq } from '../../tools/support/elasticmq';
-import { jetStreamReader } from '../../tools/support/jetstream-reader';
-import { postVersionStored } from '../../tools/support/plant-versions';
-import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
-import * as e2e from '../../tools/support/stack';
-import { TcpProxy } from '../../tools/support/tcp-proxy';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { BrokerKind, localBrokers, LocalBrokers } from '../../tools/harness/brokers';
+import { ELASTICMQ_REGION, LocalElasticMq, startElasticMq } from '../../tools/harness/elasticmq';
+import { jetStreamReader } from '../../tools/harness/jetstream-reader';
+import { postVersionStored } from '../../tools/harness/plant-versions';
+import { OwnStack, startOwnStack } from '../../tools/harness/own-stack';
+import * as e2e from '../../tools/harness/stack';
+import { TcpProxy } from '../../tools/harness/tcp-proxy';
+import { waitFor } from '../../tools/harness/wait';
 
 // Issue 37, item 7: each broker kind through a proxy that is cut mid-run and restored: every plant arrives (at
 // least once, retried and recorded meanwhile), each plant's versions in order; and credentials a broker refuses

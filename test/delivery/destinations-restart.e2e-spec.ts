@@ -7,14 +7,14 @@ import { Consumer, Kafka, logLevel } from 'kafkajs';
 import mqtt from 'mqtt';
 import { LocalKafka, startKafka } from '../../tools/local-stack/kafka';
 import { LOCAL } from '../../tools/local-stack/paths';
-import { adminClient } from '../../tools/support/admin';
-import { BrokerKind, localBrokers, LocalBrokers } from '../../tools/support/brokers';
-import { jetStreamReader } from '../../tools/support/jetstream-reader';
-import { postVersionStored } from '../../tools/support/plant-versions';
-import { freePort } from '../../tools/support/processes';
-import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
-import * as e2e from '../../tools/support/stack';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { BrokerKind, localBrokers, LocalBrokers } from '../../tools/harness/brokers';
+import { jetStreamReader } from '../../tools/harness/jetstream-reader';
+import { postVersionStored } from '../../tools/harness/plant-versions';
+import { freePort } from '../../tools/harness/processes';
+import { OwnStack, startOwnStack } from '../../tools/harness/own-stack';
+import * as e2e from '../../tools/harness/stack';
+import { waitFor } from '../../tools/harness/wait';
 
 // Issue 37, item 7: each broker kind's real server stopped and started again mid-run (destinations-faults cuts a
 // proxy instead): every version of every plant arrives, each plant's in order, the failed attempts recorded. Own

@@ -13,13 +13,13 @@ import type { KafkaMessage } from 'kafkajs';
 import mqtt from 'mqtt';
 import { connect as natsConnect, NatsConnection } from 'nats';
 import { Webhook } from 'standardwebhooks';
-import { adminClient } from '../../tools/support/admin';
-import { localBrokers, LocalBrokers } from '../../tools/support/brokers';
-import { ELASTICMQ_REGION, LocalElasticMq, startElasticMq } from '../../tools/support/elasticmq';
-import { Receiver } from '../../tools/support/receiver';
-import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
-import * as e2e from '../../tools/support/stack';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { localBrokers, LocalBrokers } from '../../tools/harness/brokers';
+import { ELASTICMQ_REGION, LocalElasticMq, startElasticMq } from '../../tools/harness/elasticmq';
+import { Receiver } from '../../tools/harness/receiver';
+import { OwnStack, startOwnStack } from '../../tools/harness/own-stack';
+import * as e2e from '../../tools/harness/stack';
+import { waitFor } from '../../tools/harness/wait';
 
 // Issue 37: a subscription's URL scheme selects its destination. Each kind against its real broker (RabbitMQ,
 // NATS JetStream, Mosquitto, Redis, ElasticMQ for SQS, and our own test Kafka under another topic): the New Plant

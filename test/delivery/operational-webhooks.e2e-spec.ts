@@ -1,10 +1,10 @@
 import { Producer } from 'kafkajs';
 import { Webhook } from 'standardwebhooks';
 import { OPERATIONAL_EVENT_TYPES, PLANT_CREATED_TOPIC } from '@app/contracts';
-import { adminClient } from '../../tools/support/admin';
-import { Received, Receiver } from '../../tools/support/receiver';
-import * as e2e from '../../tools/support/stack';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { Received, Receiver } from '../../tools/harness/receiver';
+import * as e2e from '../../tools/harness/stack';
+import { waitFor } from '../../tools/harness/wait';
 
 interface OperationalBody {
   type: string;

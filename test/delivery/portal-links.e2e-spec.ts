@@ -2,10 +2,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
-import { adminClient } from '../../tools/support/admin';
-import { Receiver } from '../../tools/support/receiver';
-import * as e2e from '../../tools/support/stack';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { Receiver } from '../../tools/harness/receiver';
+import * as e2e from '../../tools/harness/stack';
+import { waitFor } from '../../tools/harness/wait';
 
 // Portal links end to end (issue 28, §1), on a database of this suite's own (it reads every table for the
 // token): a link is a subscriber's own credential for one subscription, made by an admin, shown once, stored

@@ -1,8 +1,8 @@
-import { adminClient } from '../../tools/support/admin';
-import { Receiver } from '../../tools/support/receiver';
-import * as e2e from '../../tools/support/stack';
-import { startAtTopicEnd } from '../../tools/support/topic-end';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { Receiver } from '../../tools/harness/receiver';
+import * as e2e from '../../tools/harness/stack';
+import { startAtTopicEnd } from '../../tools/harness/topic-end';
+import { waitFor } from '../../tools/harness/wait';
 
 // Issue 28, the subscriber's replay: "the failed deliveries, or everything since a time". POST
 // /subscriptions/{id}/recover?since=T re-sends the failed ones (the default, as before); with status=all every New

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { loadConfig, workerEnvSchema } from '@app/config';
 import { RetentionPruner } from '../../apps/worker/src/retention/retention-pruner';
-import * as e2e from '../../tools/support/stack';
-import { metricSum } from '../../tools/support/metrics';
-import { waitFor } from '../../tools/support/wait';
+import * as e2e from '../../tools/harness/stack';
+import { metricSum } from '../../tools/harness/metrics';
+import { waitFor } from '../../tools/harness/wait';
 
 // Retention, through a real worker on a database of its own: past their windows, remembered event ids and
 // finished mutable deliveries go, in batches, and the delivery log's days, whole partitions; recent rows and pending

@@ -1,8 +1,8 @@
-import { adminClient } from '../../tools/support/admin';
-import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
-import { Receiver } from '../../tools/support/receiver';
-import * as e2e from '../../tools/support/stack';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { OwnStack, startOwnStack } from '../../tools/harness/own-stack';
+import { Receiver } from '../../tools/harness/receiver';
+import * as e2e from '../../tools/harness/stack';
+import { waitFor } from '../../tools/harness/wait';
 
 // The attack (issue #10, item 5): the send path resolved the subscriber's name to check it, then let the
 // HTTP client resolve it again, so a DNS answer that changed in between (rebinding) reached a private

@@ -1,11 +1,11 @@
 // @alone: a retry's time checked to the second beside 40,000 held rows: another suite's load would
 // be in the figure.
 
-import { adminClient } from '../../tools/support/admin';
-import { Receiver } from '../../tools/support/receiver';
-import * as e2e from '../../tools/support/stack';
-import { startAtTopicEnd } from '../../tools/support/topic-end';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { Receiver } from '../../tools/harness/receiver';
+import * as e2e from '../../tools/harness/stack';
+import { startAtTopicEnd } from '../../tools/harness/topic-end';
+import { waitFor } from '../../tools/harness/wait';
 
 const BACKLOG = 10_000;
 const RETRY_AFTER_MS = 2000;

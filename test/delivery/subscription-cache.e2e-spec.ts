@@ -4,11 +4,11 @@ import { runMigrations, SecretBox, SubscriptionRepository, subscriptionContext }
 import type { SubscriberSet } from '@app/delivery';
 import { SubscriberCache } from '../../apps/worker/src/subscribers/subscriber-cache';
 import { WorkerMetrics } from '../../apps/worker/src/metrics/worker-metrics';
-import { adminClient } from '../../tools/support/admin';
-import { Receiver } from '../../tools/support/receiver';
-import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
-import * as e2e from '../../tools/support/stack';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { Receiver } from '../../tools/harness/receiver';
+import { OwnStack, startOwnStack } from '../../tools/harness/own-stack';
+import * as e2e from '../../tools/harness/stack';
+import { waitFor } from '../../tools/harness/wait';
 
 // Each worker fans a batch out from the subscriptions it holds in memory (SubscriberCache). A change made while
 // events are in flight is honoured by the next fan-out, a deleted subscription gets nothing once its delete has

@@ -1,8 +1,8 @@
-import { adminClient } from '../../tools/support/admin';
-import { Receiver } from '../../tools/support/receiver';
-import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
-import * as e2e from '../../tools/support/stack';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { Receiver } from '../../tools/harness/receiver';
+import { OwnStack, startOwnStack } from '../../tools/harness/own-stack';
+import * as e2e from '../../tools/harness/stack';
+import { waitFor } from '../../tools/harness/wait';
 
 // A subscriber gets only the plants its filter lets through: no delivery row at all for the others. In a database
 // and topics of its own: its worker sends this suite's deliveries alone, and the unfiltered subscriber gets only

@@ -1,10 +1,10 @@
 import { LoopHeaders } from '@app/contracts';
-import { adminClient } from '../../tools/support/admin';
-import { metricSum } from '../../tools/support/metrics';
-import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
-import { Receiver } from '../../tools/support/receiver';
-import * as e2e from '../../tools/support/stack';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { metricSum } from '../../tools/harness/metrics';
+import { OwnStack, startOwnStack } from '../../tools/harness/own-stack';
+import { Receiver } from '../../tools/harness/receiver';
+import * as e2e from '../../tools/harness/stack';
+import { waitFor } from '../../tools/harness/wait';
 
 // The attack (issue #10, item 1): a Plant Store subscribed to its own /plant/webhook turned one plant into
 // ~180 events/s forever, silently. An echo that changes nothing must change and send nothing; a loop through

@@ -4,11 +4,11 @@ import { loadConfig, workerEnvSchema } from '@app/config';
 import { PLANT_CREATED_TOPIC } from '@app/contracts';
 import { createLogger } from '@app/observability';
 import { prepareInfrastructure } from '../../apps/worker/src/setup/prepare';
-import { adminClient } from '../../tools/support/admin';
-import { OwnPostgres } from '../../tools/support/own-postgres';
-import { Receiver } from '../../tools/support/receiver';
-import * as e2e from '../../tools/support/stack';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { OwnPostgres } from '../../tools/harness/own-postgres';
+import { Receiver } from '../../tools/harness/receiver';
+import * as e2e from '../../tools/harness/stack';
+import { waitFor } from '../../tools/harness/wait';
 
 // PostgreSQL frozen with SIGSTOP (a hung host: connections stay open, nothing answers), on a server of this
 // suite's own. Every query is bounded (1 s on the server, 1.5 s on our side here), so the admin API answers 503

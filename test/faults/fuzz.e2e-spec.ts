@@ -4,7 +4,7 @@
 import { FULL } from '../../tools/fuzz/run';
 import { fuzz, FuzzReport, printReport } from '../../tools/fuzz/fuzzer';
 import { FuzzStack, startFuzzStack } from '../../tools/fuzz/stack';
-import { freePort } from '../../tools/support/processes';
+import { freePort } from '../../tools/harness/processes';
 
 // The fuzzer's short profile (`npm run fuzz` runs 100,000 requests): the built gateway and worker as processes
 // of their own on the test stack (a database of the run's own), a few thousand generated requests, every raw

@@ -3,10 +3,10 @@ import Ajv2020, { ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { createPlantStoreClient, ok, PlantStoreClient } from '@app/api-client';
 import { buildOpenApiDocument } from '@app/contracts';
-import * as e2e from '../../tools/support/stack';
-import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
-import { Receiver } from '../../tools/support/receiver';
-import { waitFor } from '../../tools/support/wait';
+import * as e2e from '../../tools/harness/stack';
+import { OwnStack, startOwnStack } from '../../tools/harness/own-stack';
+import { Receiver } from '../../tools/harness/receiver';
+import { waitFor } from '../../tools/harness/wait';
 
 // Every answer the API really gives, read through the generated client the console and the CLI use, matches the
 // schema the served document declares for its operation, status and content type (problems included). On a

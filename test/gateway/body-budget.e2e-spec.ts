@@ -4,10 +4,10 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { ChildProcess } from 'node:child_process';
-import { adminClient } from '../../tools/support/admin';
-import { exitOf, freePort, spawnReadyGateway } from '../../tools/support/processes';
-import * as e2e from '../../tools/support/stack';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { exitOf, freePort, spawnReadyGateway } from '../../tools/harness/processes';
+import * as e2e from '../../tools/harness/stack';
+import { waitFor } from '../../tools/harness/wait';
 
 // Issue 34, item 3, "no sender can exhaust memory": 1,175 connections with a webhook token, each sending 65,000
 // of 65,536 announced body bytes and holding, took ~72 MiB of bodies kept as strings, and the gateway died

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import zlib from 'node:zlib';
 import { ChildProcess } from 'node:child_process';
 import { buildOpenApiDocument } from '@app/contracts';
-import { exitOf, freePort, spawnReadyGateway } from '../../tools/support/processes';
-import * as e2e from '../../tools/support/stack';
+import { exitOf, freePort, spawnReadyGateway } from '../../tools/harness/processes';
+import * as e2e from '../../tools/harness/stack';
 
 // Issue 25, "work before authentication": a 53-byte brotli body (64 MiB of spaces, window 24) made the decoder
 // allocate a 16 MiB window, and the decoder ran in a preParsing hook, before the bearer guard. Fifty such

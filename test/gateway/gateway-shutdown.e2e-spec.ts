@@ -1,9 +1,9 @@
 import http from 'node:http';
 import { Consumer } from 'kafkajs';
 import { PLANT_CREATED_TOPIC } from '@app/contracts';
-import { exitOf, freePort, spawnBuiltApp } from '../../tools/support/processes';
-import * as e2e from '../../tools/support/stack';
-import { waitFor } from '../../tools/support/wait';
+import { exitOf, freePort, spawnBuiltApp } from '../../tools/harness/processes';
+import * as e2e from '../../tools/harness/stack';
+import { waitFor } from '../../tools/harness/wait';
 
 // SIGTERM while webhooks are in flight: every request already received is answered 200 only once its event is
 // in Kafka, the producer is flushed, and the process exits 0. Nothing accepted is lost.

@@ -5,9 +5,9 @@ import { execFileSync } from 'node:child_process';
 import { Consumer, KafkaMessage } from 'kafkajs';
 import { fc } from '@fast-check/jest';
 import { OPERATIONAL_EVENT_TYPES, PLANT_CREATED_TOPIC, seedDocument } from '@app/contracts';
-import * as e2e from '../../tools/support/stack';
-import { adminClient } from '../../tools/support/admin';
-import { waitFor } from '../../tools/support/wait';
+import * as e2e from '../../tools/harness/stack';
+import { adminClient } from '../../tools/harness/admin';
+import { waitFor } from '../../tools/harness/wait';
 
 // The gateway alone, against the real broker: what a sender of the New Plant webhook sees.
 describe('gateway: POST /plant/webhook', () => {
@@ -325,7 +325,7 @@ describe('gateway: POST /plant/webhook', () => {
       expect.arrayContaining(['/plants', '/plants/{id}', '/subscriptions', '/deliveries']),
     );
     const lint = JSON.parse(
-      execFileSync('node', [require.resolve('../../tools/support/lint-openapi.mjs')], {
+      execFileSync('node', [require.resolve('../../tools/harness/lint-openapi.mjs')], {
         input: JSON.stringify(doc),
       }).toString(),
     );

@@ -2,8 +2,8 @@ import net from 'node:net';
 import zlib from 'node:zlib';
 import { Consumer } from 'kafkajs';
 import { PLANT_CREATED_TOPIC } from '@app/contracts';
-import * as e2e from '../../tools/support/stack';
-import { waitFor } from '../../tools/support/wait';
+import * as e2e from '../../tools/harness/stack';
+import { waitFor } from '../../tools/harness/wait';
 
 // The gateway as a hostile or careless sender meets it. Each block replays one class of the black-box attack
 // (issue #10) against the real gateway and broker: what it sent, and what must come back.

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import zlib from 'node:zlib';
-import * as e2e from '../../tools/support/stack';
-import { waitFor } from '../../tools/support/wait';
+import * as e2e from '../../tools/harness/stack';
+import { waitFor } from '../../tools/harness/wait';
 
 // Issue 25, HTTP framing: whatever a front proxy could read differently from the gateway is refused. A fuzz run
 // found two Host headers answered 200, "HTTP/2.0" over a text connection served as 1.1, and a chunk declared

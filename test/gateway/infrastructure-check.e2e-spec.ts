@@ -4,7 +4,7 @@ import { createLogger } from '@app/observability';
 import { runMigrations, SCHEMA_VERSION, schemaVersion } from '@app/persistence';
 import { awaitInfrastructure } from '../../apps/gateway/src/lifecycle/infrastructure-check';
 import { createWorkerApp } from '../../apps/worker/src/worker.app';
-import * as e2e from '../../tools/support/stack';
+import * as e2e from '../../tools/harness/stack';
 
 // The worker owns the schema and the topics; the gateway only checks, waits a bounded time, and then says
 // what is missing and who creates it. Checked against an empty database of its own.

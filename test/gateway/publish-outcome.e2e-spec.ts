@@ -1,8 +1,8 @@
 // @alone: it pauses the shared broker (SIGSTOP): every other suite's publishes would stall with it.
 
 import { Pool } from 'pg';
-import * as e2e from '../../tools/support/stack';
-import { waitFor } from '../../tools/support/wait';
+import * as e2e from '../../tools/harness/stack';
+import { waitFor } from '../../tools/harness/wait';
 
 interface Unavailable {
   outcome: 'not_accepted' | 'unknown';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ConsumerWatchdog, kafkaClientConfigFromEnv, letGo, severableConsumer } from '@app/kafka';
-import * as e2e from '../../tools/support/stack';
-import { waitFor } from '../../tools/support/wait';
+import * as e2e from '../../tools/harness/stack';
+import { waitFor } from '../../tools/harness/wait';
 
 // Issue 33: a consumer the watchdog replaced while it was still joining its group completed the join afterwards
 // (kafkajs's disconnect() does nothing to a runner mid-join) and stayed a member, owning partitions it never

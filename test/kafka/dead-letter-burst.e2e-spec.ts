@@ -1,12 +1,12 @@
 // @alone: load that needs the machine to itself: a burst of 20,000 poison records that every later
-// worker would re-read (tools/support/sequencer.js runs it last).
+// worker would re-read (tools/harness/sequencer.js runs it last).
 
 import { Consumer, Producer } from 'kafkajs';
 import { Pool } from 'pg';
 import { newPlantCreatedEvent, PLANT_CREATED_DLQ_TOPIC, PLANT_CREATED_TOPIC } from '@app/contracts';
-import * as e2e from '../../tools/support/stack';
-import { startAtTopicEnd } from '../../tools/support/topic-end';
-import { waitFor } from '../../tools/support/wait';
+import * as e2e from '../../tools/harness/stack';
+import { startAtTopicEnd } from '../../tools/harness/topic-end';
+import { waitFor } from '../../tools/harness/wait';
 
 // The attack (issue #10, item 2): a misconfigured producer writes 20,000 raw JSON records to plant.created.
 // The worker dead-lettered a whole fetched batch as one produce request, the broker refused it as

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Consumer, KafkaMessage } from 'kafkajs';
 import { PLANT_CREATED_TOPIC, RedriveHeaders } from '@app/contracts';
-import { adminClient } from '../../tools/support/admin';
-import * as e2e from '../../tools/support/stack';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import * as e2e from '../../tools/harness/stack';
+import { waitFor } from '../../tools/harness/wait';
 
 interface DeadLetter {
   id: string;

@@ -17,8 +17,8 @@ import { Webhook } from 'standardwebhooks';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createGatewayApp } from '../../apps/gateway/src/gateway.app';
 import { createWorkerApp } from '../../apps/worker/src/worker.app';
-import { adminClient } from '../../tools/support/admin';
-import { Receiver } from '../../tools/support/receiver';
+import { adminClient } from '../../tools/harness/admin';
+import { Receiver } from '../../tools/harness/receiver';
 import {
   makePki,
   Pki,
@@ -26,10 +26,10 @@ import {
   SecureKafka,
   securePortBase,
   startSecureKafka,
-} from '../../tools/support/secure-kafka';
-import * as e2e from '../../tools/support/stack';
-import { startAtTopicEnd } from '../../tools/support/topic-end';
-import { waitFor } from '../../tools/support/wait';
+} from '../../tools/harness/secure-kafka';
+import * as e2e from '../../tools/harness/stack';
+import { startAtTopicEnd } from '../../tools/harness/topic-end';
+import { waitFor } from '../../tools/harness/wait';
 
 // Kafka security against a real broker: SASL_SSL with SCRAM-SHA-512 and a CA made here, the KRaft
 // StandardAuthorizer with only the README's ACLs, mTLS, OAUTHBEARER checked by the broker against a JWKS this

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Consumer, KafkaMessage, Producer } from 'kafkajs';
 import { newPlantCreatedEvent, PLANT_CREATED_DLQ_TOPIC, PLANT_CREATED_TOPIC } from '@app/contracts';
-import * as e2e from '../../tools/support/stack';
-import { metricSum, metricValues } from '../../tools/support/metrics';
-import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
-import { TcpProxy, viaProxy } from '../../tools/support/tcp-proxy';
-import { waitFor } from '../../tools/support/wait';
+import * as e2e from '../../tools/harness/stack';
+import { metricSum, metricValues } from '../../tools/harness/metrics';
+import { OwnStack, startOwnStack } from '../../tools/harness/own-stack';
+import { TcpProxy, viaProxy } from '../../tools/harness/tcp-proxy';
+import { waitFor } from '../../tools/harness/wait';
 
 // Webhook → gateway → Kafka → worker → PostgreSQL, all real. On a database and topics of its own: its worker stores
 // this suite's plants alone (its pages of plants, its lag, its reused keys are its own), and sends no other suite's

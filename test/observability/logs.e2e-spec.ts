@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import * as e2e from '../../tools/support/stack';
-import { adminClient } from '../../tools/support/admin';
-import { OwnDatabase, ownDatabase } from '../../tools/support/own-stack';
-import { exitOf, freePort, spawnBuiltApp } from '../../tools/support/processes';
-import { Receiver } from '../../tools/support/receiver';
-import { waitFor } from '../../tools/support/wait';
+import * as e2e from '../../tools/harness/stack';
+import { adminClient } from '../../tools/harness/admin';
+import { OwnDatabase, ownDatabase } from '../../tools/harness/own-stack';
+import { exitOf, freePort, spawnBuiltApp } from '../../tools/harness/processes';
+import { Receiver } from '../../tools/harness/receiver';
+import { waitFor } from '../../tools/harness/wait';
 
 // What the two apps write while a plant flows through them and a subscriber fails once, at the most verbose
 // level: one format (JSON, the level as a word), a summary line of the flow, a warning naming the failing

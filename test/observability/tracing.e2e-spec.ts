@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Tracing } from '@app/observability';
-import { adminClient } from '../../tools/support/admin';
-import { CollectedSpan, OtlpCollector } from '../../tools/support/otlp-collector';
-import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
-import { Receiver } from '../../tools/support/receiver';
-import * as e2e from '../../tools/support/stack';
-import { waitFor } from '../../tools/support/wait';
+import { adminClient } from '../../tools/harness/admin';
+import { CollectedSpan, OtlpCollector } from '../../tools/harness/otlp-collector';
+import { OwnStack, startOwnStack } from '../../tools/harness/own-stack';
+import { Receiver } from '../../tools/harness/receiver';
+import * as e2e from '../../tools/harness/stack';
+import { waitFor } from '../../tools/harness/wait';
 
 const SERVER = 2;
 const CLIENT = 3;

@@ -1,7 +1,7 @@
 import net from 'node:net';
-import { OwnDatabase, ownDatabase } from '../../tools/support/own-stack';
-import { exitOf, freePort, spawnBuiltApp } from '../../tools/support/processes';
-import { waitFor } from '../../tools/support/wait';
+import { OwnDatabase, ownDatabase } from '../../tools/harness/own-stack';
+import { exitOf, freePort, spawnBuiltApp } from '../../tools/harness/processes';
+import { waitFor } from '../../tools/harness/wait';
 
 // The built worker's health and metrics port (main.ts) once listened on 0.0.0.0 whatever the configuration:
 // on a laptop, /metrics was open to the network the laptop was on. It listens on loopback unless

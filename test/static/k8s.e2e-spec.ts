@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { gatewayEnvSchema, loadConfig, workerEnvSchema } from '@app/config';
 import ipaddr from 'ipaddr.js';
-import { K8sObject, render, renderWithKubectl } from '../../tools/support/kustomize';
+import { K8sObject, render, renderWithKubectl } from '../../tools/harness/kustomize';
 
 /* eslint-disable @typescript-eslint/no-require-imports -- each model loaded only when an object of its kind is met */
 // The deploy folder, checked without a cluster: render each overlay, validate every object against the

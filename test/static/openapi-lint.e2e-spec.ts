@@ -20,7 +20,7 @@ const seedPointer = (pointer: string) =>
 
 describe('the served OpenAPI document under Redocly lint (recommended)', () => {
   it('reports nothing on our part, and only the known remarks on the seed', () => {
-    const output = execFileSync('node', [require.resolve('../../tools/support/redocly-lint.mjs')], {
+    const output = execFileSync('node', [require.resolve('../../tools/harness/redocly-lint.mjs')], {
       input: JSON.stringify(buildOpenApiDocument()),
     });
     const found = JSON.parse(output.toString()) as { rule: string; pointer: string; message: string }[];

@@ -2,10 +2,10 @@ import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
-import { Receiver } from '../../tools/support/receiver';
-import * as e2e from '../../tools/support/stack';
-import { waitFor } from '../../tools/support/wait';
+import { OwnStack, startOwnStack } from '../../tools/harness/own-stack';
+import { Receiver } from '../../tools/harness/receiver';
+import * as e2e from '../../tools/harness/stack';
+import { waitFor } from '../../tools/harness/wait';
 
 const CLI = path.resolve(__dirname, '../../cli/plant-store.js');
 

@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { waitFor } from '../../tools/support/wait';
+import { waitFor } from '../../tools/harness/wait';
 
 const ROOT = path.join(__dirname, '../..');
 

@@ -8,9 +8,9 @@ import { alive } from '../../tools/local-stack/orphans';
 import { checkReachable, serverUser } from '../../tools/local-stack/postgres';
 // The launcher's own probes, asked rather than written again.
 import { portOpen } from '../../tools/local-stack/processes';
-import * as e2e from '../../tools/support/stack';
-import { exitOf, freePort } from '../../tools/support/processes';
-import { waitFor } from '../../tools/support/wait';
+import * as e2e from '../../tools/harness/stack';
+import { exitOf, freePort } from '../../tools/harness/processes';
+import { waitFor } from '../../tools/harness/wait';
 
 // The local launcher as a newcomer meets it: what it does when a port is taken, when a start fails halfway,
 // when an earlier run was killed and left its broker behind, when an app crashes under `npm start`, and on

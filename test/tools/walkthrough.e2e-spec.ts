@@ -2,10 +2,10 @@ import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import * as e2e from '../../tools/support/stack';
-import { OwnStack, startOwnStack } from '../../tools/support/own-stack';
-import { freePort } from '../../tools/support/processes';
-import { waitFor } from '../../tools/support/wait';
+import * as e2e from '../../tools/harness/stack';
+import { OwnStack, startOwnStack } from '../../tools/harness/own-stack';
+import { freePort } from '../../tools/harness/processes';
+import { waitFor } from '../../tools/harness/wait';
 
 // The README's walk-through, run as written: its curl commands through bash against a real gateway and worker
 // (only the address changed), and the example receiver verifying the signed delivery with standardwebhooks. On a

@@ -3,9 +3,9 @@
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import type { BrokerKind } from '@app/delivery';
-import { localBrokers } from '../support/brokers';
-import { startElasticMq } from '../support/elasticmq';
-import type { Receiver } from '../support/receiver';
+import { localBrokers } from '../harness/brokers';
+import { startElasticMq } from '../harness/elasticmq';
+import type { Receiver } from '../harness/receiver';
 import { BrokerBases, createTarget, Kind, KINDS } from './destination-targets';
 import { costPerDelivery, deliveryRun, measure, Measured, timed } from './delivery-runs';
 import { histogramPercentiles, listArg, percentiles, Stack, step, table } from './harness';

@@ -1,9 +1,9 @@
 // bench:delivery's measured runs: subscribe, send webhooks at a rate, wait until every delivery arrived (or a broker
 // took every message), unsubscribe; then latency from each 200 to its arrival or recorded ack, and CPU per delivery.
 import { Client } from 'pg';
-import { adminClient } from '../support/admin';
-import type { Receiver } from '../support/receiver';
-import { waitFor } from '../support/wait';
+import { adminClient } from '../harness/admin';
+import type { Receiver } from '../harness/receiver';
+import { waitFor } from '../harness/wait';
 import type { Target } from './destination-targets';
 import { ADMIN, cpuMeter, info, paced, sendWebhook, Stack } from './harness';
 

@@ -18,10 +18,10 @@
 //          --workers 1 --gateways 1 --no-build --slow-subscriber [--slow-ms 2000] --kinds http
 import os from 'node:os';
 import { Client } from 'pg';
-import { adminClient } from '../support/admin';
-import { metricSum } from '../support/metrics';
-import { Receiver } from '../support/receiver';
-import { waitFor } from '../support/wait';
+import { adminClient } from '../harness/admin';
+import { metricSum } from '../harness/metrics';
+import { Receiver } from '../harness/receiver';
+import { waitFor } from '../harness/wait';
 import { brokerKindRuns, clientFloor, KindTable, kindsArg, localBrokersFor } from './delivery-kinds';
 import { ackedTimes, costPerDelivery, deliveryRun, measure, Measured } from './delivery-runs';
 import { BrokerBases, removeTargetsOnInterrupt } from './destination-targets';

@@ -19,7 +19,7 @@ import { BROKER_KINDS, BrokerKind, CONNECTORS, ConnectGuard, parseBrokerUrl } fr
 import { kafkaClientConfigFromEnv } from '@app/kafka';
 import { stopSpawned } from '../local-stack/processes';
 import { info } from '../local-stack/progress';
-import { ELASTICMQ_ACCOUNT, ELASTICMQ_REGION } from '../support/elasticmq';
+import { ELASTICMQ_ACCOUNT, ELASTICMQ_REGION } from '../harness/elasticmq';
 
 export type Kind = 'http' | BrokerKind;
 

@@ -15,7 +15,7 @@
 // --generator wrk|autocannon --no-build --first-load-only (stop after the fresh gateway's first 15 s)
 import { fork } from 'node:child_process';
 import path from 'node:path';
-import { metricSum } from '../support/metrics';
+import { metricSum } from '../harness/metrics';
 import {
   arg,
   histogramPercentiles,

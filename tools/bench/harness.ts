@@ -1,6 +1,6 @@
 // Shared pieces of the benchmarks: the real stack (local Kafka, PostgreSQL, built gateway and worker as
 // separate processes), an open-loop load generator, percentiles and CPU accounting. Helpers the end-to-end
-// tests already have (receiver, waiting, the admin client, metrics) are imported from tools/support.
+// tests already have (receiver, waiting, the admin client, metrics) are imported from tools/harness.
 import { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';

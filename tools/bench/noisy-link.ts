@@ -3,7 +3,7 @@
 // receiver's arrivals, or the nine's latency would include the bench's own delay, not the service's. Started by
 // noisy-neighbour.ts with NOISY_* in its environment; on the message 'stop' it sends back what the link was
 // answered, by call and status, and exits.
-import { adminClient } from '../support/admin';
+import { adminClient } from '../harness/admin';
 
 async function main() {
   const { NOISY_URL, NOISY_TOKEN, NOISY_SUBSCRIPTION, NOISY_SINCE, NOISY_KINDS } = process.env;

@@ -15,9 +15,9 @@
 // Options: --rate 300 --seconds 10 --abuse endpoint,patch,replay,test --no-build
 import { fork } from 'node:child_process';
 import path from 'node:path';
-import { adminClient } from '../support/admin';
-import { Receiver } from '../support/receiver';
-import { waitFor } from '../support/wait';
+import { adminClient } from '../harness/admin';
+import { Receiver } from '../harness/receiver';
+import { waitFor } from '../harness/wait';
 import {
   ADMIN,
   arg,

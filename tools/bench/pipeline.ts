@@ -10,7 +10,7 @@ import { Kafka, Message } from 'kafkajs';
 import { kafkaClientConfigFromEnv } from '@app/kafka';
 import { Pool } from 'pg';
 import { PLANT_CREATED_TOPIC } from '@app/contracts';
-import { waitFor } from '../support/wait';
+import { waitFor } from '../harness/wait';
 import { arg, paced, percentiles, printPeakRss, runBench, sendWebhook, startStack, step, table } from './harness';
 
 interface StoredRow {

@@ -15,7 +15,7 @@ import { Pool } from 'pg';
 import { RetentionRepository, runMigrations } from '@app/persistence';
 import { LIST_DELIVERIES } from '../../libs/persistence/src/deliveries/delivery.sql';
 import { PRUNE_DELIVERIES } from '../../libs/persistence/src/retention/retention.sql';
-import { scratchDatabase } from '../support/stack';
+import { scratchDatabase } from '../harness/stack';
 
 const DAY_MS = 86_400_000;
 const DAYS = 30;

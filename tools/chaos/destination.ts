@@ -1,5 +1,5 @@
 // The broker destination some scenarios add beside the HTTP receiver: a Redis stream of the suite's own Redis
-// (tools/support/brokers.ts, never the machine's), subscribed for the scenario and read back with Redis's own
+// (tools/harness/brokers.ts, never the machine's), subscribed for the scenario and read back with Redis's own
 // client. What it records is what the HTTP receiver records, so the audit counts both the same way.
 import Redis from 'ioredis';
 

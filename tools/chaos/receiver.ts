@@ -1,7 +1,7 @@
-// The subscriber: the suites' receiver (tools/support/receiver.ts), recording every New Plant delivered to it (by
+// The subscriber: the suites' receiver (tools/harness/receiver.ts), recording every New Plant delivered to it (by
 // webhook-id and plant id, with the time of the first) and, on demand, answering 500 for a while, as a subscriber
 // in trouble would.
-import { Receiver } from '../support/receiver';
+import { Receiver } from '../harness/receiver';
 
 export class ChaosReceiver {
   /** webhook-id → how many times it was acknowledged (more than once: a redelivery). */

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { Pool } from 'pg';
 import { build } from '../local-stack/build';
 import { stopEverythingOnInterrupt } from '../local-stack/supervisor';
-import { localBrokers, LocalBrokers } from '../support/brokers';
+import { localBrokers, LocalBrokers } from '../harness/brokers';
 import { audit, auditDestination, ScenarioResult, settle, topicSize } from './audit';
 import { forcedRejoins, notReadyWorkers, rejoinsBetween } from './consumers';
 import { ChaosStream } from './destination';

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { Kafka } from 'kafkajs';
 import { kafkaClientConfigFromEnv } from '@app/kafka';
-import type { LocalBrokers } from '../support/brokers';
+import type { LocalBrokers } from '../harness/brokers';
 import { activeController, busiestPartition, groupCoordinator, inSyncReplicas, waitInSync } from './cluster';
 import { ChaosReceiver } from './receiver';
 import { LedgerEntry } from './sender';

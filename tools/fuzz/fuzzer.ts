@@ -13,7 +13,7 @@ import { CaseGenerator, Context, FuzzCase } from './generate';
 import { OpenApiDocument, operationsOf, TokenKind } from './routes';
 import { Lane, Outcome } from './wire';
 import { Rng } from './values';
-import { Receiver } from '../support/receiver';
+import { Receiver } from '../harness/receiver';
 
 export interface FuzzTarget {
   gatewayUrl: string;

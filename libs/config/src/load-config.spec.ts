@@ -140,7 +140,7 @@ describe('credentials published as examples', () => {
 
   it('accepts the test suite’s tokens, npm start’s generated ones, and random keys', () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const tokens = require('../../../tools/support/tokens') as Record<string, string>;
+    const tokens = require('../../../tools/harness/tokens') as Record<string, string>;
     expect(() =>
       loadConfig(gatewayEnvSchema, {
         WEBHOOK_TOKENS: tokens.WEBHOOK_TOKEN,
