@@ -2,12 +2,10 @@
 // separate processes), an open-loop load generator, percentiles and CPU accounting. Helpers the end-to-end
 // tests already have (receiver, waiting, the admin client, metrics) are imported from tools/harness.
 import { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 
-import { bringUp } from '../local-stack';
-import { runApp, stopProcess, waitReady } from '../local-stack/apps';
+import { startAppStack } from '../harness/app-stack';
 import { stopEverythingOnInterrupt } from '../local-stack/supervisor';
 import { build } from '../local-stack/build';
 import { info, step } from '../local-stack/progress';
@@ -41,87 +39,43 @@ export async function startStack({
 }: { workerEnv?: Record<string, string>; startWorker?: boolean; workers?: number; gateways?: number } = {}) {
   if (!process.argv.includes('--no-build')) await build();
   stopEverythingOnInterrupt('the benchmark');
-  const local = await bringUp('bench');
-  const given = Object.fromEntries(
-    ['KAFKA_BROKERS', 'DATABASE_URL'].filter((k) => process.env[k]).map((k) => [k, process.env[k]!]),
-  ); // what bringUp did not start because the environment named it
-  const env: Record<string, string> = {
-    ...given,
-    ...local.env,
-    PORT: '3300',
-    METRICS_PORT: '9561',
-    WORKER_METRICS_PORT: '9560',
-    WEBHOOK_TOKENS: TOKEN,
-    ADMIN_TOKENS: ADMIN,
-    SECRETS_KEY: randomBytes(32).toString('base64'),
-    LOG_LEVEL: 'warn',
-    DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
-    WORKER_GROUP_ID: `bench-${randomBytes(3).toString('hex')}`,
-    KAFKAJS_NO_PARTITIONER_WARNING: '1',
-  };
   const s = step('Starting worker and gateway');
-  // The worker first: it migrates the database and creates the topics, which the gateway waits for.
-  const children: ChildProcess[] = [];
+  const apps = await startAppStack({
+    profile: 'bench',
+    tokens: { webhook: TOKEN, admin: ADMIN },
+    workerEnv,
+    workers: startWorker ? workers : 0,
+    gateways,
+    // Replicas after the first listen on ports of their own (3301, 9563…; workers 9562, 9564, …).
+    ports: { gateway: 3300, gatewayMetrics: 9561, worker: 9560 },
+    quiet: !process.env.BENCH_VERBOSE,
+  });
   const stack: Stack = {
-    env,
-    gateway: null as unknown as ChildProcess,
-    gateways: [],
-    worker: null,
-    workers: [],
-    url: `http://127.0.0.1:${env.PORT}`,
-    gatewayMetricsUrl: `http://127.0.0.1:${env.METRICS_PORT}`,
-    workerUrl: `http://127.0.0.1:${env.WORKER_METRICS_PORT}`,
+    env: apps.env,
+    gateway: apps.gateways[0].service.child!,
+    gateways: apps.gateways.map((g) => ({ process: g.service.child!, url: g.url, metricsUrl: g.metricsUrl })),
+    worker: apps.workers[0]?.service.child ?? null,
+    workers: apps.workers.map((w) => ({ process: w.service.child!, url: w.url })),
+    url: apps.gateways[0].url,
+    gatewayMetricsUrl: apps.gateways[0].metricsUrl,
+    workerUrl: apps.workers[0]?.url ?? 'http://127.0.0.1:9560',
     async startWorker(extra = {}) {
-      // Replicas after the first listen on ports of their own (9562, 9564, …); all share the consumer group.
-      const port = Number(env.WORKER_METRICS_PORT) + 2 * stack.workers.length;
-      const url = `http://127.0.0.1:${port}`;
-      const worker = runApp(
-        'worker',
-        { ...env, ...workerEnv, ...extra, WORKER_METRICS_PORT: String(port) },
-        { quiet: !process.env.BENCH_VERBOSE },
-      );
-      children.push(worker);
+      const added = await apps.addWorker(extra);
+      const worker = added.service.child!;
       stack.worker ??= worker;
-      stack.workers.push({ process: worker, url });
-      await waitReady(`${url}/readyz`, worker, 'worker');
+      stack.workers.push({ process: worker, url: added.url });
       return worker;
     },
     async stopWorker() {
-      await stopProcess(stack.worker, 30000);
+      const first = apps.workers.find((w) => w.service.child === stack.worker);
+      if (first) await apps.removeWorker(first);
       stack.workers = stack.workers.filter((w) => w.process !== stack.worker);
       stack.worker = null;
     },
-    async stop() {
-      await Promise.all(children.map((c) => stopProcess(c, 20000)));
-      await local.stop();
-    },
+    stop: () => apps.stop(),
   };
-  if (startWorker) for (let i = 0; i < workers; i++) await stack.startWorker();
-  else await prepareWithoutWorker(env);
-  for (let i = 0; i < gateways; i++) {
-    const port = Number(env.PORT) + i;
-    const metricsPort = Number(env.METRICS_PORT) + 2 * i;
-    const gateway = runApp(
-      'gateway',
-      { ...env, PORT: String(port), METRICS_PORT: String(metricsPort) },
-      { quiet: true },
-    );
-    children.push(gateway);
-    const url = `http://127.0.0.1:${port}`;
-    stack.gateways.push({ process: gateway, url, metricsUrl: `http://127.0.0.1:${metricsPort}` });
-    await waitReady(`${url}/readyz`, gateway, 'gateway');
-  }
-  stack.gateway = stack.gateways[0].process;
   s.done();
   return stack;
-}
-
-/** A gateway-only benchmark still needs what the worker prepares: its setup entry, run once. */
-async function prepareWithoutWorker(env: Record<string, string>) {
-  const setup = runApp('worker', env, { quiet: true, entry: 'setup/main' });
-  await new Promise<void>((resolve, reject) =>
-    setup.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`worker setup exited with ${code}`)))),
-  );
 }
 
 /** Sends `total` requests at `rate` per second, open loop (a slow answer does not slow the sender). */

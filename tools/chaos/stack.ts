@@ -1,11 +1,10 @@
 // The stack the fault suite breaks: its own Kafka broker and PostgreSQL (the `chaos` profile's ports and fresh
 // data, never the ones `npm start` or `npm test` run), two workers and two gateways, each a supervised process
 // that the scenarios kill, pause and restart themselves (no automatic restart: the suite decides when).
-import { randomBytes } from 'node:crypto';
+// Started by the harness's one starter (tools/harness/app-stack.ts).
 import fs from 'node:fs';
 import path from 'node:path';
-import { bringUp } from '../local-stack';
-import { appService } from '../local-stack/apps';
+import { AppStack, startAppStack } from '../harness/app-stack';
 import type { KafkaNode } from '../local-stack/kafka';
 import { LOCAL } from '../local-stack/paths';
 import { info, step } from '../local-stack/progress';
@@ -39,9 +38,6 @@ export interface ChaosStack {
   stop(): Promise<void>;
 }
 
-const GATEWAY_PORTS = [3401, 3402];
-const WORKER_PORTS = [9471, 9472];
-
 export interface StackOptions {
   /** Kafka nodes: 1, or a three-node KRaft quorum (KAFKA_NODES=3) with topics at 3 replicas, 2 in sync. */
   brokers?: number;
@@ -54,66 +50,42 @@ export async function startChaosStack(
   { brokers = 1, kafkaPort }: StackOptions = {},
 ): Promise<ChaosStack> {
   fs.rmSync(LOG_DIR, { recursive: true, force: true });
-  fs.mkdirSync(LOG_DIR, { recursive: true });
   // Its own broker and database whatever the caller's environment says: this suite kills them.
   const callerEnv = { ...process.env };
   delete callerEnv.KAFKA_BROKERS;
   delete callerEnv.DATABASE_URL;
   callerEnv.KAFKA_NODES = String(brokers);
-  const ports = kafkaPort ? { kafkaPort, controllerPort: kafkaPort + 1 } : {};
-  const infra = await bringUp('chaos', callerEnv, { ports });
-  const env = {
-    ...infra.env,
-    WEBHOOK_TOKENS: WEBHOOK_TOKEN,
-    ADMIN_TOKENS: ADMIN_TOKEN,
-    SECRETS_KEY: randomBytes(32).toString('base64'),
-    LOG_LEVEL: 'warn',
-    DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
-    WORKER_GROUP_ID: 'chaos',
-    PLANT_CREATED_PARTITIONS: '6',
-    KAFKAJS_NO_PARTITIONER_WARNING: '1',
-    ...appEnv,
-  };
-  const app = (kind: 'gateway' | 'worker', i: number) => {
-    const port = String((kind === 'gateway' ? GATEWAY_PORTS : WORKER_PORTS)[i]);
-    const ports: Record<string, string> =
-      kind === 'gateway' ? { PORT: port, METRICS_PORT: String(9481 + i) } : { WORKER_METRICS_PORT: port };
-    const label = `${kind}-${i + 1}`;
-    return appService(
-      kind,
-      { ...env, ...ports },
-      {
-        label,
-        readyUrl: `http://127.0.0.1:${port}/readyz`,
-        logFile: path.join(LOG_DIR, `${label}.log`),
-        // At the end the four stop at once: each waits out its own drain, and none needs another to stop.
-        stopTogether: 'chaos-apps',
-      },
-    );
-  };
-  const workers = [app('worker', 0), app('worker', 1)];
-  const gateways = [app('gateway', 0), app('gateway', 1)];
-  const s = step('Starting two workers, then two gateways');
+  const s = step('Starting the broker and database, two workers, then two gateways');
+  let stack: AppStack;
   try {
-    await workers[0].start(); // the first one migrates and creates the topics
-    await Promise.all([workers[1].start(), ...gateways.map((g) => g.start())]);
+    stack = await startAppStack({
+      profile: 'chaos',
+      callerEnv,
+      bringUp: { ports: kafkaPort ? { kafkaPort, controllerPort: kafkaPort + 1 } : {} },
+      tokens: { webhook: WEBHOOK_TOKEN, admin: ADMIN_TOKEN },
+      appEnv: { WORKER_GROUP_ID: 'chaos', PLANT_CREATED_PARTITIONS: '6', ...appEnv },
+      workers: 2,
+      gateways: 2,
+      ports: { gateway: 3401, gatewayMetrics: 9481, worker: 9471 },
+      logDir: LOG_DIR,
+    });
   } catch (err) {
-    await stopEverything(); // else the broker and the database outlive the failed run
+    await stopEverything(); // also what was still starting
     throw err;
   }
   s.done();
   return {
     // bringUp started both: the caller's KAFKA_BROKERS and DATABASE_URL were dropped above
-    kafka: infra.services.kafka!,
-    kafkaNodes: infra.services.kafkaNodes!,
-    postgres: infra.services.postgres!,
-    gateways,
-    workers,
-    gatewayUrls: GATEWAY_PORTS.map((p) => `http://127.0.0.1:${p}`),
-    workerPorts: WORKER_PORTS,
-    databaseUrl: infra.env.DATABASE_URL,
-    brokers: infra.env.KAFKA_BROKERS.split(','),
-    env,
+    kafka: stack.infra.services.kafka!,
+    kafkaNodes: stack.infra.services.kafkaNodes!,
+    postgres: stack.infra.services.postgres!,
+    gateways: stack.gateways.map((g) => g.service),
+    workers: stack.workers.map((w) => w.service),
+    gatewayUrls: stack.gateways.map((g) => g.url),
+    workerPorts: stack.workers.map((w) => Number(new URL(w.url).port)),
+    databaseUrl: stack.databaseUrl,
+    brokers: stack.brokers,
+    env: stack.env,
     async restart(service) {
       for (let attempt = 1; ; attempt++) {
         try {

@@ -18,9 +18,11 @@ const required = (name: string) => {
   return v;
 };
 
+import { databaseOfItsOwn, ScratchDatabase } from './scratch-database';
 import { ADMIN_TOKEN, TEST_SECRETS_KEY, WEBHOOK_TOKEN } from './tokens';
 
 export { ADMIN_TOKEN, TEST_SECRETS_KEY, WEBHOOK_TOKEN };
+export type { ScratchDatabase };
 
 export function baseEnv(overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
@@ -133,31 +135,10 @@ export function testKafka(): Kafka {
   return new Kafka(kafkaClientConfigFromEnv({ ...process.env, KAFKA_BROKERS: required('KAFKA_BROKERS') }, 'e2e'));
 }
 
-export interface ScratchDatabase {
-  url: string;
-  pool: Pool;
-  drop(): Promise<void>;
-}
-
 /**
- * An empty database of a suite's own on the test server, for statements that must not see other suites' rows
- * (a claim sees every pending delivery) or a schema that must start unmigrated. `drop()` ends it.
+ * An empty database of a suite's own on the test server (databaseOfItsOwn on DATABASE_URL's server). `drop()` ends
+ * it.
  */
-export async function scratchDatabase(prefix: string, poolSize = 4): Promise<ScratchDatabase> {
-  const name = `${prefix}_${randomBytes(4).toString('hex')}`;
-  const admin = testPool();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const u = new URL(required('DATABASE_URL'));
-  u.pathname = `/${name}`;
-  const pool = new Pool({ connectionString: u.toString(), max: poolSize });
-  pool.on('error', () => undefined); // the drop ends its connections; nothing waits on them then
-  return {
-    url: u.toString(),
-    pool,
-    async drop() {
-      await pool.end();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    },
-  };
+export function scratchDatabase(prefix: string, poolSize = 4): Promise<ScratchDatabase> {
+  return databaseOfItsOwn(required('DATABASE_URL'), prefix, poolSize);
 }

@@ -95,8 +95,10 @@ export function appService(
     owner,
     logFile,
     stopTogether,
+    readyTimeoutMs = 120000, // the gateway waits up to 60 s for the schema and topics
   }: {
     readyUrl: string;
+    readyTimeoutMs?: number;
     label?: string;
     quiet?: boolean;
     restart?: boolean;
@@ -110,7 +112,7 @@ export function appService(
     owner,
     restart,
     stopTogether,
-    readyTimeoutMs: 120000, // the gateway waits up to 60 s for the schema and topics
+    readyTimeoutMs,
     stopGraceMs: 30000,
     spawn: () => runApp(app, env, { quiet, label, logFile }),
     ready: async () => {
