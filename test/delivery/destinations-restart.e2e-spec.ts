@@ -1,15 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import * as amqp from 'amqplib';
-import Redis from 'ioredis';
-import { Consumer, Kafka, logLevel } from 'kafkajs';
-import mqtt from 'mqtt';
 import { LocalKafka, startKafka } from '../../tools/local-stack/kafka';
 import { LOCAL } from '../../tools/local-stack/paths';
 import { adminClient } from '../../tools/harness/admin';
 import { BrokerKind, localBrokers, LocalBrokers } from '../../tools/harness/brokers';
-import { jetStreamReader } from '../../tools/harness/jetstream-reader';
+import { brokerReader, kafkaReader, Reader } from '../../tools/harness/broker-readers';
 import { postVersionStored } from '../../tools/harness/plant-versions';
 import { freePort } from '../../tools/harness/processes';
 import { OwnStack, startOwnStack } from '../../tools/harness/own-stack';
@@ -35,120 +31,6 @@ const KINDS: { kind: BrokerKind; signal: NodeJS.Signals }[] = [
   { kind: 'mqtt', signal: 'SIGTERM' },
   { kind: 'amqp', signal: 'SIGTERM' },
 ];
-
-interface Message {
-  id: string;
-  body: string;
-}
-/** What arrived at a broker, in its order; read() may fail while the broker is down. */
-interface Reader {
-  url: string;
-  read(): Promise<Message[]>;
-  close(): Promise<unknown>;
-  /** Lets go of the broker before it stops (a reader that would not come back on its own). */
-  beforeStop?(): Promise<void>;
-}
-
-/**
- * A Kafka topic of the suite's own broker, read by a consumer group from the topic's start. The consumer is closed
- * before the broker stops and a new group reads everything again afterwards: a kafkajs consumer whose only broker
- * was killed is not what this test is about.
- */
-async function kafkaReader(bootstrap: string): Promise<Reader> {
-  const topic = `plantstore-restart-${run}-kafka`;
-  const kafka = new Kafka({ clientId: 'restart-reader', brokers: [bootstrap], logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: true });
-  await admin.disconnect();
-  let consumer: Promise<Consumer> | null = null;
-  let got: Message[] = [];
-  const open = async () => {
-    got = [];
-    const c = kafka.consumer({ groupId: `plantstore-restart-${run}-${randomBytes(3).toString('hex')}` });
-    await c.connect();
-    await c.subscribe({ topic, fromBeginning: true });
-    await c.run({
-      eachMessage: async ({ message }) =>
-        void got.push({ id: String(message.headers?.['webhook-id']), body: message.value!.toString() }),
-    });
-    return c;
-  };
-  const read = async () => {
-    await (consumer ??= open().catch((err) => ((consumer = null), Promise.reject(err))));
-    return got;
-  };
-  const beforeStop = async () => {
-    const c = consumer;
-    consumer = null;
-    await (await c)?.disconnect();
-  };
-  return { url: `kafka://${bootstrap}/${topic}`, read, close: beforeStop, beforeStop };
-}
-
-async function reader(kind: BrokerKind, base: string): Promise<Reader> {
-  const name = `plantstore-restart-${run}-${kind}`;
-  const where = new URL(base).host;
-  if (kind === 'amqp') {
-    // The messages wait in the durable queue; each read takes what is there, on a connection opened again after
-    // the restart.
-    let open: Promise<{ conn: amqp.ChannelModel; ch: amqp.Channel }> | null = null;
-    const connect = async () => {
-      const conn = await amqp.connect(base);
-      conn.on('error', () => undefined);
-      conn.on('close', () => (open = null));
-      const ch = await conn.createChannel();
-      ch.on('error', () => undefined);
-      return { conn, ch };
-    };
-    const got: Message[] = [];
-    await (await (open = connect())).ch.assertQueue(name, { durable: true });
-    const read = async () => {
-      const { ch } = await (open ??= connect().catch((err) => ((open = null), Promise.reject(err))));
-      for (let m = await ch.get(name, { noAck: true }); m; m = await ch.get(name, { noAck: true }))
-        got.push({ id: m.properties.messageId, body: m.content.toString() });
-      return got;
-    };
-    const close = async () => {
-      const { conn, ch } = await open!;
-      await ch.deleteQueue(name);
-      await conn.close();
-    };
-    return { url: `amqp://guest:guest@${where}/?routingKey=${name}`, read, close };
-  }
-  if (kind === 'nats') {
-    const js = await jetStreamReader(name, {
-      servers: where,
-      reconnect: true,
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 250,
-    });
-    return { url: `nats://${where}/${js.subject}`, read: js.read, close: js.close };
-  }
-  if (kind === 'mqtt') {
-    // Clean start off and a session that outlives the connection: Mosquitto keeps the reader's subscription and
-    // queues its QoS 1 messages while the reader is away (saved to its persistence file when it stops).
-    const client = await mqtt.connectAsync(base, {
-      protocolVersion: 5,
-      clientId: `plantstore-restart-${run}`,
-      clean: false,
-      properties: { sessionExpiryInterval: 600 },
-      reconnectPeriod: 250,
-    });
-    client.on('error', () => undefined);
-    const got: Message[] = [];
-    client.on('message', (_t, payload, packet) =>
-      got.push({ id: String(packet.properties?.userProperties?.['webhook-id']), body: payload.toString() }),
-    );
-    await client.subscribeAsync(`${name}/new`, { qos: 1 });
-    return { url: `mqtt://${where}/${name}/new`, read: async () => got, close: () => client.endAsync(true) };
-  }
-  const redis = new Redis(base, { lazyConnect: false });
-  redis.on('error', () => undefined);
-  const read = async () =>
-    (await redis.xrange(name, '-', '+')).map(([, f]) => ({ id: f[f.indexOf('webhook-id') + 1], body: f.at(-1)! }));
-  return { url: `redis://${where}/${name}`, read, close: async () => (await redis.del(name), redis.quit()) };
-}
 
 describe('destinations when their broker restarts', () => {
   let stack: OwnStack;
@@ -252,7 +134,7 @@ describe('destinations when their broker restarts', () => {
   it.each(KINDS)(
     '$kind: its broker stopped ($signal) and started again mid-run loses nothing and keeps each plant in order',
     async ({ kind, signal }) => {
-      const r = await reader(kind, brokers[kind]);
+      const r = await brokerReader(kind, brokers[kind], `plantstore-restart-${run}`);
       try {
         await survivesRestart(kind, r, (during) => brokers.stopped(kind, during, signal));
       } finally {
@@ -273,7 +155,7 @@ describe('destinations when their broker restarts', () => {
     });
     const node = kafka.service;
     try {
-      const r = await kafkaReader(kafka.brokers[0]);
+      const r = await kafkaReader(kafka.brokers[0], `plantstore-restart-${run}`);
       try {
         await survivesRestart('kafka', r, async (during) => {
           node.signal('SIGKILL', { group: true });
