@@ -17,7 +17,6 @@
 // Options: --rate 1000 --seconds 10 --subscribers 1,10 --step [--step-from 200 --step-to 1200 --step-by 100]
 //          --workers 1 --gateways 1 --no-build --slow-subscriber [--slow-ms 2000] --kinds http
 import os from 'node:os';
-import { Client } from 'pg';
 import { adminClient } from '../harness/admin';
 import { metricSum } from '../harness/metrics';
 import { Receiver } from '../harness/receiver';
@@ -37,28 +36,11 @@ import {
   scrapeHistogram,
   sendWebhook,
   Stack,
+  printStatementStats,
   startStack,
   step,
   table,
 } from './harness';
-
-/** The statements PostgreSQL spent most time on (PG_STAT_STATEMENTS=1). */
-async function printStatementStats(url: string) {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
-    const { rows } = await client.query(
-      `SELECT calls, round(total_exec_time)::int AS total_ms, round(mean_exec_time::numeric, 2) AS mean_ms,
-              round(total_plan_time)::int AS plan_ms, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 90) AS query
-       FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT 8`,
-    );
-    console.log('\nPostgreSQL statements by total time:');
-    table(rows);
-  } finally {
-    await client.end();
-  }
-}
 
 /**
  * 9 fast receivers and one taking `slowMs` per request, against 10 fast ones, at the same webhook rate: the fast
@@ -304,7 +286,8 @@ async function main() {
       );
     else if (stepping) console.log('\nNo step held p95 <= 100 ms.');
     printPeakRss(stack);
-    if (process.env.PG_STAT_STATEMENTS === '1') await printStatementStats(stack.env.DATABASE_URL);
+    if (process.env.PG_STAT_STATEMENTS === '1')
+      await printStatementStats(stack.env.DATABASE_URL, 'PostgreSQL statements by total time:');
   } finally {
     await rx.stop();
     await stack.stop();

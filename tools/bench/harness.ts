@@ -4,6 +4,7 @@
 import { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import { Client } from 'pg';
 
 import { startAppStack } from '../harness/app-stack';
 import { stopEverythingOnInterrupt } from '../local-stack/supervisor';
@@ -291,4 +292,26 @@ export function runBench(main: () => Promise<void>) {
       process.exit(1);
     },
   );
+}
+
+/**
+ * The statements PostgreSQL spent most time on since the last reset (PG_STAT_STATEMENTS=1, which the launcher's
+ * PostgreSQL then records), under `title`; `reset` starts the count again (a phase of its own).
+ */
+export async function printStatementStats(url: string, title: string, { reset = false } = {}) {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    if (reset) return void (await client.query('SELECT pg_stat_statements_reset()'));
+    const { rows } = await client.query(
+      `SELECT calls, round(total_exec_time)::int AS total_ms, round(mean_exec_time::numeric, 2) AS mean_ms,
+              round(total_plan_time)::int AS plan_ms, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 90) AS query
+       FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT 8`,
+    );
+    console.log(`\n${title}`);
+    table(rows);
+  } finally {
+    await client.end();
+  }
 }

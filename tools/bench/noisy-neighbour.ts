@@ -12,7 +12,8 @@
 // --abuse endpoint,patch,replay,test: what the tenth does (all by default), to tell their costs apart; `control`
 // makes as many calls as the three loops, each costing the service nearly nothing (GET /healthz);
 // --endpoint fast,slow: how its endpoint fails (503 at once, a 500 after 2 s; both by default, in turn).
-// Options: --rate 300 --seconds 10 --abuse endpoint,patch,replay,test --no-build
+// Options: --rate 300 --seconds 10 --abuse endpoint,patch,replay,test --no-build. PG_STAT_STATEMENTS=1: what
+// PostgreSQL spent its time on beside the control and beside the noisy tenth.
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import { adminClient } from '../harness/admin';
@@ -25,6 +26,7 @@ import {
   paced,
   percentiles,
   printPeakRss,
+  printStatementStats,
   runBench,
   sendWebhook,
   Stack,
@@ -143,8 +145,11 @@ async function main() {
         stop,
       );
       const s = step(`Nine beside a tenth (${calls.join(' and ')}): ${count} webhooks at ${rate}/s`);
+      const statements = process.env.PG_STAT_STATEMENTS === '1';
+      if (statements) await printStatementStats(stack.env.DATABASE_URL, '', { reset: true });
       record(label, await run(stack, rx, nine, rate, count, nextId));
       end();
+      if (statements) await printStatementStats(stack.env.DATABASE_URL, `PostgreSQL's statements, ${label}:`);
       const answers = await answered;
       s.done();
       await admin.call('DELETE', `/subscriptions/${tenth.id}`);
