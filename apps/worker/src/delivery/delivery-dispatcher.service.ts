@@ -19,7 +19,7 @@ import { DeliveryInbox } from './delivery-inbox';
 import { DeliverySender } from './delivery-sender';
 import { DeliverySignal } from './delivery-signal';
 import { DeliverySteps } from './delivery-steps';
-import { DeliveryIntake } from './delivery-intake';
+import { DeliveryIntake, everyLeftOut } from './delivery-intake';
 import { FanOutTracker } from './fan-out-tracker';
 import { LeaseKeeper, RENEW_EVERY_MS } from './lease-keeper';
 import { OutcomeRecorder } from './outcome-recorder';
@@ -75,7 +75,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       signal,
       {
         free: () => this.free(),
-        saturated: () => this.saturated(),
+        leftOut: () => this.leftOut(),
         idle: () => this.steps.count('queued') + this.steps.count('sending') === 0,
         sending: () => this.queue.sending,
         take: (ds) => this.take(ds),
@@ -100,7 +100,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
 
   offer(): IntakeOffer {
     if (this.stopped) return NO_OFFER;
-    return { limit: this.free(), skipSubscriptions: this.saturated(), leaseMs: this.leases.leaseMs };
+    return { limit: this.free(), skipSubscriptions: everyLeftOut(this.leftOut()), leaseMs: this.leases.leaseMs };
   }
 
   accept(fanned: ClaimedDelivery[], left: { events: number; rows: number }) {
@@ -141,15 +141,15 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   }
 
   /**
-   * Subscriptions left out of the next claim: those with a full queue here, so one busy subscriber cannot hog it,
-   * and those whose gate is shut (paused, circuit open, no share of their maxConcurrency): theirs wait as rows.
+   * Subscriptions left out of claims and fan-outs: a full queue here (one busy subscriber cannot hog a claim), and a
+   * shut gate (paused, circuit open, no share of their maxConcurrency): theirs wait as rows.
    */
-  private saturated(): string[] {
-    return [...new Set([...this.queue.full((id) => this.gates.admissionCap(id)), ...this.gates.excluded()])];
+  private leftOut(): { full: string[]; shut: string[] } {
+    return { full: this.queue.full((id) => this.gates.admissionCap(id)), shut: this.gates.excluded() };
   }
 
   /**
-   * Takes on what was claimed, fanned out or handed over, queued up to each subscriber's cap (as saturated()). A
+   * Takes on what was claimed, fanned out or handed over, queued up to each subscriber's cap (as leftOut()). A
    * claim leaves out only subscribers full when it started; one just below its cap could come back with a whole
    * claim's rows and fill the window while every other subscriber waited for room. The excess waits as rows.
    */

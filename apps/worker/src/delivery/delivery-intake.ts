@@ -9,14 +9,20 @@ const CLAIM_COALESCE_MS = 5;
 export interface IntakeHost {
   /** Deliveries the dispatcher can take on now. */
   free(): number;
-  /** Subscribers to leave out of the next claim (full here, or their gate shut). */
-  saturated(): string[];
+  /**
+   * Subscribers to leave out of the next claim: `full` here (their rows are claimed again as their queue drains),
+   * or their gate `shut` (their rows wait until it opens, which calls lookAgain).
+   */
+  leftOut(): { full: string[]; shut: string[] };
   /** Nothing queued nor on the wire. */
   idle(): boolean;
   /** Requests on the wire. */
   sending(): number;
   take(ds: ClaimedDelivery[]): void;
 }
+
+/** The subscribers left out for either reason, once each. */
+export const everyLeftOut = (l: { full: string[]; shut: string[] }) => [...new Set([...l.full, ...l.shut])];
 
 /**
  * The loop that keeps the dispatcher's window filled from the database, in batches: events nobody took on, leased
@@ -73,11 +79,13 @@ export class DeliveryIntake {
       const claimed: ClaimedDelivery[] = [];
       // Claim in batches: when a quarter of the window is free, or when nothing at all is under way.
       if (want >= Math.max(1, window / 4) || (want > 0 && this.host.idle())) {
-        const saturated = this.host.saturated();
+        const { full, shut } = this.host.leftOut();
+        const saturated = everyLeftOut({ full, shut });
         claimed.push(...(await this.fanOutEvents(want, saturated)));
         // Rows are claimed when some were left due, and at every poll (a retry comes due with time).
         const rowsDue = this.rows || Date.now() - this.lastRowClaim >= pollMs;
-        if (rowsDue && want > claimed.length) claimed.push(...(await this.claimRows(want - claimed.length, saturated)));
+        if (rowsDue && want > claimed.length)
+          claimed.push(...(await this.claimRows(want - claimed.length, saturated, full.length > 0)));
       }
       this.host.take(claimed);
       // Claimed a full batch: more may be due, go again at once. Otherwise (or with no room at all: the window
@@ -103,11 +111,17 @@ export class DeliveryIntake {
     }
   }
 
-  private async claimRows(want: number, saturated: string[]): Promise<ClaimedDelivery[]> {
+  /**
+   * `fullLeftOut`: some were left out for a full queue here, and their rows are to be claimed as it drains. Those
+   * left out for a shut gate are not: their rows wait until it opens (lookAgain). Counting them too, a subscriber
+   * whose circuit stayed open had every freed slot claim again, for nothing (bench:noisy-neighbour: ~170 empty
+   * claims a second beside a failing tenth, a quarter of a core of PostgreSQL).
+   */
+  private async claimRows(want: number, saturated: string[], fullLeftOut: boolean): Promise<ClaimedDelivery[]> {
     try {
       this.lastRowClaim = Date.now();
       const result = await this.outbox.claimDue(want, saturated, this.opts.leaseMs);
-      this.rows = result.more || saturated.length > 0;
+      this.rows = result.more || fullLeftOut;
       return result.claimed;
     } catch (err) {
       this.failures.log('warn', 'claim', {}, `claiming deliveries failed, will retry: ${(err as Error).message}`);
