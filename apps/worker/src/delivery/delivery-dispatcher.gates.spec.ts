@@ -1,5 +1,5 @@
 import { DeliveryDispatcher } from './delivery-dispatcher.service';
-import { delivery, ok, setup, until } from './delivery-dispatcher.fixtures-spec';
+import { delivery, ok, settle, setup, until } from './delivery-dispatcher.fixtures-spec';
 
 // The dispatcher with its subscribers' gates: pauses, limits and circuits decide what is sent and what waits.
 describe(`${DeliveryDispatcher.name}: subscriber gates`, () => {
@@ -27,6 +27,32 @@ describe(`${DeliveryDispatcher.name}: subscriber gates`, () => {
     inbox.accept([delivery('a4', 's1')], { events: 0, rows: 0 });
     await until('a4 set aside', () => recorded().length === 5);
     expect(sent).not.toContain('a4');
+  });
+
+  it('claims no rows again for deliveries of a shut gate set aside: its opening says when (issue #36)', async () => {
+    // A circuit open, its probe on the wire: each delivery of it handed over was set aside, counted as over its share
+    // too, and the intake claimed again for it, finding nothing: ~80 empty claims a second beside a failing tenth
+    // (bench:noisy-neighbour).
+    const { inbox, hold, recorded, sent, start, mocks, shared } = setup();
+    const gate = { maxDeliveriesPerSecond: null, maxConcurrency: null, pausedForMs: null, consecutiveFailures: 5 };
+    shared.state.gates = [{ subscriptionId: 's1', ...gate, circuit: 'open', probeInMs: 0 }];
+    let answerProbe!: () => void;
+    const probeAnswered = new Promise<void>((r) => (answerProbe = r));
+    hold(async (d) => (d.id === 'p1' ? (await probeAnswered, { ...ok, status: 500 }) : ok));
+    start();
+    await settle(); // the heartbeat: the circuit open, its probe taken here
+    inbox.accept([delivery('p1', 's1')], { events: 0, rows: 0 });
+    await until('the probe on the wire', () => sent.includes('p1'));
+    await settle();
+    const claimsBefore = mocks.claimDue.mock.calls.length;
+    for (let i = 2; i <= 21; i++) {
+      inbox.accept([delivery(`p${i}`, 's1')], { events: 0, rows: 0 });
+      await until(`p${i} set aside`, () => recorded().length === i - 1);
+    }
+    await settle();
+    answerProbe();
+    expect(sent).toEqual(['p1']);
+    expect(mocks.claimDue.mock.calls.length - claimsBefore).toBeLessThanOrEqual(1);
   });
 
   it("hands a paused subscriber's claimed rows back instead of sending them", async () => {

@@ -140,18 +140,16 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     return Math.max(0, this.window - this.steps.held());
   }
 
-  /**
-   * Subscriptions left out of claims and fan-outs: a full queue here (one busy subscriber cannot hog a claim), and a
-   * shut gate (paused, circuit open, no share of their maxConcurrency): theirs wait as rows.
-   */
+  /** Left out of claims and fan-outs: a full queue (one subscriber cannot hog a claim), a shut gate (paused…). */
   private leftOut(): { full: string[]; shut: string[] } {
-    return { full: this.queue.full((id) => this.gates.admissionCap(id)), shut: this.gates.excluded() };
+    const shut = this.gates.excluded();
+    return { full: this.queue.full((id) => this.gates.admissionCap(id)).filter((id) => !shut.includes(id)), shut };
   }
 
   /**
-   * Takes on what was claimed, fanned out or handed over, queued up to each subscriber's cap (as leftOut()). A
-   * claim leaves out only subscribers full when it started; one just below its cap could come back with a whole
-   * claim's rows and fill the window while every other subscriber waited for room. The excess waits as rows.
+   * Takes on what was claimed, fanned out or handed over, queued up to each subscriber's cap (as leftOut()): a claim
+   * leaves out only subscribers full when it started, and one just below its cap could come back with a whole claim's
+   * rows and fill the window while every other subscriber waited for room. The excess waits as rows.
    */
   private take(ds: ClaimedDelivery[]) {
     const cap = 2 * this.queue.fairShare();
@@ -160,12 +158,14 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       this.steps.take(d);
       if (!d.hasRow) this.fanOuts.track(d);
       this.gates.learn(d);
-      const full = this.queue.held(d.subscriptionId) >= Math.min(this.gates.admissionCap(d.subscriptionId), cap);
+      // Over its share (claimed again as its queue drains) or its gate shut (claimed before this replica knew; its
+      // rows wait until the gate opens, opened()): it waits as a row.
+      const shut = this.gates.shut(d.subscriptionId);
+      const full =
+        !shut && this.queue.held(d.subscriptionId) >= Math.min(this.gates.admissionCap(d.subscriptionId), cap);
       if (full) this.intake.moreRows();
-      if (full || this.gates.shut(d.subscriptionId)) {
-        // Over its share, or its gate shut (claimed before this replica knew): it waits as a row.
-        over.push(d);
-      } else {
+      if (full || shut) over.push(d);
+      else {
         this.queue.push(d);
         this.steps.move(d, 'queued');
       }
