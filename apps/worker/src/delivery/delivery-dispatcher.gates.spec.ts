@@ -33,14 +33,18 @@ describe(`${DeliveryDispatcher.name}: subscriber gates`, () => {
     // A circuit open, its probe on the wire: each delivery of it handed over was set aside, counted as over its share
     // too, and the intake claimed again for it, finding nothing: ~80 empty claims a second beside a failing tenth
     // (bench:noisy-neighbour).
-    const { inbox, hold, recorded, sent, start, mocks, shared } = setup();
+    const { inbox, hold, recorded, sent, start, mocks, shared, gates } = setup();
     const gate = { maxDeliveriesPerSecond: null, maxConcurrency: null, pausedForMs: null, consecutiveFailures: 5 };
     shared.state.gates = [{ subscriptionId: 's1', ...gate, circuit: 'open', probeInMs: 0 }];
     let answerProbe!: () => void;
     const probeAnswered = new Promise<void>((r) => (answerProbe = r));
     hold(async (d) => (d.id === 'p1' ? (await probeAnswered, { ...ok, status: 500 }) : ok));
     start();
-    await settle(); // the heartbeat: the circuit open, its probe taken here
+    // The first heartbeat: the circuit open, its probe taken here (s1 may send one).
+    await until(
+      'the probe taken',
+      () => gates.circuits().get('s1') === 'half_open' && !gates.excluded().includes('s1'),
+    );
     inbox.accept([delivery('p1', 's1')], { events: 0, rows: 0 });
     await until('the probe on the wire', () => sent.includes('p1'));
     await settle();
