@@ -71,7 +71,6 @@ export async function startAppStack(o: AppStackOptions): Promise<AppStack> {
   const given = callerEnv.DATABASE_URL;
   const brokers = infra.env.KAFKA_BROKERS ?? callerEnv.KAFKA_BROKERS!;
   const own = o.ownDatabase && given ? await databaseOfItsOwn(given, o.profile) : null;
-  if (own) await own.pool.end(); // only the apps use it
   const env: Record<string, string> = {
     ...infra.env,
     KAFKA_BROKERS: brokers,
