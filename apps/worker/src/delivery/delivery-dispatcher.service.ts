@@ -24,6 +24,7 @@ import { FanOutTracker } from './fan-out-tracker';
 import { LeaseKeeper, RENEW_EVERY_MS } from './lease-keeper';
 import { OutcomeRecorder } from './outcome-recorder';
 import { SendQueue } from './send-queue';
+import { RoomWaits } from './room-waits';
 import { WakeTimer } from './wake-timer';
 import { HEARTBEAT_MS, SubscriberGates } from './subscriber-gates';
 
@@ -43,7 +44,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   private readonly schedule: number[];
   /** Deliveries this worker takes on ahead: on the wire, queued for a slot, or being recorded. */
   private readonly window: number;
-  private readonly steps = new DeliverySteps();
+  private readonly steps = new DeliverySteps(() => this.roomWaits.changed());
+  private readonly roomWaits: RoomWaits;
   private readonly queue: SendQueue;
   private readonly fanOuts = new FanOutTracker();
   private readonly leases: LeaseKeeper;
@@ -68,6 +70,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     this.schedule = parseSchedule(config.DELIVERY_RETRY_SCHEDULE);
     this.window = 2 * config.DELIVERY_CONCURRENCY;
     this.queue = new SendQueue(config.DELIVERY_CONCURRENCY);
+    this.roomWaits = new RoomWaits(() => this.free(), config.DELIVERY_CONCURRENCY);
     this.leases = new LeaseKeeper(outbox, config.DELIVERY_TIMEOUT_MS, this.failures);
     this.recorder = new OutcomeRecorder(outbox, this.failures);
     this.intake = new DeliveryIntake(
@@ -103,6 +106,10 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     return { limit: this.free(), skipSubscriptions: everyLeftOut(this.leftOut()), leaseMs: this.leases.leaseMs };
   }
 
+  roomFor(deliveries: number, by: number): Promise<IntakeOffer> {
+    return this.roomWaits.until(deliveries, by, this.stopped, () => this.offer());
+  }
+
   accept(fanned: ClaimedDelivery[], left: { events: number; rows: number }) {
     if (this.stopped) {
       // Stopping between offer() and here: hand the events back rather than let them wait for the lease.
@@ -124,6 +131,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   /** Stops claiming, hands back what is queued, waits for attempts on the wire, then hands back open events. */
   async onModuleDestroy() {
     this.stopped = true;
+    this.roomWaits.changed(true);
     for (const t of this.timers) clearInterval(t);
     this.wake.stop();
     this.intake.stop();

@@ -44,6 +44,9 @@ export class DeliverySteps {
   private readonly at = new Map<ClaimedDelivery, DeliveryStep>();
   private readonly counts = new Map<DeliveryStep, number>();
 
+  /** `left`: called each time a delivery reaches a final step (room in the window may have freed). */
+  constructor(private readonly left: () => void = () => undefined) {}
+
   take(d: ClaimedDelivery) {
     if (this.at.has(d)) throw new Error(`delivery ${d.id} taken twice`);
     this.set(d, 'taken');
@@ -54,8 +57,10 @@ export class DeliverySteps {
     if (from === undefined || !NEXT[from].includes(to))
       throw new Error(`delivery ${d.id}: no step from ${from ?? '(not held)'} to ${to}`);
     this.counts.set(from, this.count(from) - 1);
-    if (isFinal(to)) this.at.delete(d);
-    else this.set(d, to);
+    if (isFinal(to)) {
+      this.at.delete(d);
+      this.left();
+    } else this.set(d, to);
   }
 
   stepOf(d: ClaimedDelivery): DeliveryStep | undefined {

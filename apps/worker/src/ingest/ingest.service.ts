@@ -3,14 +3,18 @@ import { APP_CONFIG, WorkerConfig } from '@app/config';
 import { EventHeaders } from '@app/contracts';
 import { AclNeed, explainKafkaError, workerConsumerGroup } from '@app/kafka';
 import {
+  addApplyResult,
   ApplyResult,
   emptyApplyResult,
   fannedOutDeliveries,
+  FanOutPlan,
   IngestEvent,
+  IntakeOffer,
   NO_OFFER,
   PLANT_EVENT_STORE,
   PlantEventStore,
   planFanOut,
+  SubscriberSet,
 } from '@app/delivery';
 import { nestSink, RateLimitedLog, Tracing } from '@app/observability';
 import { isDataError, WriteCoalescer } from '@app/persistence';
@@ -19,6 +23,7 @@ import { SubscriberCache } from '../subscribers/subscriber-cache';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { BatchPlan, planBatch, PoisonMessage } from './batch-plan';
 import { BatchSpans } from './event-spans';
+import { deliveriesPerEvent, fittingEvents } from './handover-room';
 import { publishDeadLetters } from '../dead-letters/dead-letter-publisher';
 import { headerString, IngestBatch } from './ingest-batch';
 import { ConsumerState } from '../health/consumer-state';
@@ -117,14 +122,35 @@ export class IngestService {
   }
 
   /**
-   * One statement for many batches, fanned out to the subscriptions held in memory. Stored: the deliveries of the
-   * events leased to this worker, built from the events in hand, go to the dispatcher now, before the dead letters
-   * and the offset commits; the other events wait for a fan-out.
+   * One write for many batches, fanned out to the subscriptions held in memory. The dispatcher takes on the
+   * deliveries of the events it has room for: those are stored leased to it and handed over now, before the dead
+   * letters and the offset commits. While its window is full the write waits for room, up to
+   * DELIVERY_HANDOVER_WAIT_MS, and stores what fits as room frees (Kafka holds the rest meanwhile); past that
+   * wait, the rest is stored for a fan-out statement and claims, as rows. A row costs the database about three
+   * times what a hand-over does (docs/benchmarks.md), so a backlog must not turn into rows at the first full window.
    */
   private async storeAndHandOver(events: IngestEvent[]): Promise<ApplyResult> {
-    const set = await this.subscribers.current();
-    const plan = planFanOut(events, set, this.maxHops);
-    const result = await this.store.applyEvents(events, this.inbox.offer(), this.maxHops, plan);
+    const total = emptyApplyResult();
+    const waitUntil = Date.now() + this.config.DELIVERY_HANDOVER_WAIT_MS;
+    for (let rest = events; rest.length > 0;) {
+      const set = await this.subscribers.current();
+      const plan = planFanOut(rest, set, this.maxHops);
+      const offer = await this.inbox.roomFor(plan.pairs.length, waitUntil);
+      // Nothing fits after the wait (it ran out, the worker stops, or one event owes more than the window): the
+      // rest in one statement, taken on as far as it fits and left for a fan-out past that.
+      const fit = fittingEvents(deliveriesPerEvent(rest, plan, offer.skipSubscriptions), offer.limit);
+      const part = fit === 0 ? rest : rest.slice(0, fit);
+      addApplyResult(
+        total,
+        await this.storePart(part, part === rest ? plan : planFanOut(part, set, this.maxHops), set, offer),
+      );
+      rest = rest.slice(part.length);
+    }
+    return total;
+  }
+
+  private async storePart(events: IngestEvent[], plan: FanOutPlan, set: SubscriberSet, offer: IntakeOffer) {
+    const result = await this.store.applyEvents(events, offer, this.maxHops, plan);
     if (!result.current) this.subscribers.refresh(); // a subscription changed: the events went to FAN_OUT
     this.loops.record(result.suppressed);
     this.inbox.accept(fannedOutDeliveries(events, plan, set, result), {
@@ -146,13 +172,8 @@ export class IngestService {
     for (const event of plan.events) {
       try {
         const r = await this.store.applyEvents([event], NO_OFFER, this.maxHops, planFanOut([event], set, this.maxHops));
-        r.fresh.forEach((id) => result.fresh.add(id));
-        r.applied.forEach((id) => result.applied.add(id));
-        r.unchanged.forEach((id) => result.unchanged.add(id));
-        result.keyReused.push(...r.keyReused);
         this.loops.record(r.suppressed);
-        result.outboxed += r.outboxed;
-        result.deferred += r.deferred;
+        addApplyResult(result, r);
       } catch (err) {
         if (!isDataError(err)) throw err;
         unstorable.push({ message: byOffset.get(event.offset)!, reason: `unstorable: ${(err as Error).message}` });

@@ -82,6 +82,22 @@ export const emptyApplyResult = (): ApplyResult => ({
 });
 
 /**
+ * Adds what one statement stored to the total of a write made of several: the counts and ids, not what is per
+ * statement (its deliveries to send, their lease, whether its subscriptions were current).
+ */
+export function addApplyResult(total: ApplyResult, r: ApplyResult): ApplyResult {
+  r.fresh.forEach((id) => total.fresh.add(id));
+  r.applied.forEach((id) => total.applied.add(id));
+  r.unchanged.forEach((id) => total.unchanged.add(id));
+  total.keyReused.push(...r.keyReused);
+  total.suppressed.push(...r.suppressed);
+  total.outboxed += r.outboxed;
+  total.leftForFanOut += r.leftForFanOut;
+  total.deferred += r.deferred;
+  return total;
+}
+
+/**
  * How many deliveries the caller (the worker's dispatcher) can take on right away from the events it stores:
  * those events are written already leased to it, and their deliveries come back to send. Nobody else can see
  * them before the commit, so there is nothing to claim from anyone, and the fan-out statement is skipped.

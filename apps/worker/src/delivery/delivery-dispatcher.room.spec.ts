@@ -1,0 +1,53 @@
+import { delivery, ok, setup, until } from './delivery-dispatcher.fixtures-spec';
+import { SendResult } from './delivery-sender';
+
+// roomFor: how ingest holds a consumed batch while the window is full, rather than write every delivery as a row.
+describe('DeliveryDispatcher.roomFor', () => {
+  it('answers at once while there is room for the deliveries asked', async () => {
+    const { sut, inbox } = setup(); // a window of 4
+    const offer = await inbox.roomFor(3, Date.now() + 60_000);
+    expect(offer.limit).toBe(4);
+    await sut.onModuleDestroy();
+  });
+
+  it('waits while the window is full, and answers as deliveries leave it', async () => {
+    const { sut, inbox, hold } = setup();
+    const answers: (() => void)[] = [];
+    hold(() => new Promise<SendResult>((r) => answers.push(() => r(ok))));
+    inbox.accept([delivery('a', 's1', 'e1'), delivery('b', 's2', 'e2'), delivery('c', 's3', 'e3')], {
+      events: 0,
+      rows: 0,
+    });
+    let answered: number | undefined;
+    // Asks for 3, more than half the window: half (2) is enough to go on with.
+    void inbox.roomFor(3, Date.now() + 60_000).then((o) => (answered = o.limit));
+    await new Promise((r) => setTimeout(r, 30));
+    expect(answered).toBeUndefined(); // one free
+    await until('two on the wire', () => answers.length === 2);
+    answers.shift()!();
+    await until('room for two', () => answered !== undefined);
+    expect(answered).toBeGreaterThanOrEqual(2);
+    answers.forEach((a) => a());
+    await sut.onModuleDestroy();
+  });
+
+  it('answers when its time is up, whatever the room', async () => {
+    const { sut, inbox, hold } = setup();
+    hold(() => new Promise<SendResult>((r) => setTimeout(() => r(ok), 300))); // answered after the time is up
+    inbox.accept([1, 2, 3, 4].map((i) => delivery(`d${i}`, `s${i}`, `e${i}`)), { events: 0, rows: 0 });
+    const asked = Date.now();
+    const offer = await inbox.roomFor(4, asked + 80);
+    expect(Date.now() - asked).toBeGreaterThanOrEqual(70);
+    expect(offer.limit).toBe(0);
+    await sut.onModuleDestroy();
+  });
+
+  it('answers a waiting write with nothing to take on when the worker stops', async () => {
+    const { sut, inbox, hold } = setup();
+    hold(() => new Promise<SendResult>((r) => setTimeout(() => r(ok), 20)));
+    inbox.accept([1, 2, 3, 4].map((i) => delivery(`d${i}`, `s${i}`, `e${i}`)), { events: 0, rows: 0 });
+    const waiting = inbox.roomFor(4, Date.now() + 60_000);
+    await sut.onModuleDestroy();
+    await expect(waiting).resolves.toMatchObject({ limit: 0 });
+  });
+});
