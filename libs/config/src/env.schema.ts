@@ -225,6 +225,8 @@ export const workerEnvSchema = z
     DELIVERY_ALLOW_PRIVATE_NETWORKS: bool.default(false),
     DELIVERY_CONCURRENCY: positiveInt.default(128),
     DELIVERY_CONCURRENCY_PER_SUBSCRIPTION: positiveInt.default(64),
+    // Deliveries a worker holds (queued, on the wire, being recorded); unset: 8 × DELIVERY_CONCURRENCY.
+    DELIVERY_WINDOW: positiveInt.optional(),
     DELIVERY_POLL_MS: positiveInt.default(1000),
     // How long ingest holds a consumed batch for room in the dispatcher's window before writing the rest as rows.
     DELIVERY_HANDOVER_WAIT_MS: z.coerce.number().int().min(0).default(1000),
@@ -252,6 +254,12 @@ export const workerEnvSchema = z
   .superRefine((c, ctx) => {
     checkKafkaEnv(c, ctx);
     checkDatabaseBounds(c, ctx);
+    if (c.DELIVERY_WINDOW !== undefined && c.DELIVERY_WINDOW < c.DELIVERY_CONCURRENCY)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DELIVERY_WINDOW'],
+        message: `must be at least DELIVERY_CONCURRENCY (${c.DELIVERY_CONCURRENCY}), or slots would stay idle`,
+      });
     // A finished delivery must outlive the time its retries could take, or a recover would find nothing to send.
     const retries = c.DELIVERY_RETRY_SCHEDULE.split(',').reduce((sum, d) => sum + (parseDuration(d) ?? 0), 0);
     if (c.DELIVERY_RETENTION < retries)

@@ -114,8 +114,10 @@ afterEach(async () => {
 });
 
 export function setup(env: Record<string, string> = {}) {
+  const concurrency = env.DELIVERY_CONCURRENCY ?? '2';
   const config = loadConfig(workerEnvSchema, {
-    DELIVERY_CONCURRENCY: '2',
+    DELIVERY_CONCURRENCY: concurrency,
+    DELIVERY_WINDOW: String(2 * Number(concurrency)), // small windows: the specs count what fills them
     DELIVERY_POLL_MS: '60000',
     SECRETS_KEY: Buffer.alloc(32, 1).toString('base64'),
     ...env,

@@ -34,7 +34,10 @@ describe('DeliveryDispatcher.roomFor', () => {
   it('answers when its time is up, whatever the room', async () => {
     const { sut, inbox, hold } = setup();
     hold(() => new Promise<SendResult>((r) => setTimeout(() => r(ok), 300))); // answered after the time is up
-    inbox.accept([1, 2, 3, 4].map((i) => delivery(`d${i}`, `s${i}`, `e${i}`)), { events: 0, rows: 0 });
+    inbox.accept(
+      [1, 2, 3, 4].map((i) => delivery(`d${i}`, `s${i}`, `e${i}`)),
+      { events: 0, rows: 0 },
+    );
     const asked = Date.now();
     const offer = await inbox.roomFor(4, asked + 80);
     expect(Date.now() - asked).toBeGreaterThanOrEqual(70);
@@ -45,7 +48,10 @@ describe('DeliveryDispatcher.roomFor', () => {
   it('answers a waiting write with nothing to take on when the worker stops', async () => {
     const { sut, inbox, hold } = setup();
     hold(() => new Promise<SendResult>((r) => setTimeout(() => r(ok), 20)));
-    inbox.accept([1, 2, 3, 4].map((i) => delivery(`d${i}`, `s${i}`, `e${i}`)), { events: 0, rows: 0 });
+    inbox.accept(
+      [1, 2, 3, 4].map((i) => delivery(`d${i}`, `s${i}`, `e${i}`)),
+      { events: 0, rows: 0 },
+    );
     const waiting = inbox.roomFor(4, Date.now() + 60_000);
     await sut.onModuleDestroy();
     await expect(waiting).resolves.toMatchObject({ limit: 0 });

@@ -29,6 +29,13 @@ import { WakeTimer } from './wake-timer';
 import { HEARTBEAT_MS, SubscriberGates } from './subscriber-gates';
 
 /**
+ * The deliveries a worker holds by default, per sending slot. Held, a delivery costs a few hundred bytes (its
+ * body is its event's); a slot, a socket and its buffers. Where the window was twice the slots, answers waiting to
+ * be recorded filled it at ~4,000 deliveries/s and ingest wrote the rest as rows (docs/benchmarks.md).
+ */
+const WINDOW_PER_SLOT = 8;
+
+/**
  * Moves every delivery this worker takes on through its steps (DeliverySteps: taken → queued → sending →
  * recording → recorded, or set aside on the way); nothing else does. Deliveries come leased (a crashed worker's
  * come back once their lease runs out, same webhook-id) from the ingest stage in this process (DeliveryInbox:
@@ -68,9 +75,9 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     private readonly subscribers: SubscriberCache,
   ) {
     this.schedule = parseSchedule(config.DELIVERY_RETRY_SCHEDULE);
-    this.window = 2 * config.DELIVERY_CONCURRENCY;
-    this.queue = new SendQueue(config.DELIVERY_CONCURRENCY);
-    this.roomWaits = new RoomWaits(() => this.free(), config.DELIVERY_CONCURRENCY);
+    this.window = config.DELIVERY_WINDOW ?? WINDOW_PER_SLOT * config.DELIVERY_CONCURRENCY;
+    this.queue = new SendQueue(config.DELIVERY_CONCURRENCY, this.window);
+    this.roomWaits = new RoomWaits(() => this.free(), Math.ceil(this.window / 2));
     this.leases = new LeaseKeeper(outbox, config.DELIVERY_TIMEOUT_MS, this.failures);
     this.recorder = new OutcomeRecorder(outbox, this.failures);
     this.intake = new DeliveryIntake(
@@ -160,7 +167,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
    * rows and fill the window while every other subscriber waited for room. The excess waits as rows.
    */
   private take(ds: ClaimedDelivery[]) {
-    const cap = 2 * this.queue.fairShare();
+    const cap = this.queue.windowShare();
     const over: ClaimedDelivery[] = [];
     for (const d of ds) {
       this.steps.take(d);

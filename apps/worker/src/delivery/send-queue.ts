@@ -22,7 +22,11 @@ export class SendQueue {
   private readonly lastWork = new Map<string, number>();
   private onWire = 0;
 
-  constructor(private readonly concurrency: number) {}
+  /** `window`: the deliveries the worker holds at most (queued, on the wire, recording), shared as the slots are. */
+  constructor(
+    private readonly concurrency: number,
+    private readonly window = 2 * concurrency,
+  ) {}
 
   /** Requests on the wire, all subscribers. */
   get sending(): number {
@@ -66,12 +70,17 @@ export class SendQueue {
     return (this.inFlight.get(subscriptionId) ?? 0) + (this.queues.get(subscriptionId)?.length ?? 0);
   }
 
-  /** Subscribers holding at least their cap: `cap(id)`, and never more than twice the fair share. */
+  /** Subscribers holding at least their cap: `cap(id)`, and never more than their share of the window. */
   full(cap: (subscriptionId: string) => number): string[] {
-    const limit = 2 * this.fairShare();
+    const limit = this.windowShare();
     return [...new Set([...this.inFlight.keys(), ...this.queues.keys()])].filter(
       (id) => this.held(id) >= Math.min(cap(id), limit),
     );
+  }
+
+  /** What each active subscriber may hold (queued and on the wire): its fair share of the window, as of the slots. */
+  windowShare(now = Date.now()): number {
+    return Math.floor((this.fairShare(now) * this.window) / this.concurrency);
   }
 
   /**
