@@ -5,7 +5,7 @@ import { SendResult } from './delivery-sender';
 describe('DeliveryDispatcher.roomFor', () => {
   it('answers at once while there is room for the deliveries asked', async () => {
     const { sut, inbox } = setup(); // a window of 4
-    const offer = await inbox.roomFor(3, Date.now() + 60_000);
+    const offer = await inbox.roomFor(1, 3, Date.now() + 60_000);
     expect(offer.limit).toBe(4);
     await sut.onModuleDestroy();
   });
@@ -14,19 +14,19 @@ describe('DeliveryDispatcher.roomFor', () => {
     const { sut, inbox, hold } = setup();
     const answers: (() => void)[] = [];
     hold(() => new Promise<SendResult>((r) => answers.push(() => r(ok))));
-    inbox.accept([delivery('a', 's1', 'e1'), delivery('b', 's2', 'e2'), delivery('c', 's3', 'e3')], {
-      events: 0,
-      rows: 0,
-    });
+    inbox.accept(
+      [1, 2, 3, 4].map((i) => delivery(`d${i}`, `s${i}`, `e${i}`)),
+      { events: 0, rows: 0 },
+    );
     let answered: number | undefined;
-    // Asks for 3, more than half the window: half (2) is enough to go on with.
-    void inbox.roomFor(3, Date.now() + 60_000).then((o) => (answered = o.limit));
-    await new Promise((r) => setTimeout(r, 30));
-    expect(answered).toBeUndefined(); // one free
+    // Asks for 3, more than an eighth of the window (4): room for one is enough to go on with.
+    void inbox.roomFor(1, 3, Date.now() + 60_000).then((o) => (answered = o.limit));
     await until('two on the wire', () => answers.length === 2);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(answered).toBeUndefined(); // full
     answers.shift()!();
-    await until('room for two', () => answered !== undefined);
-    expect(answered).toBeGreaterThanOrEqual(2);
+    await until('room for one', () => answered !== undefined);
+    expect(answered).toBeGreaterThanOrEqual(1);
     answers.forEach((a) => a());
     await sut.onModuleDestroy();
   });
@@ -39,7 +39,7 @@ describe('DeliveryDispatcher.roomFor', () => {
       { events: 0, rows: 0 },
     );
     const asked = Date.now();
-    const offer = await inbox.roomFor(4, asked + 80);
+    const offer = await inbox.roomFor(1, 4, asked + 80);
     expect(Date.now() - asked).toBeGreaterThanOrEqual(70);
     expect(offer.limit).toBe(0);
     await sut.onModuleDestroy();
@@ -52,7 +52,7 @@ describe('DeliveryDispatcher.roomFor', () => {
       [1, 2, 3, 4].map((i) => delivery(`d${i}`, `s${i}`, `e${i}`)),
       { events: 0, rows: 0 },
     );
-    const waiting = inbox.roomFor(4, Date.now() + 60_000);
+    const waiting = inbox.roomFor(1, 4, Date.now() + 60_000);
     await sut.onModuleDestroy();
     await expect(waiting).resolves.toMatchObject({ limit: 0 });
   });

@@ -77,7 +77,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     this.schedule = parseSchedule(config.DELIVERY_RETRY_SCHEDULE);
     this.window = config.DELIVERY_WINDOW ?? WINDOW_PER_SLOT * config.DELIVERY_CONCURRENCY;
     this.queue = new SendQueue(config.DELIVERY_CONCURRENCY, this.window);
-    this.roomWaits = new RoomWaits(() => this.free(), Math.ceil(this.window / 2));
+    this.roomWaits = new RoomWaits(() => this.free(), this.window);
     this.leases = new LeaseKeeper(outbox, config.DELIVERY_TIMEOUT_MS, this.failures);
     this.recorder = new OutcomeRecorder(outbox, this.failures);
     this.intake = new DeliveryIntake(
@@ -113,8 +113,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     return { limit: this.free(), skipSubscriptions: everyLeftOut(this.leftOut()), leaseMs: this.leases.leaseMs };
   }
 
-  roomFor(deliveries: number, by: number): Promise<IntakeOffer> {
-    return this.roomWaits.until(deliveries, by, this.stopped, () => this.offer());
+  roomFor(first: number, all: number, by: number): Promise<IntakeOffer> {
+    return this.roomWaits.until(first, all, by, this.stopped, () => this.offer());
   }
 
   accept(fanned: ClaimedDelivery[], left: { events: number; rows: number }) {

@@ -9,10 +9,10 @@ export interface DeliveryInbox {
   /** How many deliveries the dispatcher can take on now, and for which subscribers not. */
   offer(): IntakeOffer;
   /**
-   * The offer once there is room for `deliveries` (or for half the window, if they are more), or at `by` (epoch
-   * ms) whatever the room, or at once when stopping.
+   * The offer once there is room for the `first` event's deliveries and for `all` of them, or an eighth of the
+   * window if they are more; or at `by` (epoch ms) whatever the room; or at once when stopping.
    */
-  roomFor(deliveries: number, by: number): Promise<IntakeOffer>;
+  roomFor(first: number, all: number, by: number): Promise<IntakeOffer>;
   /**
    * `left`: what the same batch wrote for others to take: events not taken on (for a fan-out to lease), and
    * delivery rows that must wait (for claims).

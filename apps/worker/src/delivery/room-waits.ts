@@ -5,15 +5,19 @@
 export class RoomWaits {
   private readonly waits = new Set<{ room: number; done: () => void }>();
 
-  /** `free`: the room in the window now; `most`: the room a wait is never asked more than (half the window). */
+  /** `free`: the room in the window now; `window`: the most there is. */
   constructor(
     private readonly free: () => number,
-    private readonly most: number,
+    private readonly window: number,
   ) {}
 
-  /** Resolves (with `answer()`) once there is room for `deliveries`, or at `by` (epoch ms), or at once if `now`. */
-  until<T>(deliveries: number, by: number, now: boolean, answer: () => T): Promise<T> {
-    const room = Math.min(deliveries, this.most);
+  /**
+   * Resolves (with `answer()`) once there is room for the `first` event's deliveries and for `all` of them or an
+   * eighth of the window (what a write waits for: more, and it would store less often, each part waiting longer);
+   * or at `by` (epoch ms); or at once if `now`.
+   */
+  until<T>(first: number, all: number, by: number, now: boolean, answer: () => T): Promise<T> {
+    const room = Math.min(this.window, Math.max(first, Math.min(all, Math.ceil(this.window / 8))));
     if (now || this.free() >= room || Date.now() >= by) return Promise.resolve(answer());
     return new Promise((resolve) => {
       const wait = {

@@ -135,9 +135,10 @@ export class IngestService {
     for (let rest = events; rest.length > 0;) {
       const set = await this.subscribers.current();
       const plan = planFanOut(rest, set, this.maxHops);
-      const offer = await this.inbox.roomFor(plan.pairs.length, waitUntil);
-      // Nothing fits after the wait (it ran out, the worker stops, or one event owes more than the window): the
-      // rest in one statement, taken on as far as it fits and left for a fan-out past that.
+      const owed = deliveriesPerEvent(rest, plan, []);
+      const offer = await this.inbox.roomFor(owed[0], plan.pairs.length, waitUntil);
+      // Nothing fits after the wait (it ran out, or the worker stops): the rest in one statement, taken on as far
+      // as it fits and left for a fan-out past that.
       const fit = fittingEvents(deliveriesPerEvent(rest, plan, offer.skipSubscriptions), offer.limit);
       const part = fit === 0 ? rest : rest.slice(0, fit);
       addApplyResult(

@@ -1,0 +1,51 @@
+import { RoomWaits } from './room-waits';
+
+describe(RoomWaits.name, () => {
+  const later = () => Date.now() + 60_000;
+
+  it('waits for an eighth of the window, or for all the write owes if that is less', async () => {
+    let free = 0;
+    const waits = new RoomWaits(() => free, 80);
+    let small = false;
+    let big = false;
+    void waits.until(1, 5, later(), false, () => (small = true));
+    void waits.until(1, 500, later(), false, () => (big = true));
+    free = 5;
+    waits.changed();
+    await Promise.resolve();
+    expect([small, big]).toEqual([true, false]);
+    free = 10;
+    waits.changed();
+    await Promise.resolve();
+    expect(big).toBe(true);
+  });
+
+  it('waits for room for the first event whole, however many it owes, up to the window', async () => {
+    let free = 10;
+    const waits = new RoomWaits(() => free, 80);
+    let answered = false;
+    void waits.until(40, 400, later(), false, () => (answered = true));
+    waits.changed();
+    await Promise.resolve();
+    expect(answered).toBe(false); // room for an eighth, not for the first event
+    free = 40;
+    waits.changed();
+    await Promise.resolve();
+    expect(answered).toBe(true);
+    free = 80; // an event owing more than the window waits for the whole window, then goes to a fan-out
+    await expect(waits.until(500, 500, later(), false, () => 'whole window')).resolves.toBe('whole window');
+  });
+
+  it('answers at its time, or at once when stopping', async () => {
+    const waits = new RoomWaits(() => 0, 80);
+    const t0 = Date.now();
+    await waits.until(1, 1, t0 + 40, false, () => undefined);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(35);
+    let answered = false;
+    void waits.until(1, 1, later(), false, () => (answered = true));
+    waits.changed(true);
+    await Promise.resolve();
+    expect(answered).toBe(true);
+    await expect(waits.until(1, 1, later(), true, () => 'now')).resolves.toBe('now');
+  });
+});
