@@ -5,7 +5,7 @@ import { SendResult } from './delivery-sender';
 describe('DeliveryDispatcher.roomFor', () => {
   it('answers at once while there is room for the deliveries asked', async () => {
     const { sut, inbox } = setup(); // a window of 4
-    const offer = await inbox.roomFor(1, 3, Date.now() + 60_000);
+    const { offer } = await inbox.roomFor(['s1'], 3, Date.now() + 60_000);
     expect(offer.limit).toBe(4);
     await sut.onModuleDestroy();
   });
@@ -20,13 +20,31 @@ describe('DeliveryDispatcher.roomFor', () => {
     );
     let answered: number | undefined;
     // Asks for 3, more than an eighth of the window (4): room for one is enough to go on with.
-    void inbox.roomFor(1, 3, Date.now() + 60_000).then((o) => (answered = o.limit));
+    void inbox.roomFor(['s9'], 3, Date.now() + 60_000).then((o) => (answered = o.offer.limit));
     await until('two on the wire', () => answers.length === 2);
     await new Promise((r) => setTimeout(r, 30));
     expect(answered).toBeUndefined(); // full
     answers.shift()!();
     await until('room for one', () => answered !== undefined);
     expect(answered).toBeGreaterThanOrEqual(1);
+    answers.forEach((a) => a());
+    await sut.onModuleDestroy();
+  });
+
+  it('waits while a subscriber of the first event holds its share, though the window has room', async () => {
+    const { sut, inbox, hold } = setup({ DELIVERY_CONCURRENCY_PER_SUBSCRIPTION: '1' }); // s1 holds 2 at most
+    const answers: (() => void)[] = [];
+    hold(() => new Promise<SendResult>((r) => answers.push(() => r(ok))));
+    inbox.accept([delivery('a', 's1', 'e1'), delivery('b', 's1', 'e2')], { events: 0, rows: 0 });
+    await expect(inbox.roomFor(['s2'], 1, Date.now() + 60_000)).resolves.toMatchObject({ full: ['s1'] });
+    let answered: string[] | undefined;
+    void inbox.roomFor(['s2', 's1'], 2, Date.now() + 60_000).then((r) => (answered = r.full));
+    await until('one on the wire', () => answers.length === 1);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(answered).toBeUndefined(); // s1 full, two free
+    answers.shift()!();
+    await until('s1 has room', () => answered !== undefined);
+    expect(answered).toEqual([]);
     answers.forEach((a) => a());
     await sut.onModuleDestroy();
   });
@@ -39,7 +57,7 @@ describe('DeliveryDispatcher.roomFor', () => {
       { events: 0, rows: 0 },
     );
     const asked = Date.now();
-    const offer = await inbox.roomFor(1, 4, asked + 80);
+    const { offer } = await inbox.roomFor(['s9'], 4, asked + 80);
     expect(Date.now() - asked).toBeGreaterThanOrEqual(70);
     expect(offer.limit).toBe(0);
     await sut.onModuleDestroy();
@@ -52,8 +70,8 @@ describe('DeliveryDispatcher.roomFor', () => {
       [1, 2, 3, 4].map((i) => delivery(`d${i}`, `s${i}`, `e${i}`)),
       { events: 0, rows: 0 },
     );
-    const waiting = inbox.roomFor(1, 4, Date.now() + 60_000);
+    const waiting = inbox.roomFor(['s9'], 4, Date.now() + 60_000);
     await sut.onModuleDestroy();
-    await expect(waiting).resolves.toMatchObject({ limit: 0 });
+    await expect(waiting).resolves.toMatchObject({ offer: { limit: 0 } });
   });
 });

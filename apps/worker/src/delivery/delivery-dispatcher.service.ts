@@ -24,7 +24,7 @@ import { FanOutTracker } from './fan-out-tracker';
 import { LeaseKeeper, RENEW_EVERY_MS } from './lease-keeper';
 import { OutcomeRecorder } from './outcome-recorder';
 import { SendQueue } from './send-queue';
-import { RoomWaits } from './room-waits';
+import { Room, RoomWaits } from './room-waits';
 import { WakeTimer } from './wake-timer';
 import { HEARTBEAT_MS, SubscriberGates } from './subscriber-gates';
 
@@ -77,7 +77,11 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     this.schedule = parseSchedule(config.DELIVERY_RETRY_SCHEDULE);
     this.window = config.DELIVERY_WINDOW ?? WINDOW_PER_SLOT * config.DELIVERY_CONCURRENCY;
     this.queue = new SendQueue(config.DELIVERY_CONCURRENCY, this.window);
-    this.roomWaits = new RoomWaits(() => this.free(), this.window);
+    this.roomWaits = new RoomWaits(
+      () => this.free(),
+      (id) => this.isFull(id) && !this.gates.shut(id), // a shut one's deliveries are rows: nothing to wait for
+      this.window,
+    );
     this.leases = new LeaseKeeper(outbox, config.DELIVERY_TIMEOUT_MS, this.failures);
     this.recorder = new OutcomeRecorder(outbox, this.failures);
     this.intake = new DeliveryIntake(
@@ -113,8 +117,11 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     return { limit: this.free(), skipSubscriptions: everyLeftOut(this.leftOut()), leaseMs: this.leases.leaseMs };
   }
 
-  roomFor(first: number, all: number, by: number): Promise<IntakeOffer> {
-    return this.roomWaits.until(first, all, by, this.stopped, () => this.offer());
+  roomFor(first: readonly string[], all: number, by: number): Promise<Room<IntakeOffer>> {
+    return this.roomWaits.until(first, all, by, this.stopped, () => ({
+      offer: this.offer(),
+      full: this.leftOut().full,
+    }));
   }
 
   accept(fanned: ClaimedDelivery[], left: { events: number; rows: number }) {
@@ -161,13 +168,18 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     return { full: this.queue.full((id) => this.gates.admissionCap(id)).filter((id) => !shut.includes(id)), shut };
   }
 
+  /** The subscriber holds its cap here: its queue's share of the window, and its own admission cap. */
+  private isFull(id: string, share = this.queue.windowShare()): boolean {
+    return this.queue.held(id) >= Math.min(this.gates.admissionCap(id), share);
+  }
+
   /**
    * Takes on what was claimed, fanned out or handed over, queued up to each subscriber's cap (as leftOut()): a claim
    * leaves out only subscribers full when it started, and one just below its cap could come back with a whole claim's
    * rows and fill the window while every other subscriber waited for room. The excess waits as rows.
    */
   private take(ds: ClaimedDelivery[]) {
-    const cap = this.queue.windowShare();
+    const share = this.queue.windowShare();
     const over: ClaimedDelivery[] = [];
     for (const d of ds) {
       this.steps.take(d);
@@ -176,8 +188,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       // Over its share (claimed again as its queue drains) or its gate shut (claimed before this replica knew; its
       // rows wait until the gate opens, opened()): it waits as a row.
       const shut = this.gates.shut(d.subscriptionId);
-      const full =
-        !shut && this.queue.held(d.subscriptionId) >= Math.min(this.gates.admissionCap(d.subscriptionId), cap);
+      const full = !shut && this.isFull(d.subscriptionId, share);
       if (full) this.intake.moreRows();
       if (full || shut) over.push(d);
       else {
@@ -232,6 +243,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   /** The slot is free as soon as the receiver has answered (or the attempt ended before it was sent). */
   private freeSlot(d: ClaimedDelivery) {
     this.queue.finished(d);
+    this.roomWaits.changed(); // its subscriber may have room again
     if (!this.stopped) this.startQueued();
     this.intake.roomFreed();
   }

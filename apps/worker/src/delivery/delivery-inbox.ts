@@ -1,4 +1,5 @@
 import { ClaimedDelivery, IntakeOffer } from '@app/delivery';
+import { Room } from './room-waits';
 
 /**
  * How the ingest stage in the same process hands fresh work to the dispatcher. It writes a batch's events
@@ -9,10 +10,11 @@ export interface DeliveryInbox {
   /** How many deliveries the dispatcher can take on now, and for which subscribers not. */
   offer(): IntakeOffer;
   /**
-   * The offer once there is room for the `first` event's deliveries and for `all` of them, or an eighth of the
-   * window if they are more; or at `by` (epoch ms) whatever the room; or at once when stopping.
+   * The offer, and which subscribers are full here, once the `first` event's subscribers have room and the window
+   * has room for `all` the deliveries owed (or an eighth of it); or at `by` (epoch ms) whatever the room; or at once
+   * when stopping.
    */
-  roomFor(first: number, all: number, by: number): Promise<IntakeOffer>;
+  roomFor(first: readonly string[], all: number, by: number): Promise<Room<IntakeOffer>>;
   /**
    * `left`: what the same batch wrote for others to take: events not taken on (for a fan-out to lease), and
    * delivery rows that must wait (for claims).

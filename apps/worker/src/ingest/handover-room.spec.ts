@@ -21,6 +21,17 @@ describe('handover room', () => {
     expect(deliveriesPerEvent([event('e1'), event('e2'), event('e3')], p, ['s2'])).toEqual([1, 0, 2]);
   });
 
+  it('makes an event owing a delivery to a subscriber waited for not fit at all', () => {
+    const p = plan([
+      ['e1', 's1'],
+      ['e2', 's2'],
+      ['e2', 's1'],
+    ]);
+    const counts = deliveriesPerEvent([event('e1'), event('e2')], p, ['s2'], ['s2']);
+    expect(counts).toEqual([1, Infinity]);
+    expect(fittingEvents(counts, 1000)).toBe(1);
+  });
+
   it('counts a repeated event id once, at its first record', () => {
     const p = plan([['e1', 's1']]);
     expect(deliveriesPerEvent([event('e1'), event('e1')], p, [])).toEqual([1, 0]);

@@ -1,14 +1,24 @@
 import { FanOutPlan, IngestEvent } from '@app/delivery';
 
 /**
- * The deliveries each event of a write owes the dispatcher, in order: its plan's pairs, leaving out the
- * subscribers the dispatcher skips (their deliveries become rows whatever the room).
+ * The deliveries each event of a write owes the dispatcher, in order, from its plan's pairs. A subscriber in
+ * `skip` owes nothing here (its deliveries are written as rows whatever the room: its gate is shut); one in
+ * `waitFor` (full here for now) makes its event not fit at all, so that the write waits for it rather than
+ * turn its deliveries into rows.
  */
-export function deliveriesPerEvent(events: IngestEvent[], plan: FanOutPlan, skip: readonly string[]): number[] {
+export function deliveriesPerEvent(
+  events: IngestEvent[],
+  plan: FanOutPlan,
+  skip: readonly string[],
+  waitFor: readonly string[] = [],
+): number[] {
   const skipped = new Set(skip);
+  const waited = new Set(waitFor);
   const perEvent = new Map<string, number>();
-  for (const p of plan.pairs)
-    if (!skipped.has(p.subscriptionId)) perEvent.set(p.eventId, (perEvent.get(p.eventId) ?? 0) + 1);
+  for (const p of plan.pairs) {
+    const n = waited.has(p.subscriptionId) ? Infinity : skipped.has(p.subscriptionId) ? 0 : 1;
+    perEvent.set(p.eventId, (perEvent.get(p.eventId) ?? 0) + n);
+  }
   // An event id twice in a write has its pairs once (planFanOut): its second record owes nothing.
   const seen = new Set<string>();
   return events.map((e) => {
@@ -17,6 +27,10 @@ export function deliveriesPerEvent(events: IngestEvent[], plan: FanOutPlan, skip
     return perEvent.get(e.eventId) ?? 0;
   });
 }
+
+/** The subscribers an event's deliveries go to, by the plan. */
+export const subscribersOf = (eventId: string, plan: FanOutPlan): string[] =>
+  plan.pairs.filter((p) => p.eventId === eventId).map((p) => p.subscriptionId);
 
 /** How many leading events fit in `room` deliveries: the part of a write the dispatcher takes on whole. */
 export function fittingEvents(counts: readonly number[], room: number): number {

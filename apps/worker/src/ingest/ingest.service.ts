@@ -23,7 +23,7 @@ import { SubscriberCache } from '../subscribers/subscriber-cache';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { BatchPlan, planBatch, PoisonMessage } from './batch-plan';
 import { BatchSpans } from './event-spans';
-import { deliveriesPerEvent, fittingEvents } from './handover-room';
+import { deliveriesPerEvent, fittingEvents, subscribersOf } from './handover-room';
 import { publishDeadLetters } from '../dead-letters/dead-letter-publisher';
 import { headerString, IngestBatch } from './ingest-batch';
 import { ConsumerState } from '../health/consumer-state';
@@ -131,15 +131,16 @@ export class IngestService {
    */
   private async storeAndHandOver(events: IngestEvent[]): Promise<ApplyResult> {
     const total = emptyApplyResult();
-    const waitUntil = Date.now() + this.config.DELIVERY_HANDOVER_WAIT_MS;
+    const by = Date.now() + this.config.DELIVERY_HANDOVER_WAIT_MS;
     for (let rest = events; rest.length > 0;) {
       const set = await this.subscribers.current();
       const plan = planFanOut(rest, set, this.maxHops);
-      const owed = deliveriesPerEvent(rest, plan, []);
-      const offer = await this.inbox.roomFor(owed[0], plan.pairs.length, waitUntil);
-      // Nothing fits after the wait (it ran out, or the worker stops): the rest in one statement, taken on as far
-      // as it fits and left for a fan-out past that.
-      const fit = fittingEvents(deliveriesPerEvent(rest, plan, offer.skipSubscriptions), offer.limit);
+      const { offer, full } = await this.inbox.roomFor(subscribersOf(rest[0].eventId, plan), plan.pairs.length, by);
+      // Past the wait, a full subscriber's deliveries are written as rows (claimed as its queue drains). Nothing
+      // fits after the wait (it ran out, or the worker stops): the rest in one statement, taken on as far as it
+      // fits and left for a fan-out past that.
+      const waitFor = Date.now() < by ? full : [];
+      const fit = fittingEvents(deliveriesPerEvent(rest, plan, offer.skipSubscriptions, waitFor), offer.limit);
       const part = fit === 0 ? rest : rest.slice(0, fit);
       addApplyResult(
         total,
