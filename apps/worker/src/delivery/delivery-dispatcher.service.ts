@@ -120,7 +120,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   roomFor(first: readonly string[], all: number, by: number): Promise<Room<IntakeOffer>> {
     return this.roomWaits.until(first, all, by, this.stopped, () => ({
       offer: this.offer(),
-      full: this.leftOut().full,
+      full: this.leftOut().full.filter((id) => !this.roomWaits.isSlow(id)),
     }));
   }
 

@@ -1,4 +1,4 @@
-import { RoomWaits } from './room-waits';
+import { RoomWaits, SLOW_FOR_MS } from './room-waits';
 
 describe(RoomWaits.name, () => {
   const later = () => Date.now() + 60_000;
@@ -61,6 +61,24 @@ describe(RoomWaits.name, () => {
     waits.changed();
     await Promise.resolve();
     expect(answered).toBe(true);
+  });
+
+  it('does not wait again, for a while, for a subscriber it waited for in vain', async () => {
+    const waits = new RoomWaits(
+      () => 80,
+      (id) => id === 'slow',
+      80,
+    );
+    const t0 = Date.now();
+    await waits.until(['fast', 'slow'], 2, t0 + 30, false, () => undefined);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(25);
+    expect(waits.isSlow('slow')).toBe(true);
+    expect(waits.isSlow('fast')).toBe(false);
+    let answered = false;
+    void waits.until(['slow'], 1, later(), false, () => (answered = true));
+    await Promise.resolve();
+    expect(answered).toBe(true);
+    expect(waits.isSlow('slow', Date.now() + SLOW_FOR_MS + 1)).toBe(false);
   });
 
   it('answers at its time, or at once when stopping', async () => {

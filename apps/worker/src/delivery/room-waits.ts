@@ -4,6 +4,9 @@ export interface Room<T> {
   full: string[];
 }
 
+/** How long a subscriber a write waited for in vain is not waited for again. */
+export const SLOW_FOR_MS = 30_000;
+
 /**
  * Ingest's writes waiting for room in the dispatcher's window (DeliveryInbox.roomFor): while it is full, or the
  * subscribers of the write's next event hold their share of it, a consumed batch waits in Kafka's stead rather than
@@ -11,6 +14,11 @@ export interface Room<T> {
  */
 export class RoomWaits {
   private readonly waits = new Set<{ room: number; first: readonly string[]; done: () => void }>();
+  /**
+   * Subscribers a write waited for in vain, and until when none waits for them again: a slow one's deliveries go
+   * to rows at once, instead of every write holding everyone's deliveries for the whole wait.
+   */
+  private readonly slow = new Map<string, number>();
 
   /** `free`: the room in the window now; `full(id)`: the subscriber holds its share; `window`: the most room. */
   constructor(
@@ -24,7 +32,8 @@ export class RoomWaits {
    * `all` deliveries owed or an eighth of it (what a write waits for: more, and it would store less often, each
    * part waiting longer; never less than the first event's); or at `by` (epoch ms); or at once if `now`.
    */
-  until<T>(first: readonly string[], all: number, by: number, now: boolean, answer: () => T): Promise<T> {
+  until<T>(subscribers: readonly string[], all: number, by: number, now: boolean, answer: () => T): Promise<T> {
+    const first = subscribers.filter((id) => !this.isSlow(id));
     const room = Math.min(this.window, Math.max(first.length, Math.min(all, Math.ceil(this.window / 8))));
     if (now || this.fits(room, first) || Date.now() >= by) return Promise.resolve(answer());
     return new Promise((resolve) => {
@@ -37,7 +46,10 @@ export class RoomWaits {
           resolve(answer());
         },
       };
-      const timer = setTimeout(wait.done, by - Date.now());
+      const timer = setTimeout(() => {
+        for (const id of first) if (this.full(id)) this.slow.set(id, Date.now() + SLOW_FOR_MS);
+        wait.done();
+      }, by - Date.now());
       this.waits.add(wait);
     });
   }
@@ -45,6 +57,15 @@ export class RoomWaits {
   /** Room may have freed: the waits it is enough for go on (every wait, when the worker stops). */
   changed(stopping = false) {
     for (const wait of this.waits) if (stopping || this.fits(wait.room, wait.first)) wait.done();
+  }
+
+  /** Waited for in vain lately: not waited for now. */
+  isSlow(subscriptionId: string, now = Date.now()): boolean {
+    const until = this.slow.get(subscriptionId);
+    if (until === undefined) return false;
+    if (until > now) return true;
+    this.slow.delete(subscriptionId);
+    return false;
   }
 
   private fits(room: number, first: readonly string[]): boolean {
