@@ -23,17 +23,10 @@ import { DeliveryIntake, everyLeftOut } from './delivery-intake';
 import { FanOutTracker } from './fan-out-tracker';
 import { LeaseKeeper, RENEW_EVERY_MS } from './lease-keeper';
 import { OutcomeRecorder } from './outcome-recorder';
-import { SendQueue } from './send-queue';
+import { SendQueue, windowOf } from './send-queue';
 import { Room, RoomWaits } from './room-waits';
 import { WakeTimer } from './wake-timer';
 import { HEARTBEAT_MS, SubscriberGates } from './subscriber-gates';
-
-/**
- * The deliveries a worker holds by default, per sending slot. Held, a delivery costs a few hundred bytes (its
- * body is its event's); a slot, a socket and its buffers. Where the window was twice the slots, answers waiting to
- * be recorded filled it at ~4,000 deliveries/s and ingest wrote the rest as rows (docs/benchmarks.md).
- */
-const WINDOW_PER_SLOT = 8;
 
 /**
  * Moves every delivery this worker takes on through its steps (DeliverySteps: taken → queued → sending →
@@ -49,8 +42,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   /** One line per failing subscriber (or failing statement) every 10 s, however many fail: no flood in the log. */
   private readonly failures = new RateLimitedLog(nestSink(this.logger));
   private readonly schedule: number[];
-  /** Deliveries this worker takes on ahead: on the wire, queued for a slot, or being recorded. */
-  private readonly window: number;
+  private readonly window: number; // DELIVERY_WINDOW: deliveries queued, on the wire, or being recorded
   private readonly steps = new DeliverySteps(() => this.roomWaits.changed());
   private readonly roomWaits: RoomWaits;
   private readonly queue: SendQueue;
@@ -61,8 +53,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   private stopped = false;
   private loop: Promise<void> | null = null;
   private timers: NodeJS.Timeout[] = [];
-  /** Wakes startQueued when a rate-limited subscriber's next token is due. */
-  private readonly wake = new WakeTimer(() => !this.stopped && this.startQueued());
+  private readonly wake = new WakeTimer(() => !this.stopped && this.startQueued()); // a rate's next token is due
   private readonly intake: DeliveryIntake;
 
   constructor(
@@ -75,11 +66,12 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     private readonly subscribers: SubscriberCache,
   ) {
     this.schedule = parseSchedule(config.DELIVERY_RETRY_SCHEDULE);
-    this.window = config.DELIVERY_WINDOW ?? WINDOW_PER_SLOT * config.DELIVERY_CONCURRENCY;
-    this.queue = new SendQueue(config.DELIVERY_CONCURRENCY, this.window);
+    this.window = windowOf(config.DELIVERY_CONCURRENCY, config.DELIVERY_WINDOW);
+    this.queue = new SendQueue(config.DELIVERY_CONCURRENCY, this.window, (id) => gates.admissionCap(id));
+    // A shut subscriber's deliveries are rows whatever its room: not waited for.
     this.roomWaits = new RoomWaits(
       () => this.free(),
-      (id) => this.isFull(id) && !this.gates.shut(id), // a shut one's deliveries are rows: nothing to wait for
+      (id) => this.queue.isFull(id) && !gates.shut(id),
       this.window,
     );
     this.leases = new LeaseKeeper(outbox, config.DELIVERY_TIMEOUT_MS, this.failures);
@@ -104,32 +96,27 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
         if (!this.stopped) this.startQueued();
       },
     });
-    subscribers.onChange((set) => this.withdrawUnsubscribed((id) => set.subscribers.has(id)));
-    metrics.watchDispatcher(this.window, () => ({
-      sending: this.steps.count('sending'),
-      queued: this.steps.count('queued'),
-      recording: this.steps.count('recording'),
-    }));
+    // What is queued for a subscription no longer enabled leaves the queues unsent.
+    subscribers.onChange((set) => {
+      for (const id of this.queue.subscriptions())
+        if (!set.subscribers.has(id)) for (const d of this.queue.takeQueue(id)) this.leave(d, 'withdrawn');
+    });
+    metrics.watchDispatcher(this.window, () => this.steps.inWindow());
   }
 
   offer(): IntakeOffer {
-    if (this.stopped) return NO_OFFER;
-    return { limit: this.free(), skipSubscriptions: everyLeftOut(this.leftOut()), leaseMs: this.leases.leaseMs };
+    const skipSubscriptions = everyLeftOut(this.leftOut());
+    return this.stopped ? NO_OFFER : { limit: this.free(), skipSubscriptions, leaseMs: this.leases.leaseMs };
   }
 
   roomFor(first: readonly string[], all: number, by: number): Promise<Room<IntakeOffer>> {
-    return this.roomWaits.until(first, all, by, this.stopped, () => ({
-      offer: this.offer(),
-      full: this.leftOut().full.filter((id) => !this.roomWaits.isSlow(id)),
-    }));
+    return this.roomWaits.until(first, all, by, this.stopped, () => this.offer());
   }
 
   accept(fanned: ClaimedDelivery[], left: { events: number; rows: number }) {
-    if (this.stopped) {
-      // Stopping between offer() and here: hand the events back rather than let them wait for the lease.
-      const events = new Map(fanned.map((d) => [d.eventId, { id: d.eventId, token: d.lease.token }]));
-      this.outbox.releaseLeases([], [...events.values()]).catch(() => undefined);
-    } else this.take(fanned);
+    if (this.stopped)
+      void this.leases.handBackEvents(fanned); // stopping between offer() and here
+    else this.take(fanned);
     if (left.events > 0) this.intake.moreEvents();
     if (left.rows > 0) this.intake.moreRows();
     if (left.events + left.rows > 0) this.signal.notify();
@@ -165,18 +152,12 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   /** Left out of claims and fan-outs: a full queue (one subscriber cannot hog a claim), a shut gate (paused…). */
   private leftOut(): { full: string[]; shut: string[] } {
     const shut = this.gates.excluded();
-    return { full: this.queue.full((id) => this.gates.admissionCap(id)).filter((id) => !shut.includes(id)), shut };
-  }
-
-  /** The subscriber holds its cap here: its queue's share of the window, and its own admission cap. */
-  private isFull(id: string, share = this.queue.windowShare()): boolean {
-    return this.queue.held(id) >= Math.min(this.gates.admissionCap(id), share);
+    return { full: this.queue.full().filter((id) => !shut.includes(id)), shut };
   }
 
   /**
-   * Takes on what was claimed, fanned out or handed over, queued up to each subscriber's cap (as leftOut()): a claim
-   * leaves out only subscribers full when it started, and one just below its cap could come back with a whole claim's
-   * rows and fill the window while every other subscriber waited for room. The excess waits as rows.
+   * Takes on what was claimed, fanned out or handed over, up to each subscriber's cap (as leftOut()): a claim leaves
+   * out only those full when it started, and one just below could fill the window. The excess waits as rows.
    */
   private take(ds: ClaimedDelivery[]) {
     const share = this.queue.windowShare();
@@ -188,7 +169,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       // Over its share (claimed again as its queue drains) or its gate shut (claimed before this replica knew; its
       // rows wait until the gate opens, opened()): it waits as a row.
       const shut = this.gates.shut(d.subscriptionId);
-      const full = !shut && this.isFull(d.subscriptionId, share);
+      const full = !shut && this.queue.isFull(d.subscriptionId, share);
       if (full) this.intake.moreRows();
       if (full || shut) over.push(d);
       else {
@@ -232,7 +213,11 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   private start(d: ClaimedDelivery) {
     this.steps.move(d, 'sending');
     const task = this.attempt(d)
-      .catch((err: Error) => this.failed(d, err))
+      .catch((err: Error) => {
+        // A bug in an attempt: it leaves the window (its lease brings it back), and says so.
+        if (['sending', 'recording'].includes(this.steps.stepOf(d) ?? '')) this.steps.move(d, 'unrecorded');
+        this.logger.error(`delivery ${d.id}: ${err.message}`);
+      })
       .finally(() => {
         this.running.delete(task);
         this.intake.roomFreed(); // a later delivery, or event, of the same plant may now be due
@@ -292,12 +277,6 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     }
   }
 
-  /** A bug in an attempt: it leaves the window (its lease brings it back), and says so. */
-  private failed(d: ClaimedDelivery, err: Error) {
-    if (['sending', 'recording'].includes(this.steps.stepOf(d) ?? '')) this.steps.move(d, 'unrecorded');
-    this.logger.error(`delivery ${d.id}: ${err.message}`);
-  }
-
   /**
    * A delivery leaves unsent. Lease lost: another claim holds it and sends it. Withdrawn (subscription no longer
    * enabled, or its copy not confirmed): a row is handed back (it stays pending, or the delete closed it). An event
@@ -317,11 +296,5 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     if (lost === null) return;
     for (const d of lost) if (this.queue.remove(d)) this.leave(d, 'lease-lost');
     this.signal.notify(); // room may have freed
-  }
-
-  /** Takes out of the queues, unsent, what is queued for subscriptions no longer enabled (`keep` says false). */
-  private withdrawUnsubscribed(keep: (subscriptionId: string) => boolean) {
-    for (const id of this.queue.subscriptions())
-      if (!keep(id)) for (const d of this.queue.takeQueue(id)) this.leave(d, 'withdrawn');
   }
 }

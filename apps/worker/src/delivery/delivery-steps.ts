@@ -71,6 +71,11 @@ export class DeliverySteps {
     return this.counts.get(step) ?? 0;
   }
 
+  /** The steps the window counts, and how many are in each. */
+  inWindow(): { sending: number; queued: number; recording: number } {
+    return { sending: this.count('sending'), queued: this.count('queued'), recording: this.count('recording') };
+  }
+
   /** Deliveries held in the window: queued, on the wire, or with an outcome being written. */
   held(): number {
     return this.count('queued') + this.count('sending') + this.count('recording');

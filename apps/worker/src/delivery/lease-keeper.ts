@@ -89,6 +89,12 @@ export class LeaseKeeper {
     });
   }
 
+  /** Hands back the events of deliveries fanned out here and not sent (their lease would hold them up). */
+  handBackEvents(fanned: ClaimedDelivery[]): Promise<void> {
+    const events = new Map(fanned.map((d) => [d.eventId, { id: d.eventId, token: d.lease.token }]));
+    return this.outbox.releaseLeases([], [...events.values()]).catch(() => undefined);
+  }
+
   /** Says (once per 10 s) that a delivery was not sent because another claim took its lease. */
   lost(d: ClaimedDelivery) {
     this.failures.log(

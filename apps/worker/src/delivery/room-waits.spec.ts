@@ -42,7 +42,9 @@ describe(RoomWaits.name, () => {
     await Promise.resolve();
     expect(answered).toBe(true);
     free = 80; // an event owing more than the window waits for the whole window, then goes to a fan-out
-    await expect(waits.until(ids(500), 500, later(), false, () => 'whole window')).resolves.toBe('whole window');
+    await expect(waits.until(ids(500), 500, later(), false, () => 'whole window')).resolves.toMatchObject({
+      offer: 'whole window',
+    });
   });
 
   it('waits while a subscriber of the first event is full', async () => {
@@ -95,6 +97,6 @@ describe(RoomWaits.name, () => {
     waits.changed(true);
     await Promise.resolve();
     expect(answered).toBe(true);
-    await expect(waits.until(['s'], 1, later(), true, () => 'now')).resolves.toBe('now');
+    await expect(waits.until(['s'], 1, later(), true, () => 'now')).resolves.toMatchObject({ offer: 'now' });
   });
 });

@@ -1,7 +1,8 @@
-/** What ingest's write is told when it may go on: the offer, and the subscribers full here (rows if not waited for). */
+/** What ingest's write is told when it may go on: the offer, and which subscribers' deliveries to wait for still. */
 export interface Room<T> {
   offer: T;
-  full: string[];
+  /** Full here for now, and worth waiting for (the wait not over, the subscriber not slow): not rows yet. */
+  waitFor: (subscriptionId: string) => boolean;
 }
 
 /** How long a subscriber a write waited for in vain is not waited for again. */
@@ -28,11 +29,15 @@ export class RoomWaits {
   ) {}
 
   /**
-   * Resolves (with `answer()`) once the `first` event's subscribers have room and the window has room for all
+   * Resolves (with `offer()`) once the `first` event's subscribers have room and the window has room for all
    * `all` deliveries owed or an eighth of it (what a write waits for: more, and it would store less often, each
    * part waiting longer; never less than the first event's); or at `by` (epoch ms); or at once if `now`.
    */
-  until<T>(subscribers: readonly string[], all: number, by: number, now: boolean, answer: () => T): Promise<T> {
+  until<T>(subscribers: readonly string[], all: number, by: number, now: boolean, offer: () => T): Promise<Room<T>> {
+    const answer = (): Room<T> => ({
+      offer: offer(),
+      waitFor: (id) => Date.now() < by && this.full(id) && !this.isSlow(id),
+    });
     const first = subscribers.filter((id) => !this.isSlow(id));
     const room = Math.min(this.window, Math.max(first.length, Math.min(all, Math.ceil(this.window / 8))));
     if (now || this.fits(room, first) || Date.now() >= by) return Promise.resolve(answer());

@@ -8,6 +8,16 @@ export const FAIR_SHARE_WINDOW_MS = 2000;
 /** The least share: a subscriber among very many still gets a few requests on the wire at once. */
 export const MIN_FAIR_SHARE = 4;
 
+/**
+ * The deliveries a worker holds by default, per sending slot. Held, a delivery costs a few hundred bytes (its
+ * body is its event's); a slot, a socket and its buffers. Where the window was twice the slots, answers waiting to
+ * be recorded filled it at ~4,000 deliveries/s and ingest wrote the rest as rows (docs/benchmarks.md).
+ */
+export const WINDOW_PER_SLOT = 8;
+
+/** The window: DELIVERY_WINDOW, or WINDOW_PER_SLOT for each slot. */
+export const windowOf = (concurrency: number, configured?: number) => configured ?? WINDOW_PER_SLOT * concurrency;
+
 /** Whether one more of a subscriber's deliveries may start now (SubscriberGates.tryStart). */
 export type StartCheck = (subscriptionId: string, inFlight: number) => { start: boolean; retryInMs?: number };
 
@@ -22,10 +32,14 @@ export class SendQueue {
   private readonly lastWork = new Map<string, number>();
   private onWire = 0;
 
-  /** `window`: the deliveries the worker holds at most (queued, on the wire, recording), shared as the slots are. */
+  /**
+   * `window`: the deliveries the worker holds at most (queued, on the wire, recording), shared as the slots are;
+   * `capOf`: what a subscriber may hold here by its own limits (SubscriberGates.admissionCap).
+   */
   constructor(
     private readonly concurrency: number,
     private readonly window = 2 * concurrency,
+    private readonly capOf: (subscriptionId: string) => number = () => Infinity,
   ) {}
 
   /** Requests on the wire, all subscribers. */
@@ -71,11 +85,14 @@ export class SendQueue {
   }
 
   /** Subscribers holding at least their cap: `cap(id)`, and never more than their share of the window. */
-  full(cap: (subscriptionId: string) => number): string[] {
-    const limit = this.windowShare();
-    return [...new Set([...this.inFlight.keys(), ...this.queues.keys()])].filter(
-      (id) => this.held(id) >= Math.min(cap(id), limit),
-    );
+  full(cap = this.capOf): string[] {
+    const share = this.windowShare();
+    return [...new Set([...this.inFlight.keys(), ...this.queues.keys()])].filter((id) => this.isFull(id, share, cap));
+  }
+
+  /** The subscriber holds its cap here: its own (`capOf`), or its share of the window. */
+  isFull(subscriptionId: string, share = this.windowShare(), cap = this.capOf): boolean {
+    return this.held(subscriptionId) >= Math.min(cap(subscriptionId), share);
   }
 
   /** What each active subscriber may hold (queued and on the wire): its fair share of the window, as of the slots. */

@@ -27,7 +27,7 @@ describe('handover room', () => {
       ['e2', 's2'],
       ['e2', 's1'],
     ]);
-    const counts = deliveriesPerEvent([event('e1'), event('e2')], p, ['s2'], ['s2']);
+    const counts = deliveriesPerEvent([event('e1'), event('e2')], p, ['s2'], (id) => id === 's2');
     expect(counts).toEqual([1, Infinity]);
     expect(fittingEvents(counts, 1000)).toBe(1);
   });

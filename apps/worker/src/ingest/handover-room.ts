@@ -2,21 +2,21 @@ import { FanOutPlan, IngestEvent } from '@app/delivery';
 
 /**
  * The deliveries each event of a write owes the dispatcher, in order, from its plan's pairs. A subscriber in
- * `skip` owes nothing here (its deliveries are written as rows whatever the room: its gate is shut); one in
- * `waitFor` (full here for now) makes its event not fit at all, so that the write waits for it rather than
- * turn its deliveries into rows.
+ * `skip` owes nothing here (its deliveries are written as rows), unless the write is to `waitFor` it (full here
+ * for now): then its event does not fit at all, and the write waits rather than turn its deliveries into rows.
  */
 export function deliveriesPerEvent(
   events: IngestEvent[],
   plan: FanOutPlan,
   skip: readonly string[],
-  waitFor: readonly string[] = [],
+  waitFor: (subscriptionId: string) => boolean = () => false,
 ): number[] {
   const skipped = new Set(skip);
-  const waited = new Set(waitFor);
+  const waited = new Map<string, boolean>(); // asked once per subscriber: the dispatcher's answer costs a little
+  const waits = (id: string) => waited.get(id) ?? (waited.set(id, waitFor(id)), waited.get(id)!);
   const perEvent = new Map<string, number>();
   for (const p of plan.pairs) {
-    const n = waited.has(p.subscriptionId) ? Infinity : skipped.has(p.subscriptionId) ? 0 : 1;
+    const n = !skipped.has(p.subscriptionId) ? 1 : waits(p.subscriptionId) ? Infinity : 0;
     perEvent.set(p.eventId, (perEvent.get(p.eventId) ?? 0) + n);
   }
   // An event id twice in a write has its pairs once (planFanOut): its second record owes nothing.

@@ -135,11 +135,10 @@ export class IngestService {
     for (let rest = events; rest.length > 0;) {
       const set = await this.subscribers.current();
       const plan = planFanOut(rest, set, this.maxHops);
-      const { offer, full } = await this.inbox.roomFor(subscribersOf(rest[0].eventId, plan), plan.pairs.length, by);
-      // Past the wait, a full subscriber's deliveries are written as rows (claimed as its queue drains). Nothing
-      // fits after the wait (it ran out, or the worker stops): the rest in one statement, taken on as far as it
-      // fits and left for a fan-out past that.
-      const waitFor = Date.now() < by ? full : [];
+      const { offer, waitFor } = await this.inbox.roomFor(subscribersOf(rest[0].eventId, plan), plan.pairs.length, by);
+      // A full subscriber's deliveries are rows once the wait is over (claimed as its queue drains). Nothing fits
+      // after the wait (it ran out, or the worker stops): the rest in one statement, taken on as far as it fits and
+      // left for a fan-out past that.
       const fit = fittingEvents(deliveriesPerEvent(rest, plan, offer.skipSubscriptions, waitFor), offer.limit);
       const part = fit === 0 ? rest : rest.slice(0, fit);
       addApplyResult(
