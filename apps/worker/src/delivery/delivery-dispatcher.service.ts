@@ -43,6 +43,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   private readonly failures = new RateLimitedLog(nestSink(this.logger));
   private readonly schedule: number[];
   private readonly window: number; // DELIVERY_WINDOW: deliveries queued, on the wire, or being recorded
+  private readonly free = () => Math.max(0, this.window - this.steps.held());
   private readonly steps = new DeliverySteps(() => this.roomWaits.changed());
   private readonly roomWaits: RoomWaits;
   private readonly queue: SendQueue;
@@ -68,12 +69,13 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     this.schedule = parseSchedule(config.DELIVERY_RETRY_SCHEDULE);
     this.window = windowOf(config.DELIVERY_CONCURRENCY, config.DELIVERY_WINDOW);
     this.queue = new SendQueue(config.DELIVERY_CONCURRENCY, this.window, (id) => gates.admissionCap(id));
-    // A shut subscriber's deliveries are rows whatever its room: not waited for.
-    this.roomWaits = new RoomWaits(
-      () => this.free(),
-      (id) => this.queue.isFull(id) && !gates.shut(id),
-      this.window,
-    );
+    const full = (id: string) => this.queue.isFull(id) && !gates.shut(id); // a shut one's deliveries are rows
+    this.roomWaits = new RoomWaits({
+      free: () => this.free(),
+      full,
+      othersKeepUp: () => this.queue.holding().some((id) => !full(id)),
+      window: this.window,
+    });
     this.leases = new LeaseKeeper(outbox, config.DELIVERY_TIMEOUT_MS, this.failures);
     this.recorder = new OutcomeRecorder(outbox, this.failures);
     this.intake = new DeliveryIntake(
@@ -143,10 +145,6 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     await Promise.allSettled([...this.running]);
     await this.outbox.releaseLeases([], this.fanOuts.leased()).catch(() => undefined);
     await this.gates.stop();
-  }
-
-  private free(): number {
-    return Math.max(0, this.window - this.steps.held());
   }
 
   /** Left out of claims and fan-outs: a full queue (one subscriber cannot hog a claim), a shut gate (paused…). */

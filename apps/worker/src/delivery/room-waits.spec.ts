@@ -1,102 +1,96 @@
-import { RoomWaits, SLOW_FOR_MS } from './room-waits';
+import { RoomHost, RoomWaits, SLOW_FOR_MS } from './room-waits';
 
 describe(RoomWaits.name, () => {
   const later = () => Date.now() + 60_000;
   const ids = (n: number) => Array.from({ length: n }, (_, i) => `s${i}`);
+  /** A dispatcher with `free` room and the `full` subscribers; others keep up unless told. */
+  const host = (h: Partial<RoomHost> = {}): RoomHost => ({
+    free: () => 80,
+    full: () => false,
+    othersKeepUp: () => true,
+    window: 80,
+    ...h,
+  });
+  const tick = () => new Promise((r) => setImmediate(r));
 
   it('waits for an eighth of the window, or for all the write owes if that is less', async () => {
     let free = 0;
-    const waits = new RoomWaits(
-      () => free,
-      () => false,
-      80,
-    );
+    const waits = new RoomWaits(host({ free: () => free }));
     let small = false;
     let big = false;
     void waits.until(['s'], 5, later(), false, () => (small = true));
     void waits.until(['s'], 500, later(), false, () => (big = true));
     free = 5;
     waits.changed();
-    await Promise.resolve();
+    await tick();
     expect([small, big]).toEqual([true, false]);
     free = 10;
     waits.changed();
-    await Promise.resolve();
+    await tick();
     expect(big).toBe(true);
   });
 
   it('waits for room for the first event whole, however many it owes, up to the window', async () => {
     let free = 10;
-    const waits = new RoomWaits(
-      () => free,
-      () => false,
-      80,
-    );
+    const waits = new RoomWaits(host({ free: () => free }));
     let answered = false;
     void waits.until(ids(40), 400, later(), false, () => (answered = true));
     waits.changed();
-    await Promise.resolve();
+    await tick();
     expect(answered).toBe(false); // room for an eighth, not for the first event
     free = 40;
     waits.changed();
-    await Promise.resolve();
+    await tick();
     expect(answered).toBe(true);
-    free = 80; // an event owing more than the window waits for the whole window, then goes to a fan-out
-    await expect(waits.until(ids(500), 500, later(), false, () => 'whole window')).resolves.toMatchObject({
-      offer: 'whole window',
-    });
+    free = 80; // an event owing more than the window waits for the whole window; the room says how big that is
+    await expect(waits.until(ids(500), 500, later(), false, () => 'o')).resolves.toMatchObject({ window: 80 });
   });
 
-  it('waits while a subscriber of the first event is full', async () => {
+  it('waits while a subscriber of the first event is full, and says to wait for it still', async () => {
     const full = new Set(['s2']);
-    const waits = new RoomWaits(
-      () => 80,
-      (id) => full.has(id),
-      80,
-    );
+    const waits = new RoomWaits(host({ full: (id) => full.has(id) }));
     let answered = false;
     void waits.until(['s1', 's2'], 2, later(), false, () => (answered = true));
     waits.changed();
-    await Promise.resolve();
+    await tick();
     expect(answered).toBe(false);
+    const room = await waits.until(['s1'], 1, later(), false, () => 'o');
+    expect([room.waitFor('s2'), room.waitFor('s1')]).toEqual([true, false]);
     full.clear();
     waits.changed();
-    await Promise.resolve();
+    await tick();
     expect(answered).toBe(true);
   });
 
-  it('does not wait again, for a while, for a subscriber it waited for in vain', async () => {
-    const waits = new RoomWaits(
-      () => 80,
-      (id) => id === 'slow',
-      80,
-    );
-    const t0 = Date.now();
-    await waits.until(['fast', 'slow'], 2, t0 + 30, false, () => undefined);
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(25);
-    expect(waits.isSlow('slow')).toBe(true);
-    expect(waits.isSlow('fast')).toBe(false);
+  it('judges slow a subscriber that stayed full through a wait while the others kept up', async () => {
+    const waits = new RoomWaits(host({ full: (id) => id === 'slow' }));
+    const room = await waits.until(['fast', 'slow'], 2, Date.now() + 30, false, () => undefined);
+    expect([waits.isSlow('slow'), waits.isSlow('fast')]).toEqual([true, false]);
+    expect(room.waitFor('slow')).toBe(false); // its deliveries become rows now
     let answered = false;
     void waits.until(['slow'], 1, later(), false, () => (answered = true));
-    await Promise.resolve();
-    expect(answered).toBe(true);
+    await tick();
+    expect(answered).toBe(true); // not waited for
     expect(waits.isSlow('slow', Date.now() + SLOW_FOR_MS + 1)).toBe(false);
   });
 
+  it('judges nobody slow when everyone is full (an overload): the batch keeps waiting in Kafka', async () => {
+    const waits = new RoomWaits(host({ full: () => true, othersKeepUp: () => false }));
+    const room = await waits.until(['a', 'b'], 2, Date.now() + 30, false, () => undefined);
+    expect(waits.isSlow('a')).toBe(false);
+    expect(room.waitFor('a')).toBe(true);
+  });
+
   it('answers at its time, or at once when stopping', async () => {
-    const waits = new RoomWaits(
-      () => 0,
-      () => false,
-      80,
-    );
+    const waits = new RoomWaits(host({ free: () => 0 }));
     const t0 = Date.now();
     await waits.until(['s'], 1, t0 + 40, false, () => undefined);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(35);
-    let answered = false;
-    void waits.until(['s'], 1, later(), false, () => (answered = true));
+    let stopping: boolean | undefined;
+    void waits.until(['s'], 1, later(), false, () => undefined).then((r) => (stopping = r.stopping));
     waits.changed(true);
-    await Promise.resolve();
-    expect(answered).toBe(true);
-    await expect(waits.until(['s'], 1, later(), true, () => 'now')).resolves.toMatchObject({ offer: 'now' });
+    await tick();
+    expect(stopping).toBe(true);
+    await expect(waits.until(['s'], 1, later(), true, () => 'now')).resolves.toMatchObject({ stopping: true });
   });
 });

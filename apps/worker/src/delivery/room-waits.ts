@@ -1,58 +1,77 @@
-/** What ingest's write is told when it may go on: the offer, and which subscribers' deliveries to wait for still. */
+/** What ingest's write is told when it may go on. */
 export interface Room<T> {
   offer: T;
-  /** Full here for now, and worth waiting for (the wait not over, the subscriber not slow): not rows yet. */
+  /** Full here for now and not slow: its deliveries wait in Kafka, not as rows. */
   waitFor: (subscriptionId: string) => boolean;
+  /** The most room there is: an event owing more never fits whole (a fan-out statement takes it in parts). */
+  window: number;
+  /** The worker stops: nothing is taken on; what is left goes to rows for whoever comes next. */
+  stopping: boolean;
 }
 
-/** How long a subscriber a write waited for in vain is not waited for again. */
+/** How long a subscriber judged slow is not waited for. */
 export const SLOW_FOR_MS = 30_000;
 
+/** What the waits ask of the dispatcher. */
+export interface RoomHost {
+  /** The room in the window now. */
+  free(): number;
+  /** The subscriber holds its share here (and its gate is open: a shut one's deliveries are rows anyway). */
+  full(subscriptionId: string): boolean;
+  /** Some subscriber with work here is not full: the others keep up, so one that stays full is slow. */
+  othersKeepUp(): boolean;
+  window: number;
+}
+
 /**
- * Ingest's writes waiting for room in the dispatcher's window (DeliveryInbox.roomFor): while it is full, or the
- * subscribers of the write's next event hold their share of it, a consumed batch waits in Kafka's stead rather than
- * its deliveries being written as rows (a row costs the database about three times a hand-over).
+ * Ingest's writes waiting for room in the dispatcher's window (DeliveryInbox.roomFor). While the window is full,
+ * or the subscribers of a write's next event hold their share of it, the consumed batch waits and Kafka holds
+ * what comes after it: the backlog of an overload stays in Kafka, not in rows (a row costs the database about
+ * three times a hand-over, and rows made an overload feed itself). Only a subscriber that stays full through a
+ * whole wait while the others keep up is slow; for SLOW_FOR_MS its deliveries become rows at once, so that it
+ * holds up nobody else's.
  */
 export class RoomWaits {
-  private readonly waits = new Set<{ room: number; first: readonly string[]; done: () => void }>();
-  /**
-   * Subscribers a write waited for in vain, and until when none waits for them again: a slow one's deliveries go
-   * to rows at once, instead of every write holding everyone's deliveries for the whole wait.
-   */
+  private readonly waits = new Set<{ room: number; first: readonly string[]; done: (stopping?: boolean) => void }>();
   private readonly slow = new Map<string, number>();
 
-  /** `free`: the room in the window now; `full(id)`: the subscriber holds its share; `window`: the most room. */
-  constructor(
-    private readonly free: () => number,
-    private readonly full: (subscriptionId: string) => boolean,
-    private readonly window: number,
-  ) {}
+  constructor(private readonly host: RoomHost) {}
 
   /**
    * Resolves (with `offer()`) once the `first` event's subscribers have room and the window has room for all
    * `all` deliveries owed or an eighth of it (what a write waits for: more, and it would store less often, each
-   * part waiting longer; never less than the first event's); or at `by` (epoch ms); or at once if `now`.
+   * part waiting longer; never less than the first event's); or at `by` (epoch ms); or at once if `stopping`.
    */
-  until<T>(subscribers: readonly string[], all: number, by: number, now: boolean, offer: () => T): Promise<Room<T>> {
+  until<T>(
+    subscribers: readonly string[],
+    all: number,
+    by: number,
+    stopping: boolean,
+    offer: () => T,
+  ): Promise<Room<T>> {
+    const { window } = this.host;
     const answer = (): Room<T> => ({
       offer: offer(),
-      waitFor: (id) => Date.now() < by && this.full(id) && !this.isSlow(id),
+      waitFor: (id) => this.host.full(id) && !this.isSlow(id),
+      window,
+      stopping,
     });
     const first = subscribers.filter((id) => !this.isSlow(id));
-    const room = Math.min(this.window, Math.max(first.length, Math.min(all, Math.ceil(this.window / 8))));
-    if (now || this.fits(room, first) || Date.now() >= by) return Promise.resolve(answer());
+    const room = Math.min(window, Math.max(first.length, Math.min(all, Math.ceil(window / 8))));
+    if (stopping || this.fits(room, first) || Date.now() >= by) return Promise.resolve(answer());
     return new Promise((resolve) => {
       const wait = {
         room,
         first,
-        done: () => {
+        done: (now: boolean = stopping) => {
           clearTimeout(timer);
           this.waits.delete(wait);
-          resolve(answer());
+          resolve({ ...answer(), stopping: now });
         },
       };
       const timer = setTimeout(() => {
-        for (const id of first) if (this.full(id)) this.slow.set(id, Date.now() + SLOW_FOR_MS);
+        if (this.host.othersKeepUp())
+          for (const id of first) if (this.host.full(id)) this.slow.set(id, Date.now() + SLOW_FOR_MS);
         wait.done();
       }, by - Date.now());
       this.waits.add(wait);
@@ -61,10 +80,10 @@ export class RoomWaits {
 
   /** Room may have freed: the waits it is enough for go on (every wait, when the worker stops). */
   changed(stopping = false) {
-    for (const wait of this.waits) if (stopping || this.fits(wait.room, wait.first)) wait.done();
+    for (const wait of this.waits) if (stopping || this.fits(wait.room, wait.first)) wait.done(stopping);
   }
 
-  /** Waited for in vain lately: not waited for now. */
+  /** Judged slow lately: not waited for now. */
   isSlow(subscriptionId: string, now = Date.now()): boolean {
     const until = this.slow.get(subscriptionId);
     if (until === undefined) return false;
@@ -74,6 +93,6 @@ export class RoomWaits {
   }
 
   private fits(room: number, first: readonly string[]): boolean {
-    return this.free() >= room && !first.some(this.full);
+    return this.host.free() >= room && !first.some((id) => this.host.full(id));
   }
 }

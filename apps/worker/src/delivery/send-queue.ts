@@ -87,7 +87,12 @@ export class SendQueue {
   /** Subscribers holding at least their cap: `cap(id)`, and never more than their share of the window. */
   full(cap = this.capOf): string[] {
     const share = this.windowShare();
-    return [...new Set([...this.inFlight.keys(), ...this.queues.keys()])].filter((id) => this.isFull(id, share, cap));
+    return this.holding().filter((id) => this.isFull(id, share, cap));
+  }
+
+  /** Subscribers with something queued or on the wire here. */
+  holding(): string[] {
+    return [...new Set([...this.inFlight.keys(), ...this.queues.keys()])];
   }
 
   /** The subscriber holds its cap here: its own (`capOf`), or its share of the window. */

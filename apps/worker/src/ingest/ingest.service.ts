@@ -50,6 +50,8 @@ export class IngestService {
   private readonly maxHops: number;
   private readonly group: string;
   private readonly keyReuse = new RateLimitedLog(nestSink(this.logger));
+  /** The heartbeats of the batches being stored: a write that waits for room keeps their partitions. */
+  private readonly waiting = new Set<() => Promise<void>>();
 
   constructor(
     @Inject(PLANT_EVENT_STORE) private readonly store: PlantEventStore,
@@ -79,10 +81,12 @@ export class IngestService {
     const spans = new BatchSpans(this.tracing, batch, plan, this.group);
     this.logTraces(batch, spans);
     try {
+      const beat = () => batch.heartbeat();
+      this.waiting.add(beat);
       const { result, unstorable } = await this.retry(batch, 'store', () => {
         spans.storing();
         return this.storeBatch(batch, plan);
-      });
+      }).finally(() => this.waiting.delete(beat));
       spans.stored(plan);
       const poison = [...plan.poison, ...unstorable];
       const shrunk = await this.retry(batch, 'dead_letter', () => publishDeadLetters(batch, poison));
@@ -124,30 +128,37 @@ export class IngestService {
   /**
    * One write for many batches, fanned out to the subscriptions held in memory. The dispatcher takes on the
    * deliveries of the events it has room for: those are stored leased to it and handed over now, before the dead
-   * letters and the offset commits. While its window is full the write waits for room, up to
-   * DELIVERY_HANDOVER_WAIT_MS, and stores what fits as room frees (Kafka holds the rest meanwhile); past that
-   * wait, the rest is stored for a fan-out statement and claims, as rows. A row costs the database about three
-   * times what a hand-over does (docs/benchmarks.md), so a backlog must not turn into rows at the first full window.
+   * letters and the offset commits. While its window, or the share of a subscriber the next event goes to, is
+   * full, the write waits and stores what fits as room frees: Kafka holds the rest (the batches' heartbeats go on
+   * meanwhile). Rows are written only for what must wait: a shut gate's deliveries, a slow subscriber's (one that
+   * stayed full for DELIVERY_HANDOVER_WAIT_MS while the others kept up), an event owing more than the window, and
+   * everything left when the worker stops. A row costs the database about three times what a hand-over does.
    */
   private async storeAndHandOver(events: IngestEvent[]): Promise<ApplyResult> {
     const total = emptyApplyResult();
-    const by = Date.now() + this.config.DELIVERY_HANDOVER_WAIT_MS;
     for (let rest = events; rest.length > 0;) {
       const set = await this.subscribers.current();
       const plan = planFanOut(rest, set, this.maxHops);
-      const { offer, waitFor } = await this.inbox.roomFor(subscribersOf(rest[0].eventId, plan), plan.pairs.length, by);
-      // A full subscriber's deliveries are rows once the wait is over (claimed as its queue drains). Nothing fits
-      // after the wait (it ran out, or the worker stops): the rest in one statement, taken on as far as it fits and
-      // left for a fan-out past that.
-      const fit = fittingEvents(deliveriesPerEvent(rest, plan, offer.skipSubscriptions, waitFor), offer.limit);
-      const part = fit === 0 ? rest : rest.slice(0, fit);
-      addApplyResult(
-        total,
-        await this.storePart(part, part === rest ? plan : planFanOut(part, set, this.maxHops), set, offer),
-      );
-      rest = rest.slice(part.length);
+      const by = Date.now() + this.config.DELIVERY_HANDOVER_WAIT_MS;
+      const room = await this.inbox.roomFor(subscribersOf(rest[0].eventId, plan), plan.pairs.length, by);
+      const owed = deliveriesPerEvent(rest, plan, room.offer.skipSubscriptions, room.waitFor);
+      let fit = fittingEvents(owed, room.offer.limit);
+      if (fit === 0 && (room.stopping || (Number.isFinite(owed[0]) && owed[0] > room.window))) fit = rest.length;
+      if (fit === 0) {
+        await this.heartbeat(); // still waiting: the group must not think these partitions' consumer gone
+        continue;
+      }
+      const part = rest.slice(0, fit);
+      const partPlan = fit === rest.length ? plan : planFanOut(part, set, this.maxHops);
+      addApplyResult(total, await this.storePart(part, partPlan, set, room.offer));
+      rest = rest.slice(fit);
     }
     return total;
+  }
+
+  /** Heartbeats for every batch whose write is waiting (kafkajs sends one at most every heartbeat interval). */
+  private async heartbeat() {
+    await Promise.all([...this.waiting].map((beat) => beat().catch(() => undefined)));
   }
 
   private async storePart(events: IngestEvent[], plan: FanOutPlan, set: SubscriberSet, offer: IntakeOffer) {
