@@ -73,7 +73,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     this.roomWaits = new RoomWaits({
       free: () => this.free(),
       full,
-      othersKeepUp: () => this.queue.holding().some((id) => !full(id)),
+      othersKeepUp: () => this.queue.someKeepUp((id) => gates.shut(id)),
       window: this.window,
     });
     this.leases = new LeaseKeeper(outbox, config.DELIVERY_TIMEOUT_MS, this.failures);

@@ -18,7 +18,7 @@ export interface RoomHost {
   free(): number;
   /** The subscriber holds its share here (and its gate is open: a shut one's deliveries are rows anyway). */
   full(subscriptionId: string): boolean;
-  /** Some subscriber with work here is not full: the others keep up, so one that stays full is slow. */
+  /** Some subscriber with work here lately holds under half its share: one that stays full meanwhile is slow. */
   othersKeepUp(): boolean;
   window: number;
 }

@@ -90,6 +90,17 @@ export class SendQueue {
     return this.holding().filter((id) => this.isFull(id, share, cap));
   }
 
+  /**
+   * Some subscriber with work here lately (not `except`) holds under half its share: it keeps up with what it is
+   * given. Under an even overload every one holds about its share, and none does.
+   */
+  someKeepUp(except: (subscriptionId: string) => boolean): boolean {
+    const half = this.windowShare() / 2;
+    for (const id of new Set([...this.lastWork.keys(), ...this.holding()]))
+      if (!except(id) && this.held(id) < half) return true;
+    return false;
+  }
+
   /** Subscribers with something queued or on the wire here. */
   holding(): string[] {
     return [...new Set([...this.inFlight.keys(), ...this.queues.keys()])];
