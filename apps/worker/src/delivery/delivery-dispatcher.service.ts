@@ -73,6 +73,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     this.roomWaits = new RoomWaits({
       free: () => this.free(),
       full,
+      roomOf: (id) => this.queue.roomOf(id),
       othersKeepUp: () => this.queue.someKeepUp((id) => gates.shut(id)),
       window: this.window,
     });

@@ -7,6 +7,7 @@ describe(RoomWaits.name, () => {
   const host = (h: Partial<RoomHost> = {}): RoomHost => ({
     free: () => 80,
     full: () => false,
+    roomOf: () => 8,
     othersKeepUp: () => true,
     window: 80,
     ...h,

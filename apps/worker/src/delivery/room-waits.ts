@@ -3,6 +3,8 @@ export interface Room<T> {
   offer: T;
   /** Full here for now and not slow: its deliveries wait in Kafka, not as rows. */
   waitFor: (subscriptionId: string) => boolean;
+  /** What a subscriber may still take on here (its share of the window, its own cap). */
+  roomOf: (subscriptionId: string) => number;
   /** The most room there is: an event owing more never fits whole (a fan-out statement takes it in parts). */
   window: number;
   /** The worker stops: nothing is taken on; what is left goes to rows for whoever comes next. */
@@ -18,6 +20,7 @@ export interface RoomHost {
   free(): number;
   /** The subscriber holds its share here (and its gate is open: a shut one's deliveries are rows anyway). */
   full(subscriptionId: string): boolean;
+  roomOf(subscriptionId: string): number;
   /** Some subscriber with work here lately holds under half its share: one that stays full meanwhile is slow. */
   othersKeepUp(): boolean;
   window: number;
@@ -53,11 +56,12 @@ export class RoomWaits {
     const answer = (): Room<T> => ({
       offer: offer(),
       waitFor: (id) => this.host.full(id) && !this.isSlow(id),
+      roomOf: (id) => this.host.roomOf(id),
       window,
       stopping,
     });
     const first = subscribers.filter((id) => !this.isSlow(id));
-    const room = Math.min(window, Math.max(first.length, Math.min(all, Math.ceil(window / 8))));
+    const room = Math.min(window, Math.max(subscribers.length, Math.min(all, Math.ceil(window / 8))));
     if (stopping || this.fits(room, first) || Date.now() >= by) return Promise.resolve(answer());
     return new Promise((resolve) => {
       const wait = {

@@ -106,6 +106,11 @@ export class SendQueue {
     return [...new Set([...this.inFlight.keys(), ...this.queues.keys()])];
   }
 
+  /** What the subscriber may still take on here: its cap (its own, or its share of the window) less what it holds. */
+  roomOf(subscriptionId: string, share = this.windowShare()): number {
+    return Math.max(0, Math.min(this.capOf(subscriptionId), share) - this.held(subscriptionId));
+  }
+
   /** The subscriber holds its cap here: its own (`capOf`), or its share of the window. */
   isFull(subscriptionId: string, share = this.windowShare(), cap = this.capOf): boolean {
     return this.held(subscriptionId) >= Math.min(cap(subscriptionId), share);

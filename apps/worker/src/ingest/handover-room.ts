@@ -1,43 +1,42 @@
 import { FanOutPlan, IngestEvent } from '@app/delivery';
 
+/** What the dispatcher has room for, as ingest's write sees it (DeliveryInbox.roomFor). */
+export interface HandOverRoom {
+  /** Deliveries in all. */
+  limit: number;
+  /** Subscribers whose deliveries are written as rows whatever the room (a shut gate, a slow one). */
+  skip: readonly string[];
+  /** Of those, the ones full for now that the write waits for instead. */
+  waitFor: (subscriptionId: string) => boolean;
+  /** What one subscriber may still take on. */
+  roomOf: (subscriptionId: string) => number;
+}
+
 /**
- * The deliveries each event of a write owes the dispatcher, in order, from its plan's pairs. A subscriber in
- * `skip` owes nothing here (its deliveries are written as rows), unless the write is to `waitFor` it (full here
- * for now): then its event does not fit at all, and the write waits rather than turn its deliveries into rows.
+ * How many leading events the dispatcher takes on whole: their deliveries fit in the room in all and in each
+ * subscriber's own (what is handed over past a subscriber's share would only be set aside as a row). A skipped
+ * subscriber's deliveries take no room; one waited for makes its event not fit. An event id twice in a write has its
+ * pairs once (planFanOut): its second record owes nothing.
  */
-export function deliveriesPerEvent(
-  events: IngestEvent[],
-  plan: FanOutPlan,
-  skip: readonly string[],
-  waitFor: (subscriptionId: string) => boolean = () => false,
-): number[] {
-  const skipped = new Set(skip);
-  const waited = new Map<string, boolean>(); // asked once per subscriber: the dispatcher's answer costs a little
-  const waits = (id: string) => waited.get(id) ?? (waited.set(id, waitFor(id)), waited.get(id)!);
-  const perEvent = new Map<string, number>();
-  for (const p of plan.pairs) {
-    const n = !skipped.has(p.subscriptionId) ? 1 : waits(p.subscriptionId) ? Infinity : 0;
-    perEvent.set(p.eventId, (perEvent.get(p.eventId) ?? 0) + n);
+export function fittingEvents(events: IngestEvent[], plan: FanOutPlan, room: HandOverRoom): number {
+  const skipped = new Set(room.skip);
+  const owed = new Map<string, string[]>();
+  for (const p of plan.pairs) owed.set(p.eventId, [...(owed.get(p.eventId) ?? []), p.subscriptionId]);
+  const left = new Map<string, number>();
+  const leftOf = (id: string) => left.get(id) ?? (left.set(id, room.roomOf(id)), left.get(id)!);
+  let total = room.limit;
+  for (const [i, e] of events.entries()) {
+    const ids = owed.get(e.eventId) ?? [];
+    owed.delete(e.eventId);
+    const taking = ids.filter((id) => !skipped.has(id));
+    if (ids.some((id) => skipped.has(id) && room.waitFor(id))) return i;
+    if (taking.length > total || taking.some((id) => leftOf(id) < 1)) return i;
+    total -= taking.length;
+    for (const id of taking) left.set(id, leftOf(id) - 1);
   }
-  // An event id twice in a write has its pairs once (planFanOut): its second record owes nothing.
-  const seen = new Set<string>();
-  return events.map((e) => {
-    if (seen.has(e.eventId)) return 0;
-    seen.add(e.eventId);
-    return perEvent.get(e.eventId) ?? 0;
-  });
+  return events.length;
 }
 
 /** The subscribers an event's deliveries go to, by the plan. */
 export const subscribersOf = (eventId: string, plan: FanOutPlan): string[] =>
   plan.pairs.filter((p) => p.eventId === eventId).map((p) => p.subscriptionId);
-
-/** How many leading events fit in `room` deliveries: the part of a write the dispatcher takes on whole. */
-export function fittingEvents(counts: readonly number[], room: number): number {
-  let used = 0;
-  for (const [i, n] of counts.entries()) {
-    used += n;
-    if (used > room) return i;
-  }
-  return counts.length;
-}

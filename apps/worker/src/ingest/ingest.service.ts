@@ -23,7 +23,7 @@ import { SubscriberCache } from '../subscribers/subscriber-cache';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { BatchPlan, planBatch, PoisonMessage } from './batch-plan';
 import { BatchSpans } from './event-spans';
-import { deliveriesPerEvent, fittingEvents, subscribersOf } from './handover-room';
+import { fittingEvents, subscribersOf } from './handover-room';
 import { publishDeadLetters } from '../dead-letters/dead-letter-publisher';
 import { headerString, IngestBatch } from './ingest-batch';
 import { ConsumerState } from '../health/consumer-state';
@@ -140,12 +140,13 @@ export class IngestService {
       const set = await this.subscribers.current();
       const plan = planFanOut(rest, set, this.maxHops);
       const by = Date.now() + this.config.DELIVERY_HANDOVER_WAIT_MS;
-      const room = await this.inbox.roomFor(subscribersOf(rest[0].eventId, plan), plan.pairs.length, by);
-      const owed = deliveriesPerEvent(rest, plan, room.offer.skipSubscriptions, room.waitFor);
-      let fit = fittingEvents(owed, room.offer.limit);
-      if (fit === 0 && (room.stopping || (Number.isFinite(owed[0]) && owed[0] > room.window))) fit = rest.length;
+      const first = subscribersOf(rest[0].eventId, plan);
+      const room = await this.inbox.roomFor(first, plan.pairs.length, by);
+      let fit = fittingEvents(rest, plan, { ...room, limit: room.offer.limit, skip: room.offer.skipSubscriptions });
+      if (fit === 0 && (room.stopping || first.length > room.window)) fit = rest.length;
       if (fit === 0) {
         await this.heartbeat(); // still waiting: the group must not think these partitions' consumer gone
+        if (Date.now() < by) await new Promise((r) => setTimeout(r, 5)); // answered early yet nothing fits: no spin
         continue;
       }
       const part = rest.slice(0, fit);
