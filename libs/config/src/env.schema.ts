@@ -228,7 +228,7 @@ export const workerEnvSchema = z
     // Deliveries a worker holds (queued, on the wire, being recorded); unset: 8 × DELIVERY_CONCURRENCY.
     DELIVERY_WINDOW: positiveInt.optional(),
     DELIVERY_POLL_MS: positiveInt.default(1000),
-    // How long a subscriber may stay full, while the others keep up, before it is judged slow (its deliveries rows).
+    // How long a subscriber may stay full, answering little, before it is judged slow (its deliveries then rows).
     DELIVERY_HANDOVER_WAIT_MS: z.coerce.number().int().min(10).default(250),
     // Flow control and the circuit breaker per subscriber (docs/delivery.md).
     DELIVERY_PAUSE_MAX: duration('1h').prefault('1h'),

@@ -74,7 +74,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       free: () => this.free(),
       full,
       roomOf: (id) => this.queue.roomOf(id),
-      othersKeepUp: () => this.queue.someKeepUp((id) => gates.shut(id)),
+      answeredBy: (id) => this.queue.answeredBy(id),
+      fewAnswers: () => this.queue.fairShare() / 2,
       window: this.window,
     });
     this.leases = new LeaseKeeper(outbox, config.DELIVERY_TIMEOUT_MS, this.failures);

@@ -3,12 +3,13 @@ import { RoomHost, RoomWaits, SLOW_FOR_MS } from './room-waits';
 describe(RoomWaits.name, () => {
   const later = () => Date.now() + 60_000;
   const ids = (n: number) => Array.from({ length: n }, (_, i) => `s${i}`);
-  /** A dispatcher with `free` room and the `full` subscribers; others keep up unless told. */
+  /** A dispatcher with `free` room and the `full` subscribers, none answering unless told. */
   const host = (h: Partial<RoomHost> = {}): RoomHost => ({
     free: () => 80,
     full: () => false,
     roomOf: () => 8,
-    othersKeepUp: () => true,
+    answeredBy: () => 0,
+    fewAnswers: () => 6,
     window: 80,
     ...h,
   });
@@ -63,7 +64,7 @@ describe(RoomWaits.name, () => {
     expect(answered).toBe(true);
   });
 
-  it('judges slow a subscriber that stayed full through a wait while the others kept up', async () => {
+  it('judges slow a subscriber that stayed full through a wait, answering little', async () => {
     const waits = new RoomWaits(host({ full: (id) => id === 'slow' }));
     const room = await waits.until(['fast', 'slow'], 2, Date.now() + 30, false, () => undefined);
     expect([waits.isSlow('slow'), waits.isSlow('fast')]).toEqual([true, false]);
@@ -75,9 +76,12 @@ describe(RoomWaits.name, () => {
     expect(waits.isSlow('slow', Date.now() + SLOW_FOR_MS + 1)).toBe(false);
   });
 
-  it('judges nobody slow when everyone is full (an overload): the batch keeps waiting in Kafka', async () => {
-    const waits = new RoomWaits(host({ full: () => true, othersKeepUp: () => false }));
-    const room = await waits.until(['a', 'b'], 2, Date.now() + 30, false, () => undefined);
+  it('judges nobody slow who stays full but answers by the dozen (an overload): the batch waits in Kafka', async () => {
+    let answers = 0;
+    const waits = new RoomWaits(host({ full: () => true, answeredBy: () => answers }));
+    const timer = setInterval(() => (answers += 2), 5);
+    const room = await waits.until(['a', 'b'], 2, Date.now() + 40, false, () => undefined);
+    clearInterval(timer);
     expect(waits.isSlow('a')).toBe(false);
     expect(room.waitFor('a')).toBe(true);
   });

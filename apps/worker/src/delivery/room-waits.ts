@@ -21,8 +21,10 @@ export interface RoomHost {
   /** The subscriber holds its share here (and its gate is open: a shut one's deliveries are rows anyway). */
   full(subscriptionId: string): boolean;
   roomOf(subscriptionId: string): number;
-  /** Some subscriber with work here lately holds under half its share: one that stays full meanwhile is slow. */
-  othersKeepUp(): boolean;
+  /** How many of the subscriber's requests have ended here in all. */
+  answeredBy(subscriptionId: string): number;
+  /** Half its share of the sending slots: fewer answers than this during a whole wait, and a full one is slow. */
+  fewAnswers(): number;
   window: number;
 }
 
@@ -31,7 +33,8 @@ export interface RoomHost {
  * or the subscribers of a write's next event hold their share of it, the consumed batch waits and Kafka holds
  * what comes after it: the backlog of an overload stays in Kafka, not in rows (a row costs the database about
  * three times a hand-over, and rows made an overload feed itself). Only a subscriber that stays full through a
- * whole wait while the others keep up is slow; for SLOW_FOR_MS its deliveries become rows at once, so that it
+ * whole wait, answering fewer than half its slots' worth meanwhile, is slow (a hanging or crawling endpoint; under
+ * an overload every subscriber stays full but answers by the hundred); for SLOW_FOR_MS its deliveries become rows at once, so that it
  * holds up nobody else's.
  */
 export class RoomWaits {
@@ -73,9 +76,12 @@ export class RoomWaits {
           resolve({ ...answer(), stopping: now });
         },
       };
+      const before = first.map((id) => this.host.answeredBy(id));
       const timer = setTimeout(() => {
-        if (this.host.othersKeepUp())
-          for (const id of first) if (this.host.full(id)) this.slow.set(id, Date.now() + SLOW_FOR_MS);
+        const few = this.host.fewAnswers();
+        for (const [i, id] of first.entries())
+          if (this.host.full(id) && this.host.answeredBy(id) - before[i] < few)
+            this.slow.set(id, Date.now() + SLOW_FOR_MS);
         wait.done();
       }, by - Date.now());
       this.waits.add(wait);

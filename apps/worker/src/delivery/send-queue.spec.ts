@@ -159,13 +159,16 @@ describe(SendQueue.name, () => {
     expect(queue.held('a')).toBe(0);
   });
 
-  it('says someone keeps up only when a subscriber with work lately holds under half its share', () => {
-    const queue = new SendQueue(8, 16); // two subscribers: a share of 4 slots, 8 of the window each
-    for (let i = 0; i < 8; i++) queue.push(delivery(`a${i}`, 'a'));
-    for (let i = 0; i < 4; i++) queue.push(delivery(`b${i}`, 'b'));
-    expect(queue.someKeepUp(() => false)).toBe(false); // b holds exactly half
-    queue.takeQueue('b'); // b's queue emptied: it had work lately and holds nothing
-    expect(queue.someKeepUp(() => false)).toBe(true);
-    expect(queue.someKeepUp((id) => id === 'b')).toBe(false);
+  it('counts the requests that ended per subscriber', () => {
+    const queue = new SendQueue(8);
+    queue.push(delivery('a1', 'a'));
+    queue.push(delivery('a2', 'a'));
+    const started: ClaimedDelivery[] = [];
+    queue.startInTurn(
+      () => ({ start: true }),
+      (d) => started.push(d),
+    );
+    started.forEach((d) => queue.finished(d));
+    expect([queue.answeredBy('a'), queue.answeredBy('b')]).toEqual([2, 0]);
   });
 });

@@ -31,6 +31,8 @@ export class SendQueue {
   /** When each subscriber last had a delivery here. */
   private readonly lastWork = new Map<string, number>();
   private onWire = 0;
+  /** Requests ended per subscriber (answersBy). A number per subscriber ever seen here: small, as the gates' map. */
+  private readonly answers = new Map<string, number>();
 
   /**
    * `window`: the deliveries the worker holds at most (queued, on the wire, recording), shared as the slots are;
@@ -90,15 +92,9 @@ export class SendQueue {
     return this.holding().filter((id) => this.isFull(id, share, cap));
   }
 
-  /**
-   * Some subscriber with work here lately (not `except`) holds under half its share: it keeps up with what it is
-   * given. Under an even overload every one holds about its share, and none does.
-   */
-  someKeepUp(except: (subscriptionId: string) => boolean): boolean {
-    const half = this.windowShare() / 2;
-    for (const id of new Set([...this.lastWork.keys(), ...this.holding()]))
-      if (!except(id) && this.held(id) < half) return true;
-    return false;
+  /** How many of the subscriber's requests have ended here in all: how fast it goes, between two looks. */
+  answeredBy(subscriptionId: string): number {
+    return this.answers.get(subscriptionId) ?? 0;
   }
 
   /** Subscribers with something queued or on the wire here. */
@@ -167,6 +163,7 @@ export class SendQueue {
     const held = this.inFlight.get(d.subscriptionId) ?? 0;
     if (held === 0) throw new Error(`delivery ${d.id} finished but was not on the wire`);
     this.onWire--;
+    this.answers.set(d.subscriptionId, this.answeredBy(d.subscriptionId) + 1);
     const n = held - 1;
     if (n === 0) this.inFlight.delete(d.subscriptionId);
     else this.inFlight.set(d.subscriptionId, n);
