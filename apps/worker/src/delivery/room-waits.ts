@@ -33,9 +33,9 @@ export interface RoomHost {
  * or the subscribers of a write's next event hold their share of it, the consumed batch waits and Kafka holds
  * what comes after it: the backlog of an overload stays in Kafka, not in rows (a row costs the database about
  * three times a hand-over, and rows made an overload feed itself). Only a subscriber that stays full through a
- * whole wait, answering fewer than half its slots' worth meanwhile, is slow (a hanging or crawling endpoint; under
- * an overload every subscriber stays full but answers by the hundred); for SLOW_FOR_MS its deliveries become rows at once, so that it
- * holds up nobody else's.
+ * whole wait (DELIVERY_HANDOVER_WAIT_MS), answering fewer than half its slots' worth meanwhile, is slow: a hanging or
+ * crawling endpoint (under an overload every subscriber stays full but answers by the hundred). For SLOW_FOR_MS
+ * its deliveries become rows at once, so that it holds up nobody else's.
  */
 export class RoomWaits {
   private readonly waits = new Set<{ room: number; first: readonly string[]; done: (stopping?: boolean) => void }>();
@@ -44,9 +44,10 @@ export class RoomWaits {
   constructor(private readonly host: RoomHost) {}
 
   /**
-   * Resolves (with `offer()`) once the `first` event's subscribers have room and the window has room for all
-   * `all` deliveries owed or an eighth of it (what a write waits for: more, and it would store less often, each
-   * part waiting longer; never less than the first event's); or at `by` (epoch ms); or at once if `stopping`.
+   * Resolves (with `offer()`) once the first event's `subscribers` (those not slow) have room and the window has
+   * room for all `all` deliveries owed or an eighth of it (what a write waits for: more, and it would store less
+   * often, each part waiting longer; never less than the first event's); or at `by` (epoch ms); or at once if
+   * `stopping`.
    */
   until<T>(
     subscribers: readonly string[],

@@ -130,9 +130,9 @@ export class IngestService {
    * deliveries of the events it has room for: those are stored leased to it and handed over now, before the dead
    * letters and the offset commits. While its window, or the share of a subscriber the next event goes to, is
    * full, the write waits and stores what fits as room frees: Kafka holds the rest (the batches' heartbeats go on
-   * meanwhile). Rows are written only for what must wait: a shut gate's deliveries, a slow subscriber's (one that
-   * stayed full for DELIVERY_HANDOVER_WAIT_MS while the others kept up), an event owing more than the window, and
-   * everything left when the worker stops. A row costs the database about three times what a hand-over does.
+   * meanwhile). Rows are written only for what must wait: a shut gate's deliveries, a slow subscriber's (see
+   * RoomWaits), an event owing more than the window, and everything left when the worker stops. A row costs the
+   * database about three times what a hand-over does.
    */
   private async storeAndHandOver(events: IngestEvent[]): Promise<ApplyResult> {
     const total = emptyApplyResult();
