@@ -5,7 +5,7 @@
 import { Body, digestOf, plantBody, valueFor } from './bodies';
 import { RAW_CASES, RawCase } from './raw';
 import { matchOperation, OpenApiDocument, Operation, Parameter, resolve, TOKEN_KINDS, TokenKind } from './routes';
-import { DATE_TIMES, ODD_VALUES, Pools, Rng, UUIDS, VALID_DATE_TIMES } from './values';
+import { asText, DATE_TIMES, ODD_VALUES, Pools, Rng, UUIDS, VALID_DATE_TIMES } from './values';
 
 export interface FuzzCase {
   n: number;
@@ -268,7 +268,7 @@ export class CaseGenerator {
       [25, 'harvested'],
       [30, 'odd'],
     ]);
-    const valid = encodePart(String(this.schemaValue(p?.schema ?? {}, name)));
+    const valid = encodePart(asText(this.schemaValue(p?.schema ?? {}, name)));
     const harvested = this.harvestedId(op, name);
     const odd = rng.pick(ODD_VALUES);
     if (choice === 'harvested' && harvested) return encodePart(harvested);
@@ -285,7 +285,7 @@ export class CaseGenerator {
     const odd = rng.chance(0.3) ? rng.pick(ODD_VALUES) : null;
     const date = rng.pick(hostile ? DATE_TIMES : VALID_DATE_TIMES);
     const harvested = p.name.endsWith('Id') && rng.chance(0.5) ? this.harvestedId(op, p.name) : undefined;
-    const valid = String(this.schemaValue(s, p.name));
+    const valid = asText(this.schemaValue(s, p.name));
     if (hostile && odd !== null) return odd;
     if (s.format === 'date-time' || p.name === 'since' || p.name === 'until') return encodePart(date);
     return encodePart(harvested ?? valid);

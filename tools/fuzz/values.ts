@@ -62,6 +62,18 @@ export function pools(seed: number): Pools {
   };
 }
 
+/**
+ * A drawn value as text for a URL. String() throws for an object whose `toString` is not a function, and
+ * fast-check's JSON values draw such keys ({"toString": 1}): those are written as JSON instead.
+ */
+export function asText(v: unknown): string {
+  try {
+    return String(v);
+  } catch {
+    return JSON.stringify(v);
+  }
+}
+
 /** Text PostgreSQL cannot store as is, or that JavaScript and JSON disagree on. */
 export const HOSTILE_TEXT = [
   '\u0000',
