@@ -141,11 +141,12 @@ export class IngestService {
       const plan = planFanOut(rest, set, this.maxHops);
       const by = Date.now() + this.config.DELIVERY_HANDOVER_WAIT_MS;
       const first = subscribersOf(rest[0].eventId, plan);
+      // Each turn, stored or not: under an overload a write stores part after part for longer than a session.
+      await this.heartbeat();
       const room = await this.inbox.roomFor(first, plan.pairs.length, by);
       let fit = fittingEvents(rest, plan, { ...room, limit: room.offer.limit, skip: room.offer.skipSubscriptions });
       if (fit === 0 && (room.stopping || first.length > room.window)) fit = rest.length;
       if (fit === 0) {
-        await this.heartbeat(); // still waiting: the group must not think these partitions' consumer gone
         if (Date.now() < by) await new Promise((r) => setTimeout(r, 5)); // answered early yet nothing fits: no spin
         continue;
       }
@@ -157,7 +158,10 @@ export class IngestService {
     return total;
   }
 
-  /** Heartbeats for every batch whose write is waiting (kafkajs sends one at most every heartbeat interval). */
+  /**
+   * Heartbeats for every batch whose write is under way, so that the group does not take these partitions' consumer
+   * for gone (kafkajs sends one at most every heartbeat interval; a call in between costs nothing).
+   */
   private async heartbeat() {
     await Promise.all([...this.waiting].map((beat) => beat().catch(() => undefined)));
   }
