@@ -21,7 +21,11 @@ export interface HandOverRoom {
 export function fittingEvents(events: IngestEvent[], plan: FanOutPlan, room: HandOverRoom): number {
   const skipped = new Set(room.skip);
   const owed = new Map<string, string[]>();
-  for (const p of plan.pairs) owed.set(p.eventId, [...(owed.get(p.eventId) ?? []), p.subscriptionId]);
+  for (const p of plan.pairs) {
+    const ids = owed.get(p.eventId);
+    if (ids) ids.push(p.subscriptionId);
+    else owed.set(p.eventId, [p.subscriptionId]);
+  }
   const left = new Map<string, number>();
   const leftOf = (id: string) => left.get(id) ?? (left.set(id, room.roomOf(id)), left.get(id)!);
   let total = room.limit;
