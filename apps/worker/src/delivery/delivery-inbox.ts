@@ -10,9 +10,9 @@ export interface DeliveryInbox {
   /** How many deliveries the dispatcher can take on now, and for which subscribers not. */
   offer(): IntakeOffer;
   /**
-   * The offer, and which subscribers are full here, once the `first` event's subscribers have room and the window
-   * has room for `all` the deliveries owed (or an eighth of it); or at `by` (epoch ms) whatever the room; or at once
-   * when stopping.
+   * The room (the offer, whom to wait for still, each subscriber's own room; see RoomWaits) once the `first` event's
+   * subscribers have room and the window has room for `all` the deliveries owed (or an eighth of it); or at `by`
+   * (epoch ms) whatever the room; or at once when stopping.
    */
   roomFor(first: readonly string[], all: number, by: number): Promise<Room<IntakeOffer>>;
   /**
