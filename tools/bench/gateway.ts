@@ -18,6 +18,7 @@ import path from 'node:path';
 import { metricSum } from '../harness/metrics';
 import {
   arg,
+  cpuMeter,
   histogramPercentiles,
   paced,
   percentiles,
@@ -76,12 +77,14 @@ async function main() {
     s.done();
     let paced: Record<string, number> | null = null;
     let publishPaced: Record<string, number | null> | null = null;
+    let pacedCost: Record<string, number> | null = null;
     if (rate > 0) {
       s = step(`Gateway at ${rate} webhooks/s for 10 s, open loop: request -> 200 latency`);
       const sent = await fixedRate(stack, rate, 10 * rate, 8e12);
       s.done();
       paced = { 'req/s': Math.round(sent.count / sent.seconds), ...sent.latency, non200: sent.non200 };
       publishPaced = sent.publish;
+      pacedCost = sent.cost;
     }
     s = step(`Gateway again, each webhook with its own webhook-id, until ${keys} distinct ids were sent`);
     const keyed = await run(stack.url, { keyed: true, idBase: 6e12 });
@@ -113,6 +116,8 @@ async function main() {
     if (paced) {
       console.log(`\nGateway at a fixed ${rate}/s (open loop, node:http from this process; target p99 <= 10 ms):`);
       table({ 'request -> 200 (ms)': paced, 'of which valid -> Kafka ack (gateway histogram, ms)': publishPaced });
+      console.log('CPU per webhook at that rate (µs), and the batching:');
+      table({ [`${rate}/s`]: pacedCost! });
     }
     if (firstLoad) printFirstLoad(rate, firstLoad);
     const ratio = (r: LoadResult) => gw['req/s'] / Math.max(1, r['req/s']);
@@ -136,6 +141,8 @@ function printFirstLoad(rate: number, firstLoad: Awaited<ReturnType<typeof fixed
   console.log(`\nThe first 15 s of a fresh gateway at ${rate}/s, by second sent (target: no stall, p99 <= 10 ms):`);
   table(firstLoad.bySecond);
   table({ 'valid -> Kafka ack over the 15 s (gateway histogram, ms)': firstLoad.publish });
+  console.log('CPU per webhook over the 15 s (µs), and the batching:');
+  table({ [`${rate}/s`]: firstLoad.cost });
 }
 
 /**
@@ -162,7 +169,7 @@ async function checkGenerator(url: string, first: LoadResult, connections: numbe
  * 200, overall and by the second it was sent in (where a stall shows).
  */
 async function fixedRate(
-  stack: { url: string; gatewayMetricsUrl: string },
+  stack: { url: string; gatewayMetricsUrl: string; gateway: { pid?: number } },
   rate: number,
   count: number,
   idBase: number,
@@ -170,6 +177,8 @@ async function fixedRate(
   const { url, gatewayMetricsUrl } = stack;
   const histogram = 'plant_store_publish_latency_seconds';
   const before = await scrapeHistogram(gatewayMetricsUrl, histogram);
+  const requestsBefore = await metricSum(gatewayMetricsUrl, 'plant_store_produce_batch_size_count');
+  const meter = cpuMeter({ gateway: stack.gateway.pid });
   let non200 = 0;
   const { results, seconds } = await paced(rate, count, async (i) => {
     const started = performance.now();
@@ -187,7 +196,15 @@ async function fixedRate(
   }
   // The share of the latency spent waiting for Kafka (queued in a partition's lane, then the acks=all answer).
   const publish = histogramPercentiles(before, await scrapeHistogram(gatewayMetricsUrl, histogram), [50, 99, 99.9]);
-  return { count, seconds, non200, latency: percentiles(results, [50, 99, 99.9]), bySecond, publish };
+  // What a webhook costs at a steady rate, where requests do not queue up to be batched (the gateway and the
+  // broker alike; the generator's own share beside them).
+  const used = meter.cpuSeconds() ?? {};
+  const requests = (await metricSum(gatewayMetricsUrl, 'plant_store_produce_batch_size_count')) - requestsBefore;
+  const cost = {
+    ...Object.fromEntries(Object.entries(used).map(([k, v]) => [k, Math.round((1e6 * v) / count)])),
+    'webhooks per produce request': Number((count / Math.max(1, requests)).toFixed(2)),
+  };
+  return { count, seconds, non200, latency: percentiles(results, [50, 99, 99.9]), bySecond, publish, cost };
 }
 
 runBench(main);
