@@ -29,6 +29,9 @@ const MESSAGING_SYSTEM: Record<BrokerKind, string> = {
  * credentials: a subscriber's URL may carry a token there, and no credential goes to a collector.
  */
 export function attemptSpan(tracing: Tracing, d: ClaimedDelivery): Span {
+  // Without a collector the span only carries the trace on: its attributes would be built to be dropped, and
+  // this runs once per delivery.
+  if (!tracing.enabled) return tracing.startSpan('POST', SpanKind.CLIENT, {}, d.traceparent);
   const kind = destinationKindOf(d.url);
   const common = {
     ...(d.attempts > 0 ? { [ATTR_HTTP_REQUEST_RESEND_COUNT]: d.attempts } : {}),

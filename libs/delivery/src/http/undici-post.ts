@@ -50,9 +50,20 @@ export function undiciTransport(allowPrivate: boolean, connectionsPerOrigin = 25
     }
     return found;
   };
+  // Where each URL goes, parsed once (the same few URLs go out thousands of times a second); bounded.
+  const targets = new LRUCache<string, { origin: string; path: string }>({ max: 4096 });
+  const targetOf = (url: string) => {
+    let found = targets.get(url);
+    if (!found) {
+      const u = new URL(url);
+      found = { origin: u.origin, path: `${u.pathname}${u.search}` };
+      targets.set(url, found);
+    }
+    return found;
+  };
   return {
     post(url, headers, body, timeoutMs, maxBody = 1024, tls?: ClientTls): Promise<PostResult> {
-      const target = new URL(url);
+      const target = targetOf(url);
       const dispatcher = agentFor(tls);
       return new Promise((resolve, reject) => {
         let controller: Dispatcher.DispatchController | null = null;
@@ -74,7 +85,7 @@ export function undiciTransport(allowPrivate: boolean, connectionsPerOrigin = 25
           controller?.abort(err);
         }, timeoutMs);
         dispatcher.dispatch(
-          { origin: target.origin, path: `${target.pathname}${target.search}`, method: 'POST', headers, body },
+          { origin: target.origin, path: target.path, method: 'POST', headers, body },
           {
             onRequestStart(c) {
               controller = c;

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { LoopHeaders, whyReservedHeader } from '@app/contracts';
 import { DeliveryAttempt } from '../domain';
 import { HIDDEN_HEADER } from '../custom-headers';
@@ -130,6 +131,12 @@ export class WebhookClient {
   /** OAuth 2 tokens of receivers, shared with Kafka destinations' OAUTHBEARER (DestinationClient). */
   readonly tokens: OAuthTokens;
 
+  /**
+   * Each URL's shape check, once: the same few URLs go out thousands of times a second, and the check (a parse,
+   * the address rules) depends on the URL alone. Bounded: a new URL past the bound only costs its parse again.
+   */
+  private readonly shapes = new LRUCache<string, ReturnType<typeof checkUrlShape>>({ max: 4096 });
+
   constructor(
     private readonly allowPrivateNetworks: boolean,
     private readonly timeoutMs: number,
@@ -138,11 +145,20 @@ export class WebhookClient {
     this.tokens = new OAuthTokens(this.transport, allowPrivateNetworks, USER_AGENT);
   }
 
+  private shapeOf(url: string): ReturnType<typeof checkUrlShape> {
+    let shape = this.shapes.get(url);
+    if (!shape) {
+      shape = checkUrlShape(url, this.allowPrivateNetworks);
+      this.shapes.set(url, shape);
+    }
+    return shape;
+  }
+
   async send(r: WebhookRequest): Promise<SendResult> {
     const attempt = new AttemptRecord();
     const result = (partial: Partial<SendResult>) => attempt.result(partial);
 
-    const allowed = checkUrlShape(r.url, this.allowPrivateNetworks);
+    const allowed = this.shapeOf(r.url);
     if (!allowed.ok) return result({ error: `refused by the SSRF guard: ${allowed.reason}` });
 
     const signed = signDelivery(r.secrets, r.messageId, r.body, attempt.at);
@@ -160,8 +176,9 @@ export class WebhookClient {
       const retryAfter = res.headers['retry-after'];
       return result({
         status: res.status,
-        // An echoing receiver would hand the subscriber's own credentials to whoever reads the attempt.
-        responseBody: redactCredentials(res.body, credentialsOf(r, authorization.accessTokens)) || null,
+        // An echoing receiver would hand the subscriber's own credentials to whoever reads the attempt. Most
+        // answers have no body (a 204): nothing to look through, so the credentials are not even listed.
+        responseBody: res.body ? redactCredentials(res.body, credentialsOf(r, authorization.accessTokens)) : null,
         retryAfterMs: parseRetryAfter(typeof retryAfter === 'string' ? retryAfter : null),
       });
     } catch (err) {
