@@ -4,6 +4,7 @@ import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
 import { parse } from 'yaml';
 import { gatewayEnvSchema, loadConfig, workerEnvSchema } from '@app/config';
+import { appNodeFlags } from '../../tools/local-stack/apps';
 import { NODE_LTS_MAJOR } from '../../tools/local-stack/node-lts';
 
 // No Docker engine runs where this project is built, so compose is checked statically: every variable the
@@ -93,6 +94,16 @@ describe('docker-compose.yml', () => {
     expect(dockerfile).toMatch(/FROM runtime AS gateway/);
     expect(dockerfile).toMatch(/FROM runtime AS worker/);
     expect(dockerfile).toMatch(/^USER node$/m);
+  });
+
+  it.each(['gateway', 'worker'] as const)('runs the %s image with the node flags the launcher gives it', (app) => {
+    // Two places say how an app's heap is sized (the image's CMD and the launcher); a change to one alone would
+    // leave the benchmarks measuring another process than the one deployed.
+    const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+    const stage = dockerfile.slice(dockerfile.indexOf(`FROM runtime AS ${app}`)).split(/\nFROM /)[0];
+    const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(stage)![1]) as string[];
+    expect(cmd.filter((a) => a.startsWith('--') && a !== '--enable-source-maps')).toEqual(appNodeFlags(app));
+    expect(cmd.at(-1)).toBe(`dist/apps/${app}/apps/${app}/src/main.js`);
   });
 
   it('builds every stage on the supported Node LTS that npm test runs the suite on, as engines allows', () => {

@@ -23,14 +23,19 @@ export function builtAppEntry(app: App, entry = 'main'): string {
 const extraArgs = (process.env.APP_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 /**
- * Node flags each app always runs with (the Dockerfile's CMD gives the same). The gateway: V8's young generation
- * at 2 MB semi-spaces instead of its default 16 MB, which an idle gateway grew to (~28 MB of its RSS); what a
- * webhook allocates dies within its request, so small scavenges cost little. And its old generation capped at
- * 128 MB: under bench:gateway's 100,000 webhook-ids V8 grew it to ~200 MB (252 MB peak RSS) around a live set
- * under 100 MB; capped, it collects sooner (133 MB peak RSS; docs/benchmarks.md).
+ * Node flags each app always runs with (the Dockerfile's CMD gives the same; test/static checks it). The gateway:
+ * V8's young generation at 2 MB semi-spaces instead of its default 16 MB, which an idle gateway grew to (~28 MB
+ * of its RSS); what a webhook allocates dies within its request, so small scavenges cost little. And its old
+ * generation capped at 128 MB: under bench:gateway's 100,000 webhook-ids V8 grew it to ~200 MB (252 MB peak RSS)
+ * around a live set under 100 MB; capped, it collects sooner (133 MB peak RSS; docs/benchmarks.md).
+ * The worker: its old generation capped at 160 MB. A delivery lives from its fan-out to its record (hundreds of
+ * ms under load), long enough to be promoted, so the old generation fills with dead deliveries between
+ * collections; uncapped, V8 let it reach ~120 MB of 160 MB allocated (245–293 MB peak RSS at 6,000 deliveries/s)
+ * around a live set of 40–70 MB; capped, 175–179 MB at 6,000 and 10,000 deliveries/s offered, for 5–15 % more
+ * worker CPU per delivery (docs/benchmarks.md).
  */
 export const appNodeFlags = (app: App): string[] =>
-  app === 'gateway' ? ['--max-semi-space-size=2', '--max-old-space-size=128'] : [];
+  app === 'gateway' ? ['--max-semi-space-size=2', '--max-old-space-size=128'] : ['--max-old-space-size=160'];
 
 /**
  * `entry`: another entry point of the app than main, e.g. the worker's 'setup/main'. `label`: the prefix of its
