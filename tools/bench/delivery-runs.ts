@@ -5,6 +5,7 @@ import { adminClient } from '../harness/admin';
 import type { Receiver } from '../harness/receiver';
 import { waitFor } from '../harness/wait';
 import type { Target } from './destination-targets';
+import { LoopMeter, loopMeter } from './event-loops';
 import { ADMIN, cpuMeter, info, paced, sendWebhook, Stack } from './harness';
 
 /** When each plant's deliveries reached the receiver (ms), from the requests it recorded since `from`. */
@@ -111,6 +112,8 @@ export interface Measured {
   /** CPU seconds per part of the stack during the run. */
   cpu: Record<string, number> | null;
   cores: Record<string, number> | null;
+  /** How busy each app's event loop was (event-loops.ts). */
+  eventLoops: Awaited<ReturnType<LoopMeter['stop']>>;
   /** When each plant was accepted, when each of its deliveries got there (the latencies' ends), the subscriptions. */
   accepted: Map<number, number>;
   times: Map<number, number[]>;
@@ -142,11 +145,18 @@ export async function measure(stack: Stack, rx: Receiver, run: Omit<Run, 'path' 
     ...stack.workers.map((w, i) => [`worker${i || ''}`, w.process.pid]),
   ]);
   const meter = cpuMeter(pids);
+  const loops = loopMeter(
+    Object.fromEntries([
+      ...stack.gateways.map((g, i) => [`gateway${i || ''}`, g.metricsUrl]),
+      ...stack.workers.map((w, i) => [`worker${i || ''}`, w.url]),
+    ]),
+  );
   const { accepted, arrivals, subscriptions } = await deliveryRun(stack, rx, { ...run, path: 's', waitMs: 120000 });
   const cpu = meter.cpuSeconds();
   const cores = meter.read();
+  const eventLoops = await loops.stop();
   const times = run.target ? await ackedTimes(stack.env.DATABASE_URL, subscriptions) : arrivals;
-  return { ...timed(accepted, times), cpu, cores, accepted, times, subscriptions };
+  return { ...timed(accepted, times), cpu, cores, eventLoops, accepted, times, subscriptions };
 }
 
 /** Worker and PostgreSQL CPU per successful delivery (µs), summed over worker replicas. */

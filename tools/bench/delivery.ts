@@ -120,6 +120,7 @@ async function main() {
   const rows: Record<string, object> = {};
   const split: Record<string, object> = {}; // where the time went, from the worker's own histograms
   const cpu: Record<string, object> = {}; // where the cores went
+  const loops: Record<string, object> = {}; // and how busy each app's one thread was
   const costs: Record<string, object> = {};
   const byKind = new KindTable(rate); // --kinds: a row per kind (and subscriber count)
   const histograms = () =>
@@ -167,6 +168,7 @@ async function main() {
         ...percentiles(m.latencies, [50, 95, 99]),
       };
       if (m.cores) cpu[label] = m.cores;
+      for (const [app, busy] of Object.entries(m.eventLoops)) loops[`${label}: ${app}`] = busy;
       const c = costPerDelivery(m);
       if (c)
         costs[label] = {
@@ -270,6 +272,13 @@ async function main() {
     if (Object.keys(cpu).length > 0) {
       console.log(`\nCPU while sending and delivering, % of one core (the machine has ${os.availableParallelism()}):`);
       table(cpu);
+    }
+    if (Object.keys(loops).length > 0) {
+      console.log(
+        "\nEach app's event loop (its one JavaScript thread), % busy over the run and in its busiest second " +
+          '(near 100: that process is the limit, whatever the slots):',
+      );
+      table(loops);
     }
     if (Object.keys(costs).length > 0) {
       console.log(
