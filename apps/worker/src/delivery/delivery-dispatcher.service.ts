@@ -24,7 +24,7 @@ import { FanOutTracker } from './fan-out-tracker';
 import { LeaseKeeper, RENEW_EVERY_MS } from './lease-keeper';
 import { OutcomeRecorder } from './outcome-recorder';
 import { SendQueue, windowOf } from './send-queue';
-import { Room, RoomWaits } from './room-waits';
+import { Room, RoomWaits, SLOW_FOR_MS } from './room-waits';
 import { WakeTimer } from './wake-timer';
 import { HEARTBEAT_MS, SubscriberGates } from './subscriber-gates';
 
@@ -77,6 +77,10 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       answeredBy: (id) => this.queue.answeredBy(id),
       fewAnswers: () => this.queue.fairShare() / 2,
       window: this.window,
+      judgedSlow: (id, answered, waitedMs) => {
+        this.metrics.judgedSlow.inc({ subscription: id });
+        this.failures.log('warn', `slow ${id}`, {}, slowLine(id, answered, waitedMs));
+      },
     });
     this.leases = new LeaseKeeper(outbox, config.DELIVERY_TIMEOUT_MS, this.failures);
     this.recorder = new OutcomeRecorder(outbox, this.failures);
@@ -298,3 +302,9 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     this.signal.notify(); // room may have freed
   }
 }
+
+/** Why a subscriber's deliveries become rows for a while: a person reading the log sees which and why. */
+const slowLine = (id: string, answered: number, waitedMs: number) =>
+  `subscription ${id} kept its share of the window full for ${waitedMs} ms and answered ${answered} requests ` +
+  `meanwhile: it is judged slow, and for ${SLOW_FOR_MS / 1000} s its deliveries are stored as rows and sent from ` +
+  'there, so that it holds up no other subscriber (docs/delivery.md, flow control)';

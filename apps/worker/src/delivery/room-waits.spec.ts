@@ -11,6 +11,7 @@ describe(RoomWaits.name, () => {
     answeredBy: () => 0,
     fewAnswers: () => 6,
     window: 80,
+    judgedSlow: () => undefined,
     ...h,
   });
   const tick = () => new Promise((r) => setImmediate(r));
@@ -65,9 +66,13 @@ describe(RoomWaits.name, () => {
   });
 
   it('judges slow a subscriber that stayed full through a wait, answering little', async () => {
-    const waits = new RoomWaits(host({ full: (id) => id === 'slow' }));
+    const told: [string, number, number][] = [];
+    const waits = new RoomWaits(host({ full: (id) => id === 'slow', judgedSlow: (...said) => void told.push(said) }));
     const room = await waits.until(['fast', 'slow'], 2, Date.now() + 30, false, () => undefined);
     expect([waits.isSlow('slow'), waits.isSlow('fast')]).toEqual([true, false]);
+    // Said once, for the slow one alone (the dispatcher logs it and counts it).
+    expect(told).toEqual([['slow', 0, expect.any(Number)]]);
+    expect(told[0][2]).toBeGreaterThan(20);
     expect(room.waitFor('slow')).toBe(false); // its deliveries become rows now
     let answered = false;
     void waits.until(['slow'], 1, later(), false, () => (answered = true));

@@ -26,6 +26,8 @@ export interface RoomHost {
   /** Half its share of the sending slots: fewer answers than this during a whole wait, and a full one is slow. */
   fewAnswers(): number;
   window: number;
+  /** It was just judged slow, having answered `answered` requests during a wait of `waitedMs`. */
+  judgedSlow(subscriptionId: string, answered: number, waitedMs: number): void;
 }
 
 /**
@@ -78,13 +80,17 @@ export class RoomWaits {
         },
       };
       const before = first.map((id) => this.host.answeredBy(id));
+      const waitedMs = by - Date.now();
       const timer = setTimeout(() => {
         const few = this.host.fewAnswers();
-        for (const [i, id] of first.entries())
-          if (this.host.full(id) && this.host.answeredBy(id) - before[i] < few)
-            this.slow.set(id, Date.now() + SLOW_FOR_MS);
+        for (const [i, id] of first.entries()) {
+          const answered = this.host.answeredBy(id) - before[i];
+          if (!this.host.full(id) || answered >= few) continue;
+          this.slow.set(id, Date.now() + SLOW_FOR_MS);
+          this.host.judgedSlow(id, answered, waitedMs);
+        }
         wait.done();
-      }, by - Date.now());
+      }, waitedMs);
       this.waits.add(wait);
     });
   }

@@ -61,6 +61,13 @@ export class WorkerMetrics {
     ['subscription', 'kind', 'outcome'],
   );
 
+  readonly judgedSlow = this.m.counter(
+    'plant_store_subscribers_judged_slow_total',
+    'Times a subscriber was judged slow (it kept its share of the window full through a whole hand-over wait and ' +
+      'answered fewer than half its sending slots meanwhile): its deliveries are then stored as rows for 30 s',
+    ['subscription'],
+  );
+
   readonly deliveryLatency = this.m.histogram(
     'plant_store_delivery_latency_seconds',
     'From the gateway accepting an event to a subscriber acknowledging its delivery',
