@@ -22,7 +22,13 @@ export function loopMeter(apps: Record<string, string>): LoopMeter {
       ),
     );
   const samples: { at: number; busy: Record<string, number> }[] = [];
-  const sample = async () => samples.push({ at: performance.now(), busy: await read() });
+  // Timed at the middle of the scrape (the counter is read somewhere within it); a second's share is still
+  // clamped to 100 %, the jitter of a scrape under load being a few ms either way.
+  const sample = async () => {
+    const sent = performance.now();
+    const busy = await read();
+    samples.push({ at: (sent + performance.now()) / 2, busy });
+  };
   const first = sample();
   const timer = setInterval(() => void sample(), 1000);
   return {
@@ -35,7 +41,8 @@ export function loopMeter(apps: Record<string, string>): LoopMeter {
         const pct = (a: (typeof samples)[number], b: (typeof samples)[number]) =>
           (100 * (b.busy[label] - a.busy[label])) / ((b.at - a.at) / 1000);
         let busiest = 0;
-        for (let i = 1; i < samples.length; i++) busiest = Math.max(busiest, pct(samples[i - 1], samples[i]));
+        for (let i = 1; i < samples.length; i++)
+          busiest = Math.max(busiest, Math.min(100, pct(samples[i - 1], samples[i])));
         const mean = pct(samples[0], samples[samples.length - 1]);
         out[label] = { 'mean %': Math.round(mean), 'busiest second %': Math.round(busiest) };
       }
