@@ -77,9 +77,13 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       answeredBy: (id) => this.queue.answeredBy(id),
       fewAnswers: () => this.queue.fairShare() / 2,
       window: this.window,
-      judgedSlow: (id, answered, waitedMs) => {
+      heldByItsRate: (id) => {
+        const rate = gates.rateOf(id);
+        return rate !== null && (rate * config.DELIVERY_HANDOVER_WAIT_MS) / 1000 < this.queue.fairShare() / 2;
+      },
+      judgedSlow: (id, why) => {
         this.metrics.judgedSlow.inc({ subscription: id });
-        this.failures.log('warn', `slow ${id}`, {}, slowLine(id, answered, waitedMs));
+        this.failures.log('warn', `slow ${id}`, {}, slowLine(id, why));
       },
     });
     this.leases = new LeaseKeeper(outbox, config.DELIVERY_TIMEOUT_MS, this.failures);
@@ -304,7 +308,6 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
 }
 
 /** Why a subscriber's deliveries become rows for a while: a person reading the log sees which and why. */
-const slowLine = (id: string, answered: number, waitedMs: number) =>
-  `subscription ${id} kept its share of the window full for ${waitedMs} ms and answered ${answered} requests ` +
-  `meanwhile: it is judged slow, and for ${SLOW_FOR_MS / 1000} s its deliveries are stored as rows and sent from ` +
-  'there, so that it holds up no other subscriber (docs/delivery.md, flow control)';
+const slowLine = (id: string, why: string) =>
+  `subscription ${id} is judged slow (${why}): for ${SLOW_FOR_MS / 1000} s its deliveries are stored as rows ` +
+  'and sent from there, so that it holds up no other subscriber (docs/delivery.md, flow control)';

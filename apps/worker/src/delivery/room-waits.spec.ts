@@ -11,6 +11,7 @@ describe(RoomWaits.name, () => {
     answeredBy: () => 0,
     fewAnswers: () => 6,
     window: 80,
+    heldByItsRate: () => false,
     judgedSlow: () => undefined,
     ...h,
   });
@@ -66,19 +67,38 @@ describe(RoomWaits.name, () => {
   });
 
   it('judges slow a subscriber that stayed full through a wait, answering little', async () => {
-    const told: [string, number, number][] = [];
+    const told: [string, string][] = [];
     const waits = new RoomWaits(host({ full: (id) => id === 'slow', judgedSlow: (...said) => void told.push(said) }));
     const room = await waits.until(['fast', 'slow'], 2, Date.now() + 30, false, () => undefined);
     expect([waits.isSlow('slow'), waits.isSlow('fast')]).toEqual([true, false]);
     // Said once, for the slow one alone (the dispatcher logs it and counts it).
-    expect(told).toEqual([['slow', 0, expect.any(Number)]]);
-    expect(told[0][2]).toBeGreaterThan(20);
+    expect(told).toEqual([['slow', expect.stringMatching(/full for \d+ ms and answered 0 requests/)]]);
     expect(room.waitFor('slow')).toBe(false); // its deliveries become rows now
     let answered = false;
     void waits.until(['slow'], 1, later(), false, () => (answered = true));
     await tick();
     expect(answered).toBe(true); // not waited for
     expect(waits.isSlow('slow', Date.now() + SLOW_FOR_MS + 1)).toBe(false);
+  });
+
+  it('judges at once, without a wait, a full subscriber its own rate limit holds back', async () => {
+    const told: [string, string][] = [];
+    const waits = new RoomWaits(
+      host({
+        full: (id) => id === 'limited',
+        heldByItsRate: (id) => id === 'limited',
+        judgedSlow: (...said) => void told.push(said),
+      }),
+    );
+    const t0 = Date.now();
+    const room = await waits.until(['limited', 'other'], 2, Date.now() + 5_000, false, () => undefined);
+    expect(Date.now() - t0).toBeLessThan(1_000); // no wait of the write for it
+    expect(room.waitFor('limited')).toBe(false); // its deliveries become rows at once
+    expect(told).toEqual([['limited', expect.stringMatching(/its own rate/)]]);
+    // A rate-limited subscriber that is not full is waited for as anyone: it has room.
+    const notFull = new RoomWaits(host({ heldByItsRate: () => true }));
+    await notFull.until(['limited'], 1, later(), false, () => undefined);
+    expect(notFull.isSlow('limited')).toBe(false);
   });
 
   it('judges nobody slow who stays full but answers by the dozen (an overload): the batch waits in Kafka', async () => {

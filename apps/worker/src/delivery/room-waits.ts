@@ -26,8 +26,10 @@ export interface RoomHost {
   /** Half its share of the sending slots: fewer answers than this during a whole wait, and a full one is slow. */
   fewAnswers(): number;
   window: number;
-  /** It was just judged slow, having answered `answered` requests during a wait of `waitedMs`. */
-  judgedSlow(subscriptionId: string, answered: number, waitedMs: number): void;
+  /** Its own rate limit here could not give it `fewAnswers()` answers within a wait: waiting for it is no use. */
+  heldByItsRate(subscriptionId: string): boolean;
+  /** It was just judged slow, `why` in words. */
+  judgedSlow(subscriptionId: string, why: string): void;
 }
 
 /**
@@ -66,6 +68,14 @@ export class RoomWaits {
       window,
       stopping,
     });
+    // A subscriber its own rate holds back is slow by its configuration: judged at once, it costs no write a wait
+    // (judged by its answers instead, it cost every write to it a whole wait each SLOW_FOR_MS).
+    for (const id of subscribers)
+      if (!this.isSlow(id) && this.host.full(id) && this.host.heldByItsRate(id))
+        this.judge(
+          id,
+          `its own rate (maxDeliveriesPerSecond) lets it answer fewer than ${this.host.fewAnswers()} requests in a wait`,
+        );
     const first = subscribers.filter((id) => !this.isSlow(id));
     const room = Math.min(window, Math.max(subscribers.length, Math.min(all, Math.ceil(window / 8))));
     if (stopping || this.fits(room, first) || Date.now() >= by) return Promise.resolve(answer());
@@ -85,9 +95,11 @@ export class RoomWaits {
         const few = this.host.fewAnswers();
         for (const [i, id] of first.entries()) {
           const answered = this.host.answeredBy(id) - before[i];
-          if (!this.host.full(id) || answered >= few) continue;
-          this.slow.set(id, Date.now() + SLOW_FOR_MS);
-          this.host.judgedSlow(id, answered, waitedMs);
+          if (this.host.full(id) && answered < few)
+            this.judge(
+              id,
+              `it kept its share of the window full for ${waitedMs} ms and answered ${answered} requests meanwhile`,
+            );
         }
         wait.done();
       }, waitedMs);
@@ -98,6 +110,11 @@ export class RoomWaits {
   /** Room may have freed: the waits it is enough for go on (every wait, when the worker stops). */
   changed(stopping = false) {
     for (const wait of this.waits) if (stopping || this.fits(wait.room, wait.first)) wait.done(stopping);
+  }
+
+  private judge(id: string, why: string) {
+    this.slow.set(id, Date.now() + SLOW_FOR_MS);
+    this.host.judgedSlow(id, why);
   }
 
   /** Judged slow lately: not waited for now. */

@@ -211,6 +211,12 @@ export class SubscriberGates {
     return concurrencyCapOf(this.gates.get(subscriptionId), own, this.replicas, this.rank);
   }
 
+  /** Deliveries a second this replica may start for the subscriber (its share of maxDeliveriesPerSecond), if limited. */
+  rateOf(subscriptionId: string): number | null {
+    const limit = this.gates.get(subscriptionId)?.maxDeliveriesPerSecond;
+    return limit == null ? null : rateShare(limit, this.replicas);
+  }
+
   /** Deliveries this replica takes on for the subscriber (see admissionCapOf); beyond it, they wait as rows. */
   admissionCap(subscriptionId: string): number {
     return admissionCapOf(this.gates.get(subscriptionId), this.concurrencyCap(subscriptionId), this.replicas);
