@@ -24,7 +24,7 @@ import { FanOutTracker } from './fan-out-tracker';
 import { LeaseKeeper, RENEW_EVERY_MS } from './lease-keeper';
 import { OutcomeRecorder } from './outcome-recorder';
 import { SendQueue, windowOf } from './send-queue';
-import { Room, RoomWaits, SLOW_FOR_MS } from './room-waits';
+import { Room, RoomWaits, slowLine } from './room-waits';
 import { WakeTimer } from './wake-timer';
 import { HEARTBEAT_MS, SubscriberGates } from './subscriber-gates';
 
@@ -306,8 +306,3 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     this.signal.notify(); // room may have freed
   }
 }
-
-/** Why a subscriber's deliveries become rows for a while: a person reading the log sees which and why. */
-const slowLine = (id: string, why: string) =>
-  `subscription ${id} is judged slow (${why}): for ${SLOW_FOR_MS / 1000} s its deliveries are stored as rows ` +
-  'and sent from there, so that it holds up no other subscriber (docs/delivery.md, flow control)';

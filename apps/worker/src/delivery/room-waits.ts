@@ -130,3 +130,8 @@ export class RoomWaits {
     return this.host.free() >= room && !first.some((id) => this.host.full(id));
   }
 }
+
+/** Why a subscriber's deliveries become rows for a while: a person reading the log sees which and why. */
+export const slowLine = (id: string, why: string) =>
+  `subscription ${id} is judged slow (${why}): for ${SLOW_FOR_MS / 1000} s its deliveries are stored as rows ` +
+  'and sent from there, so that it holds up no other subscriber (docs/delivery.md, flow control)';
