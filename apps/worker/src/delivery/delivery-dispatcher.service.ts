@@ -112,6 +112,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     subscribers.onChange((set) => {
       for (const id of this.queue.subscriptions())
         if (!set.subscribers.has(id)) for (const d of this.queue.takeQueue(id)) this.leave(d, 'withdrawn');
+      this.queue.forgetAllBut(set.subscribers);
     });
     metrics.watchDispatcher(this.window, () => this.steps.inWindow());
   }

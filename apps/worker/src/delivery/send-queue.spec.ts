@@ -171,4 +171,22 @@ describe(SendQueue.name, () => {
     started.forEach((d) => queue.finished(d));
     expect([queue.answeredBy('a'), queue.answeredBy('b')]).toEqual([2, 0]);
   });
+
+  it('forgets the counts of subscribers no longer enabled, but not of one with a request on the wire', () => {
+    const queue = new SendQueue(8);
+    for (const d of ['gone-1', 'kept-1', 'busy-1', 'busy-2']) queue.push(delivery(d, d.slice(0, 4)));
+    const started: ClaimedDelivery[] = [];
+    queue.startInTurn(
+      () => ({ start: true }),
+      (d) => started.push(d),
+    );
+    const busy2 = started.find((d) => d.id === 'busy-2')!;
+    started.filter((d) => d !== busy2).forEach((d) => queue.finished(d));
+    queue.forgetAllBut(new Set(['kept']));
+    // 'busy' still has a request on the wire: a wait may be comparing its count before and after.
+    expect(['gone', 'kept', 'busy'].map((id) => queue.answeredBy(id))).toEqual([0, 1, 1]);
+    queue.finished(busy2);
+    queue.forgetAllBut(new Set(['kept']));
+    expect(queue.answeredBy('busy')).toBe(0);
+  });
 });

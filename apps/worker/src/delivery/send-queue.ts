@@ -31,7 +31,7 @@ export class SendQueue {
   /** When each subscriber last had a delivery here. */
   private readonly lastWork = new Map<string, number>();
   private onWire = 0;
-  /** Requests ended per subscriber (answersBy). A number per subscriber ever seen here: small, as the gates' map. */
+  /** Requests ended per subscriber (answersBy): a number per enabled subscriber seen here (see forgetAllBut). */
   private readonly answers = new Map<string, number>();
 
   /**
@@ -90,6 +90,11 @@ export class SendQueue {
   full(cap = this.capOf): string[] {
     const share = this.windowShare();
     return this.holding().filter((id) => this.isFull(id, share, cap));
+  }
+
+  /** Forgets the counts of subscribers no longer enabled (deleted, disabled): what it keeps follows the set. */
+  forgetAllBut(enabled: { has(subscriptionId: string): boolean }) {
+    for (const id of this.answers.keys()) if (!enabled.has(id) && !this.inFlight.has(id)) this.answers.delete(id);
   }
 
   /** How many of the subscriber's requests have ended here in all: how fast it goes, between two looks. */
