@@ -1,5 +1,6 @@
 import { delivery, ok, setup, until } from './delivery-dispatcher.fixtures-spec';
 import { SendResult } from './delivery-sender';
+import { SendQueue } from './send-queue';
 
 // roomFor: how ingest holds a consumed batch while the window is full, rather than write every delivery as a row.
 describe('DeliveryDispatcher.roomFor', () => {
@@ -7,6 +8,16 @@ describe('DeliveryDispatcher.roomFor', () => {
     const { sut, inbox } = setup(); // a window of 4
     const { offer } = await inbox.roomFor(['s1'], 3, Date.now() + 60_000);
     expect(offer.limit).toBe(4);
+    await sut.onModuleDestroy();
+  });
+
+  it('counts the shares of the window once per answer, however many subscribers the write asks about', async () => {
+    const { sut, inbox } = setup();
+    const room = await inbox.roomFor(['s1'], 1, Date.now() + 60_000);
+    const shares = jest.spyOn(SendQueue.prototype, 'windowShare');
+    for (let i = 0; i < 200; i++) room.roomOf(`s${i}`);
+    expect(shares).not.toHaveBeenCalled(); // once per subscriber, a write to many was O(subscribers²) a turn
+    shares.mockRestore();
     await sut.onModuleDestroy();
   });
 

@@ -73,7 +73,10 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     this.roomWaits = new RoomWaits({
       free: () => this.free(),
       full,
-      roomOf: (id) => this.queue.roomOf(id),
+      rooms: () => {
+        const share = this.queue.windowShare();
+        return (id) => this.queue.roomOf(id, share);
+      },
       answeredBy: (id) => this.queue.answeredBy(id),
       fewAnswers: () => this.queue.fairShare() / 2,
       window: this.window,

@@ -7,7 +7,7 @@ describe(RoomWaits.name, () => {
   const host = (h: Partial<RoomHost> = {}): RoomHost => ({
     free: () => 80,
     full: () => false,
-    roomOf: () => 8,
+    rooms: () => () => 8,
     answeredBy: () => 0,
     fewAnswers: () => 6,
     window: 80,

@@ -20,7 +20,11 @@ export interface RoomHost {
   free(): number;
   /** The subscriber holds its share here (and its gate is open: a shut one's deliveries are rows anyway). */
   full(subscriptionId: string): boolean;
-  roomOf(subscriptionId: string): number;
+  /**
+   * What each subscriber may still take on, as of now: the shares are counted once for the whole answer (asked per
+   * subscriber, a write to many subscribers counted them once per subscriber, O(subscribers²) a turn).
+   */
+  rooms(): (subscriptionId: string) => number;
   /** How many of the subscriber's requests have ended here in all. */
   answeredBy(subscriptionId: string): number;
   /** Half its share of the sending slots: fewer answers than this during a whole wait, and a full one is slow. */
@@ -64,7 +68,7 @@ export class RoomWaits {
     const answer = (): Room<T> => ({
       offer: offer(),
       waitFor: (id) => this.host.full(id) && !this.isSlow(id),
-      roomOf: (id) => this.host.roomOf(id),
+      roomOf: this.host.rooms(),
       window,
       stopping,
     });
