@@ -64,7 +64,8 @@ export class WorkerMetrics {
   readonly judgedSlow = this.m.counter(
     'plant_store_subscribers_judged_slow_total',
     'Times a subscriber was judged slow (it kept its share of the window full through a whole hand-over wait and ' +
-      'answered fewer than half its sending slots meanwhile): its deliveries are then stored as rows for 30 s',
+      'answered fewer than half its sending slots meanwhile, or its own maxDeliveriesPerSecond could not let it): ' +
+      'its deliveries are then stored as rows for 30 s',
     ['subscription'],
   );
 
