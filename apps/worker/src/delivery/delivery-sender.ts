@@ -23,6 +23,10 @@ export class DeliverySender implements OnApplicationShutdown {
       timeoutMs: config.DELIVERY_TIMEOUT_MS,
       maxConnections: config.DESTINATION_MAX_CONNECTIONS,
       idleMs: config.DESTINATION_IDLE_MS,
+      // Under the breaker's first probe interval: a probe must find the broker's backoff over and really try it.
+      // Longer (it was up to 60 s, doubling), a broker back after a 30 s outage had its probes refused unsent,
+      // each doubling the next probe's wait: recovered after 80 s instead of 10 (the fault suite's redis cut).
+      reconnectMaxMs: Math.max(1_000, Math.floor(config.DELIVERY_CIRCUIT_PROBE_MIN / 2)),
     });
   }
 

@@ -34,6 +34,12 @@ export interface DestinationClientOptions {
   maxConnections: number;
   /** A broker connection unused this long is closed (DESTINATION_IDLE_MS). */
   idleMs: number;
+  /**
+   * The longest a broker that refused a connection is not tried again (the backoff doubles from 1 s up to it; 60 s
+   * unless given). A delivery meanwhile fails at once, and a breaker's probe would too, without trying: the worker
+   * keeps it under its breaker's first probe interval, so that every probe tries the broker for real.
+   */
+  reconnectMaxMs?: number;
 }
 
 /**
@@ -52,6 +58,8 @@ export class DestinationClient {
       { ...connectGuard(o.allowPrivateNetworks, o.timeoutMs), tokens: this.http.tokens },
       o.maxConnections,
       o.idleMs,
+      Date.now,
+      o.reconnectMaxMs,
     );
     this.brokers = new BrokerClient(this.pool);
   }

@@ -106,6 +106,21 @@ describe('DestinationPool', () => {
     await pool.close();
   });
 
+  it("keeps the backoff under the bound it is given (the worker: half its breaker's first probe interval)", async () => {
+    const broker = fakeBroker();
+    broker.refuse(true);
+    const pool = new DestinationPool(connectors(broker.connect), guard, 10, 60_000, now, 5_000);
+    const waits: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      await pool.publish(target('redis://r1/s'), message).catch(() => undefined);
+      const err = await pool.publish(target('redis://r1/s'), message).catch((e: Error) => e.message);
+      waits.push(String(err).match(/for (\d+) s/)![1]);
+      clock += 120_000;
+    }
+    expect(waits).toEqual(['1', '2', '4', '5', '5', '5']);
+    await pool.close();
+  });
+
   it('opens a new connection after one is lost', async () => {
     const broker = fakeBroker();
     const pool = new DestinationPool(connectors(broker.connect), guard, 10, 60_000, now);

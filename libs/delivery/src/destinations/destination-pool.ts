@@ -42,6 +42,8 @@ export class DestinationPool {
     private readonly max: number,
     private readonly idleMs: number,
     private readonly now: () => number = Date.now,
+    /** The longest backoff (see DestinationClientOptions.reconnectMaxMs). */
+    private readonly backoffMaxMs = BACKOFF_MS.max,
   ) {
     this.sweeper = setInterval(() => this.closeIdle(), Math.max(1_000, idleMs / 2)).unref();
   }
@@ -142,7 +144,7 @@ export class DestinationPool {
       void opening.then((late) => late.close()).catch(() => undefined); // one that opens after its time is up
       entry.connection = null;
       entry.failures++;
-      entry.retryAt = this.now() + Math.min(BACKOFF_MS.max, BACKOFF_MS.first * 2 ** (entry.failures - 1));
+      entry.retryAt = this.now() + Math.min(this.backoffMaxMs, BACKOFF_MS.first * 2 ** (entry.failures - 1));
       entry.lastError = connectError(target, err as NodeJS.ErrnoException);
       throw new Error(entry.lastError, { cause: err });
     }
