@@ -91,34 +91,28 @@ describe('DestinationPool', () => {
     await pool.close();
   });
 
-  it('doubles the backoff with each failed connect, up to a minute', async () => {
+  /** The backoffs a refusing broker's pool says, after each of `n` failed connects 2 minutes apart. */
+  async function backoffs(n: number, maxMs?: number): Promise<string[]> {
     const broker = fakeBroker();
     broker.refuse(true);
-    const pool = new DestinationPool(connectors(broker.connect), guard, 10, 60_000, now);
+    const pool = new DestinationPool(connectors(broker.connect), guard, 10, 60_000, now, maxMs);
     const waits: string[] = [];
-    for (let i = 0; i < 8; i++) {
+    for (let i = 0; i < n; i++) {
       await pool.publish(target('redis://r1/s'), message).catch(() => undefined);
       const err = await pool.publish(target('redis://r1/s'), message).catch((e: Error) => e.message);
       waits.push(String(err).match(/for (\d+) s/)![1]);
       clock += 120_000;
     }
-    expect(waits).toEqual(['1', '2', '4', '8', '16', '32', '60', '60']);
     await pool.close();
+    return waits;
+  }
+
+  it('doubles the backoff with each failed connect, up to a minute', async () => {
+    expect(await backoffs(8)).toEqual(['1', '2', '4', '8', '16', '32', '60', '60']);
   });
 
   it("keeps the backoff under the bound it is given (the worker: half its breaker's first probe interval)", async () => {
-    const broker = fakeBroker();
-    broker.refuse(true);
-    const pool = new DestinationPool(connectors(broker.connect), guard, 10, 60_000, now, 5_000);
-    const waits: string[] = [];
-    for (let i = 0; i < 6; i++) {
-      await pool.publish(target('redis://r1/s'), message).catch(() => undefined);
-      const err = await pool.publish(target('redis://r1/s'), message).catch((e: Error) => e.message);
-      waits.push(String(err).match(/for (\d+) s/)![1]);
-      clock += 120_000;
-    }
-    expect(waits).toEqual(['1', '2', '4', '5', '5', '5']);
-    await pool.close();
+    expect(await backoffs(6, 5_000)).toEqual(['1', '2', '4', '5', '5', '5']);
   });
 
   it('opens a new connection after one is lost', async () => {
