@@ -6,18 +6,17 @@ export function createMetricsRegistry(app: string): Registry {
   const registry = new Registry();
   registry.setDefaultLabels({ app });
   collectDefaultMetrics({ register: registry });
-  new Counter({
-    name: 'plant_store_event_loop_busy_seconds_total',
-    help:
-      "Seconds the process's one JavaScript thread spent running code rather than waiting for I/O. Its rate is " +
+  instruments(registry).counter(
+    'plant_store_event_loop_busy_seconds_total',
+    "Seconds the process's one JavaScript thread spent running code rather than waiting for I/O. Its rate is " +
       'the share of that thread in use: near 1, every request, answer and statement waits behind the others ' +
       '(the lag histograms show how long), and more of this process, not more slots, is what would help.',
-    registers: [registry],
-    collect(this: Counter) {
-      this.reset();
-      this.inc(performance.eventLoopUtilization().active / 1000);
+    [],
+    (c) => {
+      c.reset();
+      c.inc(performance.eventLoopUtilization().active / 1000);
     },
-  });
+  );
   return registry;
 }
 
