@@ -75,7 +75,8 @@ export class RoomWaits {
     // A subscriber its own rate holds back is slow by its configuration: judged at once, it costs no write a wait
     // (judged by its answers instead, it cost every write to it a whole wait each SLOW_FOR_MS).
     for (const id of subscribers)
-      if (!this.isSlow(id) && this.host.full(id) && this.host.heldByItsRate(id))
+      // heldByItsRate first: false at once for a subscriber without a rate limit, where full() counts the shares.
+      if (this.host.heldByItsRate(id) && !this.isSlow(id) && this.host.full(id))
         this.judge(
           id,
           `its own rate (maxDeliveriesPerSecond) lets it answer fewer than ${this.host.fewAnswers()} requests in a wait`,
