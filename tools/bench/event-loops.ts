@@ -29,13 +29,16 @@ export function loopMeter(apps: Record<string, string>): LoopMeter {
     const busy = await read();
     samples.push({ at: (sent + performance.now()) / 2, busy });
   };
-  const first = sample();
-  const timer = setInterval(() => void sample(), 1000);
+  // Every scrape under way is awaited at the end, and the samples put in time order: under load a scrape can
+  // finish after the next one started.
+  const pending = [sample()];
+  const timer = setInterval(() => pending.push(sample()), 1000);
   return {
     async stop() {
       clearInterval(timer);
-      await first;
-      await sample();
+      pending.push(sample());
+      await Promise.all(pending);
+      samples.sort((a, b) => a.at - b.at);
       const out: Record<string, { 'mean %': number; 'busiest second %': number }> = {};
       for (const label of Object.keys(apps)) {
         const pct = (a: (typeof samples)[number], b: (typeof samples)[number]) =>
