@@ -140,17 +140,13 @@ export function timed(accepted: Map<number, number>, times: Map<number, number[]
  * latency ends at its arrival; to a broker (`run.target`), at the ack the worker recorded (no receiver to see it).
  */
 export async function measure(stack: Stack, rx: Receiver, run: Omit<Run, 'path' | 'waitMs'>): Promise<Measured> {
-  const pids = Object.fromEntries([
-    ...stack.gateways.map((g, i) => [`gateway${i || ''}`, g.process.pid]),
-    ...stack.workers.map((w, i) => [`worker${i || ''}`, w.process.pid]),
-  ]);
-  const meter = cpuMeter(pids);
-  const loops = loopMeter(
-    Object.fromEntries([
-      ...stack.gateways.map((g, i) => [`gateway${i || ''}`, g.metricsUrl]),
-      ...stack.workers.map((w, i) => [`worker${i || ''}`, w.url]),
-    ]),
-  );
+  // Each app once, by the label both meters print: its process, and where its /metrics is.
+  const apps = [
+    ...stack.gateways.map((g, i) => ({ label: `gateway${i || ''}`, pid: g.process.pid, metrics: g.metricsUrl })),
+    ...stack.workers.map((w, i) => ({ label: `worker${i || ''}`, pid: w.process.pid, metrics: w.url })),
+  ];
+  const meter = cpuMeter(Object.fromEntries(apps.map((a) => [a.label, a.pid])));
+  const loops = loopMeter(Object.fromEntries(apps.map((a) => [a.label, a.metrics])));
   const { accepted, arrivals, subscriptions } = await deliveryRun(stack, rx, { ...run, path: 's', waitMs: 120000 });
   const cpu = meter.cpuSeconds();
   const cores = meter.read();
