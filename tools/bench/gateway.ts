@@ -66,11 +66,7 @@ async function main() {
       // The generator first, against the bare route: a cold generator's own delays would be charged to the fresh
       // gateway. Its p99 here is the floor of the first-load figures.
       s = step(`Warming the load generator: the bare Fastify route at ${rate}/s for 3 s`);
-      const { results: warm } = await paced(rate, 3 * rate, async (i) => {
-        const started = performance.now();
-        await sendWebhook(bare.url, { id: 4e12 + i, name: 'Ficus', tag: 'indoor' });
-        return performance.now() - started;
-      });
+      const { results: warm } = await timedWebhooks(bare.url, rate, 3 * rate, 4e12);
       s.done(`p50 ${percentiles(warm, [50]).p50} ms, p99 ${percentiles(warm, [99]).p99} ms`);
       // Before any warm-up of the gateway: what the first senders of a freshly started one meet (issue #34 saw a
       // 3.3 s p99).
@@ -174,6 +170,18 @@ async function checkGenerator(url: string, first: LoadResult, connections: numbe
   );
 }
 
+/** `count` webhooks to `url` at `rate`/s, open loop, plant ids from `idBase`: each one's time to its answer (ms). */
+async function timedWebhooks(url: string, rate: number, count: number, idBase: number) {
+  let non200 = 0;
+  const { results, seconds } = await paced(rate, count, async (i) => {
+    const started = performance.now();
+    const res = await sendWebhook(url, { id: idBase + i, name: 'Ficus', tag: 'indoor' });
+    if (res.status !== 200) non200++;
+    return performance.now() - started;
+  });
+  return { results, seconds, non200 };
+}
+
 /**
  * `count` webhooks at `rate`/s, open loop, each with a plant id of its own (from `idBase`); the latency of each
  * 200, overall and by the second it was sent in (where a stall shows).
@@ -189,13 +197,7 @@ async function fixedRate(
   const before = await scrapeHistogram(gatewayMetricsUrl, histogram);
   const requestsBefore = await metricSum(gatewayMetricsUrl, 'plant_store_produce_batch_size_count');
   const meter = cpuMeter({ gateway: stack.gateway.pid });
-  let non200 = 0;
-  const { results, seconds } = await paced(rate, count, async (i) => {
-    const started = performance.now();
-    const res = await sendWebhook(url, { id: idBase + i, name: 'Ficus', tag: 'indoor' });
-    if (res.status !== 200) non200++;
-    return performance.now() - started;
-  });
+  const { results, seconds, non200 } = await timedWebhooks(url, rate, count, idBase);
   const bySecond: Record<string, Record<string, number>> = {};
   for (let from = 0; from < results.length; from += rate) {
     const window = results.slice(from, from + rate);
