@@ -143,7 +143,7 @@ export class SubscriberGates {
     this.failing.clear();
     for (const [id, g] of this.gates) {
       if (g.circuit !== 'closed') this.seen.add(id);
-      this.rebucket(id, g, now);
+      this.rebucket(id, now);
     }
     for (const id of this.buckets.keys()) if (!this.gates.has(id)) this.buckets.delete(id);
     for (const [id, p] of this.probing) if (probeLapsed(p, this.gates.get(id), now)) this.probing.delete(id);
@@ -181,11 +181,12 @@ export class SubscriberGates {
     const gate = d.limits && withLimits(this.gates.get(d.subscriptionId), d.limits);
     if (!gate) return;
     this.gates.set(d.subscriptionId, gate);
-    this.rebucket(d.subscriptionId, gate, now);
+    this.rebucket(d.subscriptionId, now);
   }
 
-  private rebucket(id: string, g: Gate, now: number) {
-    const rate = g.maxDeliveriesPerSecond === null ? null : rateShare(g.maxDeliveriesPerSecond, this.replicas);
+  /** The subscriber's token bucket at its rate here (rateOf), as its gate now says; none without a rate limit. */
+  private rebucket(id: string, now: number) {
+    const rate = this.rateOf(id);
     if (rate === null) this.buckets.delete(id);
     else if (this.buckets.has(id)) this.buckets.get(id)!.setRate(rate, now);
     else this.buckets.set(id, new TokenBucket(rate, now));
