@@ -1,6 +1,12 @@
 import { Pool } from 'pg';
 import { toStorableJson } from '@app/contracts';
-import { COUNT_RECENT_ACTIONS, LIST_AUDIT_EVENTS, RECORD_AUDIT_EVENT, RECORD_AUDIT_EVENTS } from './audit.sql';
+import { sqlFile } from '../sql/sql-file';
+
+export const AUDIT_SQL = sqlFile(__dirname, 'audit.sql');
+const RECORD_AUDIT_EVENT = AUDIT_SQL.statement('record-audit-event');
+const RECORD_AUDIT_EVENTS = AUDIT_SQL.statement('record-audit-events');
+const LIST_AUDIT_EVENTS = AUDIT_SQL.statement('list-audit-events');
+const COUNT_RECENT_ACTIONS = AUDIT_SQL.statement('count-recent-actions');
 
 /** A row of `audit_events`: one change made through the admin API. */
 export interface AuditRow {
@@ -29,36 +35,45 @@ export class AuditRepository {
   constructor(private readonly pool: Pool) {}
 
   async record(e: NewAuditEvent): Promise<void> {
-    await this.pool.query(RECORD_AUDIT_EVENT.text, [
-      e.actor,
-      e.action,
-      e.subscription_id ?? null,
-      e.delivery_id ?? null,
-      toStorableJson(e.details ?? {}),
-    ]);
+    await this.pool.query(
+      RECORD_AUDIT_EVENT.text,
+      RECORD_AUDIT_EVENT.values({
+        actor: e.actor,
+        action: e.action,
+        subscription: e.subscription_id ?? null,
+        delivery: e.delivery_id ?? null,
+        details: toStorableJson(e.details ?? {}),
+      }),
+    );
   }
 
   /** Several events in one statement (a bulk action on up to 500 dead letters is one round trip, not 500). */
   async recordMany(events: NewAuditEvent[]): Promise<void> {
     if (events.length === 0) return;
-    await this.pool.query(RECORD_AUDIT_EVENTS.text, [
-      events.map((e) => e.actor),
-      events.map((e) => e.action),
-      events.map((e) => e.subscription_id ?? null),
-      events.map((e) => e.delivery_id ?? null),
-      events.map((e) => toStorableJson(e.details ?? {})),
-    ]);
+    await this.pool.query(
+      RECORD_AUDIT_EVENTS.text,
+      RECORD_AUDIT_EVENTS.values({
+        actors: events.map((e) => e.actor),
+        actions: events.map((e) => e.action),
+        subscriptions: events.map((e) => e.subscription_id ?? null),
+        deliveries: events.map((e) => e.delivery_id ?? null),
+        details: events.map((e) => toStorableJson(e.details ?? {})),
+      }),
+    );
   }
 
   /** Newest first, `limit` rows older than `beforeId` (the page cursor). */
   async list(filter: AuditFilter, limit: number, beforeId: number | null): Promise<AuditRow[]> {
-    const { rows } = await this.pool.query<AuditRow>(LIST_AUDIT_EVENTS.text, [
-      filter.subscriptionId ?? null,
-      filter.since ?? null,
-      filter.until ?? null,
-      beforeId,
-      limit,
-    ]);
+    const { rows } = await this.pool.query<AuditRow>(
+      LIST_AUDIT_EVENTS.text,
+      LIST_AUDIT_EVENTS.values({
+        subscription: filter.subscriptionId ?? null,
+        since: filter.since ?? null,
+        until: filter.until ?? null,
+        before: beforeId,
+        limit,
+      }),
+    );
     return rows;
   }
 
@@ -70,12 +85,15 @@ export class AuditRepository {
     seconds: number,
   ): Promise<{ count: number; oldest: Date | null }> {
     const escaped = actorPrefix.replace(/[\\%_]/g, (c) => `\\${c}`);
-    const { rows } = await this.pool.query<{ count: number; oldest: Date | null }>(COUNT_RECENT_ACTIONS.text, [
-      subscriptionId,
-      action,
-      escaped,
-      seconds,
-    ]);
+    const { rows } = await this.pool.query<{ count: number; oldest: Date | null }>(
+      COUNT_RECENT_ACTIONS.text,
+      COUNT_RECENT_ACTIONS.values({
+        subscription: subscriptionId,
+        action,
+        actorPrefix: escaped,
+        windowSeconds: seconds,
+      }),
+    );
     return rows[0];
   }
 }
