@@ -1,6 +1,6 @@
 // Retention at scale (issue 27, target 5): 10 million deliveries over 30 days, and what pruning the oldest day
 // costs, the way each layout prunes it, with writers and a listing running the whole time:
-// - before: every delivery a row of `deliveries`, pruned by the worker's batched DELETE (PRUNE_DELIVERIES,
+// - before: every delivery a row of `deliveries`, pruned by the worker's batched DELETE (prune-deliveries,
 //   RETENTION_BATCH_SIZE rows a statement, a pause between), as before migration 21;
 // - after: deliveries that succeeded at once appended to `delivery_log`, a partition a day, pruned by detaching the
 //   day's partition concurrently and dropping it (RetentionRepository.maintainLog, as the worker's sweep does).
@@ -14,7 +14,9 @@ import fs from 'node:fs';
 import { Pool } from 'pg';
 import { RetentionRepository, runMigrations } from '@app/persistence';
 import { LIST_DELIVERIES } from '../../libs/persistence/src/deliveries/delivery.sql';
-import { PRUNE_DELIVERIES } from '../../libs/persistence/src/retention/retention.sql';
+import { RETENTION_SQL } from '../../libs/persistence/src/retention/retention.repository';
+
+const PRUNE_DELIVERIES = RETENTION_SQL.statement('prune-deliveries');
 import { scratchDatabase } from '../harness/stack';
 
 const DAY_MS = 86_400_000;
@@ -203,7 +205,9 @@ async function main() {
       let statements = 0;
       for (;;) {
         const t = performance.now();
-        const n = (await maintenance.query(PRUNE_DELIVERIES.text, [cutOff, BATCH])).rowCount ?? 0;
+        const n =
+          (await maintenance.query(PRUNE_DELIVERIES.text, PRUNE_DELIVERIES.values({ before: cutOff, limit: BATCH })))
+            .rowCount ?? 0;
         statementsMs += performance.now() - t;
         statements++;
         deleted += n;

@@ -1,11 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
-import {
-  CREATE_PORTAL_LINK,
-  FIND_PORTAL_LINK_BY_DIGEST,
-  LIST_PORTAL_LINKS,
-  REVOKE_PORTAL_LINK,
-} from './portal-link.sql';
+import { sqlFile } from '../sql/sql-file';
+
+export const PORTAL_LINKS_SQL = sqlFile(__dirname, 'portal-links.sql');
+const CREATE_PORTAL_LINK = PORTAL_LINKS_SQL.statement('create-portal-link');
+const LIST_PORTAL_LINKS = PORTAL_LINKS_SQL.statement('list-portal-links');
+const REVOKE_PORTAL_LINK = PORTAL_LINKS_SQL.statement('revoke-portal-link');
+const FIND_PORTAL_LINK_BY_DIGEST = PORTAL_LINKS_SQL.statement('find-portal-link-by-digest');
 
 /** A row of `portal_links`: a subscriber's credential for its own subscription. The token itself is never stored. */
 export interface PortalLinkRow {
@@ -48,30 +49,40 @@ export class PortalLinkRepository {
   /** The row and the token, in the clear this once; null when the subscription does not exist. */
   async create(l: NewPortalLink): Promise<{ row: PortalLinkRow; token: string } | null> {
     const token = newPortalToken();
-    const { rows } = await this.pool.query<PortalLinkRow & { token_digest?: Buffer }>(CREATE_PORTAL_LINK.text, [
-      l.subscriptionId,
-      portalTokenDigest(token),
-      l.description,
-      l.createdBy,
-      l.lifetimeSeconds,
-    ]);
+    const { rows } = await this.pool.query<PortalLinkRow & { token_digest?: Buffer }>(
+      CREATE_PORTAL_LINK.text,
+      CREATE_PORTAL_LINK.values({
+        subscription: l.subscriptionId,
+        tokenDigest: portalTokenDigest(token),
+        description: l.description,
+        createdBy: l.createdBy,
+        lifetimeSeconds: l.lifetimeSeconds,
+      }),
+    );
     return rows[0] ? { row: withoutDigest(rows[0]), token } : null;
   }
 
   async list(subscriptionId: string): Promise<PortalLinkRow[]> {
-    const { rows } = await this.pool.query<PortalLinkRow>(LIST_PORTAL_LINKS.text, [subscriptionId]);
+    const { rows } = await this.pool.query<PortalLinkRow>(
+      LIST_PORTAL_LINKS.text,
+      LIST_PORTAL_LINKS.values({ subscription: subscriptionId }),
+    );
     return rows.map(withoutDigest);
   }
 
   async revoke(subscriptionId: string, id: string, by: string): Promise<PortalLinkRow | null> {
-    const { rows } = await this.pool.query<PortalLinkRow>(REVOKE_PORTAL_LINK.text, [subscriptionId, id, by]);
+    const { rows } = await this.pool.query<PortalLinkRow>(
+      REVOKE_PORTAL_LINK.text,
+      REVOKE_PORTAL_LINK.values({ subscription: subscriptionId, id, revokedBy: by }),
+    );
     return rows[0] ? withoutDigest(rows[0]) : null;
   }
 
   async findByToken(token: string): Promise<PresentedPortalLink | null> {
-    const { rows } = await this.pool.query<PresentedPortalLink>(FIND_PORTAL_LINK_BY_DIGEST.text, [
-      portalTokenDigest(token),
-    ]);
+    const { rows } = await this.pool.query<PresentedPortalLink>(
+      FIND_PORTAL_LINK_BY_DIGEST.text,
+      FIND_PORTAL_LINK_BY_DIGEST.values({ tokenDigest: portalTokenDigest(token) }),
+    );
     return rows[0] ? withoutDigest(rows[0]) : null;
   }
 }

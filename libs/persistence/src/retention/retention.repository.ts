@@ -1,26 +1,27 @@
 import { Pool } from 'pg';
-import {
-  ADD_LOG_PARTITIONS,
-  DETACH_LOG_PARTITION,
-  DROP_LOG_PARTITION,
-  FINALIZE_LOG_PARTITION,
-  LIST_LOG_PARTITIONS,
-  LOCK_LOG_MAINTENANCE,
-  PRUNE_DELIVERIES,
-  PRUNE_OUTBOX_EVENTS,
-  PRUNE_PROCESSED_EVENTS,
-  PRUNE_SUBSCRIPTIONS,
-  UNLOCK_LOG_MAINTENANCE,
-} from './retention.sql';
+import { NamedStatement, sqlFile } from '../sql/sql-file';
 import { Statement } from '../sql/statement';
+
+export const RETENTION_SQL = sqlFile(__dirname, 'retention.sql');
+const PRUNE_PROCESSED_EVENTS = RETENTION_SQL.statement('prune-processed-events');
+const PRUNE_DELIVERIES = RETENTION_SQL.statement('prune-deliveries');
+const PRUNE_OUTBOX_EVENTS = RETENTION_SQL.statement('prune-outbox-events');
+const PRUNE_SUBSCRIPTIONS = RETENTION_SQL.statement('prune-subscriptions');
+const LOCK_LOG_MAINTENANCE = RETENTION_SQL.statement('lock-log-maintenance');
+const UNLOCK_LOG_MAINTENANCE = RETENTION_SQL.statement('unlock-log-maintenance');
+const ADD_LOG_PARTITIONS = RETENTION_SQL.statement('add-log-partitions');
+const LIST_LOG_PARTITIONS = RETENTION_SQL.statement('list-log-partitions');
+const DETACH_LOG_PARTITION = RETENTION_SQL.statement('detach-log-partition');
+const FINALIZE_LOG_PARTITION = RETENTION_SQL.statement('finalize-log-partition');
+const DROP_LOG_PARTITION = RETENTION_SQL.statement('drop-log-partition');
 
 export type PrunedTable = 'processed_events' | 'deliveries' | 'outbox_events' | 'subscriptions';
 
-const PRUNE: Record<PrunedTable, string> = {
-  processed_events: PRUNE_PROCESSED_EVENTS.text,
-  deliveries: PRUNE_DELIVERIES.text,
-  outbox_events: PRUNE_OUTBOX_EVENTS.text,
-  subscriptions: PRUNE_SUBSCRIPTIONS.text,
+const PRUNE: Record<PrunedTable, NamedStatement> = {
+  processed_events: PRUNE_PROCESSED_EVENTS,
+  deliveries: PRUNE_DELIVERIES,
+  outbox_events: PRUNE_OUTBOX_EVENTS,
+  subscriptions: PRUNE_SUBSCRIPTIONS,
 };
 
 const DAY_MS = 86_400_000;
@@ -42,7 +43,8 @@ export class RetentionRepository {
 
   /** Deletes up to `limit` rows of `table` older than `before`; returns how many went. */
   async prune(table: PrunedTable, before: Date, limit: number): Promise<number> {
-    const result = await this.pool.query(PRUNE[table], [before, limit]);
+    const prune = PRUNE[table];
+    const result = await this.pool.query(prune.text, prune.values({ before, limit }));
     return result.rowCount ?? 0;
   }
 
@@ -58,10 +60,10 @@ export class RetentionRepository {
       if (!rows[0]?.locked) return null;
       try {
         const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-        const made = await client.query<{ made: number }>(ADD_LOG_PARTITIONS.text, [
-          iso(now - DAY_MS),
-          iso(now + aheadDays * DAY_MS),
-        ]);
+        const made = await client.query<{ made: number }>(
+          ADD_LOG_PARTITIONS.text,
+          ADD_LOG_PARTITIONS.values({ firstDay: iso(now - DAY_MS), lastDay: iso(now + aheadDays * DAY_MS) }),
+        );
         const parts = await client.query<{ day: string; state: string; estimated_rows: string }>(
           LIST_LOG_PARTITIONS.text,
         );

@@ -9,12 +9,12 @@ import * as outbox from '../deliveries/outbox.sql';
 import * as recordSucceeded from '../deliveries/record-succeeded.sql';
 import * as ingest from '../ingest/apply-events.sql';
 import * as operational from '../operational/operational-event.sql';
-import * as portalLinks from '../portal-links/portal-link.sql';
-import * as retention from '../retention/retention.sql';
 import * as subscriptions from '../subscriptions/subscription.sql';
 import * as health from '../subscriber-health/subscriber-health.sql';
 import { PLANTS_SQL } from '../plants/plant.repository';
 import { AUDIT_SQL } from '../audit/audit.repository';
+import { PORTAL_LINKS_SQL } from '../portal-links/portal-link.repository';
+import { RETENTION_SQL } from '../retention/retention.repository';
 import { DeclaredStatement, Statement } from './statement';
 
 /** The areas still declared in TypeScript, rendered into libs/persistence/sql/<area>.sql. */
@@ -65,12 +65,6 @@ export const RENDERED: Record<string, readonly DeclaredStatement[]> = {
     health.RECORD_HEALTH,
     health.DISABLE_OVER_BACKLOG,
   ],
-  'portal-links': [
-    portalLinks.CREATE_PORTAL_LINK,
-    portalLinks.LIST_PORTAL_LINKS,
-    portalLinks.REVOKE_PORTAL_LINK,
-    portalLinks.FIND_PORTAL_LINK_BY_DIGEST,
-  ],
   'dead-letters': [
     deadLetters.ARCHIVE_DEAD_LETTERS,
     deadLetters.LIST_DEAD_LETTERS,
@@ -93,23 +87,12 @@ export const RENDERED: Record<string, readonly DeclaredStatement[]> = {
     backfills.ADVANCE_BACKFILL,
     backfills.RELEASE_BACKFILLS,
   ],
-  retention: [
-    retention.PRUNE_PROCESSED_EVENTS,
-    retention.PRUNE_DELIVERIES,
-    retention.PRUNE_OUTBOX_EVENTS,
-    retention.PRUNE_SUBSCRIPTIONS,
-    retention.LOCK_LOG_MAINTENANCE,
-    retention.ADD_LOG_PARTITIONS,
-    retention.LIST_LOG_PARTITIONS,
-    retention.DETACH_LOG_PARTITION,
-    retention.FINALIZE_LOG_PARTITION,
-    retention.DROP_LOG_PARTITION,
-    retention.UNLOCK_LOG_MAINTENANCE,
-  ],
 };
 
 /** The areas whose statements are in a `.sql` file beside their repository, each statement once. */
 export const FILED: Record<string, readonly Statement[]> = {
+  retention: RETENTION_SQL.statements,
+  'portal-links': PORTAL_LINKS_SQL.statements,
   audit: AUDIT_SQL.statements,
   plants: PLANTS_SQL.statements,
 };
