@@ -13,10 +13,11 @@
 import fs from 'node:fs';
 import { Pool } from 'pg';
 import { RetentionRepository, runMigrations } from '@app/persistence';
-import { LIST_DELIVERIES } from '../../libs/persistence/src/deliveries/delivery.sql';
+import { DELIVERIES_SQL } from '../../libs/persistence/src/deliveries/delivery.repository';
 import { RETENTION_SQL } from '../../libs/persistence/src/retention/retention.repository';
 
 const PRUNE_DELIVERIES = RETENTION_SQL.statement('prune-deliveries');
+const LIST_DELIVERIES = DELIVERIES_SQL.statement('list-deliveries');
 import { scratchDatabase } from '../harness/stack';
 
 const DAY_MS = 86_400_000;
@@ -146,7 +147,18 @@ async function main() {
         client.release();
       }
     };
-    const listing = { text: LIST_DELIVERIES.text, values: [null, null, null, null, 51, null, null] };
+    const listing = {
+      text: LIST_DELIVERIES.text,
+      values: LIST_DELIVERIES.values({
+        subscription: null,
+        status: null,
+        plant: null,
+        before: null,
+        limit: 51,
+        since: null,
+        until: null,
+      }),
+    };
     const report: string[] = [];
 
     // Before: one table, pruned by DELETE.

@@ -1,18 +1,18 @@
 import { Pool } from 'pg';
 import { DeliveryAttempt, DeliveryStatus } from '@app/delivery';
-import {
-  COUNT_DELIVERIES_BY_STATUS,
-  DELIVERIES_PER_MINUTE,
-  FIND_DELIVERY,
-  LIST_DELIVERIES,
-  LIST_SUBSCRIPTION_DELIVERIES,
-  RETRY_FAILED_DELIVERY,
-  RETRY_FAILED_MATCHING,
-  RETRY_FAILED_SINCE,
-  REPLAY_SINCE,
-  HOLD_REPLAY,
-  RELEASE_REPLAY,
-} from './delivery.sql';
+import { sqlFile } from '../sql/sql-file';
+
+export const DELIVERIES_SQL = sqlFile(__dirname, 'deliveries.sql');
+const LIST_DELIVERIES = DELIVERIES_SQL.statement('list-deliveries');
+const FIND_DELIVERY = DELIVERIES_SQL.statement('find-delivery');
+const RETRY_FAILED_DELIVERY = DELIVERIES_SQL.statement('retry-failed-delivery');
+const RETRY_FAILED_MATCHING = DELIVERIES_SQL.statement('retry-failed-matching');
+const COUNT_DELIVERIES_BY_STATUS = DELIVERIES_SQL.statement('count-deliveries-by-status');
+const DELIVERIES_PER_MINUTE = DELIVERIES_SQL.statement('deliveries-per-minute');
+const RETRY_FAILED_SINCE = DELIVERIES_SQL.statement('retry-failed-since');
+const REPLAY_SINCE = DELIVERIES_SQL.statement('replay-since');
+const HOLD_REPLAY = DELIVERIES_SQL.statement('hold-replay');
+const RELEASE_REPLAY = DELIVERIES_SQL.statement('release-replay');
 
 /** A row of `deliveries` as listings read it: not the body, nor the attempt log. */
 export interface DeliveryRow {
@@ -83,27 +83,32 @@ export class DeliveryRepository {
 
   /** Newest first, up to `limit` rows numbered below `beforeSeq` (all when null). */
   async listNewest(filter: DeliveryFilter, limit: number, beforeSeq: number | null): Promise<DeliveryRow[]> {
-    const list = filter.subscriptionId ? LIST_SUBSCRIPTION_DELIVERIES : LIST_DELIVERIES;
-    const { rows } = await this.pool.query<DeliveryRow>(list.text, [
-      filter.subscriptionId ?? null,
-      filter.status ?? null,
-      filter.plantId ?? null,
-      beforeSeq,
-      limit,
-      filter.since ?? null,
-      filter.until ?? null,
-    ]);
+    const { rows } = await this.pool.query<DeliveryRow>(
+      LIST_DELIVERIES.text,
+      LIST_DELIVERIES.values({
+        subscription: filter.subscriptionId ?? null,
+        status: filter.status ?? null,
+        plant: filter.plantId ?? null,
+        before: beforeSeq,
+        limit,
+        since: filter.since ?? null,
+        until: filter.until ?? null,
+      }),
+    );
     return rows;
   }
 
   async findById(id: string): Promise<DeliveryDetailRow | null> {
-    const { rows } = await this.pool.query<DeliveryDetailRow>(FIND_DELIVERY.text, [id]);
+    const { rows } = await this.pool.query<DeliveryDetailRow>(FIND_DELIVERY.text, FIND_DELIVERY.values({ id }));
     return rows[0] ?? null;
   }
 
   /** A failed delivery goes back to pending for one more attempt, now. Null when it is not failed (or absent). */
   async retryFailed(id: string): Promise<DeliveryRow | null> {
-    const { rows } = await this.pool.query<DeliveryRow>(RETRY_FAILED_DELIVERY.text, [id]);
+    const { rows } = await this.pool.query<DeliveryRow>(
+      RETRY_FAILED_DELIVERY.text,
+      RETRY_FAILED_DELIVERY.values({ id }),
+    );
     return rows[0] ?? null;
   }
 
@@ -114,12 +119,15 @@ export class DeliveryRepository {
   async retryFailedMatching(
     filter: Omit<DeliveryFilter, 'status'>,
   ): Promise<{ id: string; subscription_id: string }[]> {
-    const { rows } = await this.pool.query<{ id: string; subscription_id: string }>(RETRY_FAILED_MATCHING.text, [
-      filter.subscriptionId ?? null,
-      filter.plantId ?? null,
-      filter.since ?? null,
-      filter.until ?? null,
-    ]);
+    const { rows } = await this.pool.query<{ id: string; subscription_id: string }>(
+      RETRY_FAILED_MATCHING.text,
+      RETRY_FAILED_MATCHING.values({
+        subscription: filter.subscriptionId ?? null,
+        plant: filter.plantId ?? null,
+        since: filter.since ?? null,
+        until: filter.until ?? null,
+      }),
+    );
     return rows;
   }
 
@@ -130,7 +138,7 @@ export class DeliveryRepository {
   async countByStatus(hours: number): Promise<Record<'pending' | 'succeeded' | 'failed', number>> {
     const { rows } = await this.pool.query<{ status: 'pending' | 'succeeded' | 'failed'; n: number }>(
       COUNT_DELIVERIES_BY_STATUS.text,
-      [hours],
+      COUNT_DELIVERIES_BY_STATUS.values({ hours }),
     );
     const counts = { pending: 0, succeeded: 0, failed: 0 };
     for (const r of rows) counts[r.status] = r.n;
@@ -144,13 +152,19 @@ export class DeliveryRepository {
    * not drawn.
    */
   async perMinute(minutes: number): Promise<MinuteRow[]> {
-    const { rows } = await this.pool.query<MinuteRow>(DELIVERIES_PER_MINUTE.text, [minutes]);
+    const { rows } = await this.pool.query<MinuteRow>(
+      DELIVERIES_PER_MINUTE.text,
+      DELIVERIES_PER_MINUTE.values({ minutes }),
+    );
     return rows;
   }
 
   /** Re-queues every failed delivery of a subscription created since `since`. Returns how many. */
   async retryFailedSince(subscriptionId: string, since: Date): Promise<number> {
-    const { rowCount } = await this.pool.query(RETRY_FAILED_SINCE.text, [subscriptionId, since]);
+    const { rowCount } = await this.pool.query(
+      RETRY_FAILED_SINCE.text,
+      RETRY_FAILED_SINCE.values({ subscription: subscriptionId, since }),
+    );
     return rowCount ?? 0;
   }
 
@@ -171,7 +185,17 @@ export class DeliveryRepository {
       looked_at: number;
       cursor: string;
       exhausted: boolean;
-    }>(REPLAY_SINCE.text, [subscriptionId, since, afterSeq, b.limit, b.scan, b.settleMs]);
+    }>(
+      REPLAY_SINCE.text,
+      REPLAY_SINCE.values({
+        subscription: subscriptionId,
+        since,
+        afterSeq,
+        limit: b.limit,
+        scan: b.scan,
+        settleMs: b.settleMs,
+      }),
+    );
     const r = rows[0];
     return {
       requeued: r.requeued,
@@ -187,15 +211,14 @@ export class DeliveryRepository {
    * another call has ends (see HOLD_REPLAY).
    */
   async holdReplay(subscriptionId: string, holder: string, forMs: number): Promise<true | Date> {
-    const { rows } = await this.pool.query<{ taken: Date | null; held: Date | null }>(HOLD_REPLAY.text, [
-      subscriptionId,
-      holder,
-      forMs,
-    ]);
+    const { rows } = await this.pool.query<{ taken: Date | null; held: Date | null }>(
+      HOLD_REPLAY.text,
+      HOLD_REPLAY.values({ subscription: subscriptionId, holder, forMs }),
+    );
     return rows[0]?.taken ? true : (rows[0]?.held ?? new Date());
   }
 
   async releaseReplay(subscriptionId: string, holder: string): Promise<void> {
-    await this.pool.query(RELEASE_REPLAY.text, [subscriptionId, holder]);
+    await this.pool.query(RELEASE_REPLAY.text, RELEASE_REPLAY.values({ subscription: subscriptionId, holder }));
   }
 }

@@ -3,7 +3,6 @@
 // this list fails statements.spec.ts.
 import * as backfills from '../backfills/backfill.sql';
 import * as deadLetters from '../dead-letters/dead-letter.sql';
-import * as deliveries from '../deliveries/delivery.sql';
 import * as fanOut from '../deliveries/fan-out.sql';
 import * as outbox from '../deliveries/outbox.sql';
 import * as recordSucceeded from '../deliveries/record-succeeded.sql';
@@ -15,6 +14,7 @@ import { PLANTS_SQL } from '../plants/plant.repository';
 import { AUDIT_SQL } from '../audit/audit.repository';
 import { PORTAL_LINKS_SQL } from '../portal-links/portal-link.repository';
 import { RETENTION_SQL } from '../retention/retention.repository';
+import { DELIVERIES_SQL } from '../deliveries/delivery.repository';
 import { DeclaredStatement, Statement } from './statement';
 
 /** The areas still declared in TypeScript, rendered into libs/persistence/sql/<area>.sql. */
@@ -30,19 +30,6 @@ export const RENDERED: Record<string, readonly DeclaredStatement[]> = {
     outbox.RELEASE_DELIVERY_LEASES,
     outbox.RELEASE_EVENT_LEASES,
     outbox.COUNT_PENDING,
-  ],
-  deliveries: [
-    deliveries.LIST_DELIVERIES,
-    deliveries.LIST_SUBSCRIPTION_DELIVERIES,
-    deliveries.FIND_DELIVERY,
-    deliveries.RETRY_FAILED_DELIVERY,
-    deliveries.RETRY_FAILED_MATCHING,
-    deliveries.RETRY_FAILED_SINCE,
-    deliveries.REPLAY_SINCE,
-    deliveries.HOLD_REPLAY,
-    deliveries.RELEASE_REPLAY,
-    deliveries.COUNT_DELIVERIES_BY_STATUS,
-    deliveries.DELIVERIES_PER_MINUTE,
   ],
   subscriptions: [
     subscriptions.CREATE_SUBSCRIPTION,
@@ -91,6 +78,7 @@ export const RENDERED: Record<string, readonly DeclaredStatement[]> = {
 
 /** The areas whose statements are in a `.sql` file beside their repository, each statement once. */
 export const FILED: Record<string, readonly Statement[]> = {
+  deliveries: DELIVERIES_SQL.statements,
   retention: RETENTION_SQL.statements,
   'portal-links': PORTAL_LINKS_SQL.statements,
   audit: AUDIT_SQL.statements,
