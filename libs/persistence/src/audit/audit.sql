@@ -7,7 +7,8 @@
 -- :subscription the subscription concerned, or null
 -- :delivery the delivery concerned, or null
 -- :details details (jsonb, storable)
-INSERT INTO audit_events (actor, action, subscription_id, delivery_id, details) VALUES (:actor, :action, :subscription, :delivery, :details);
+INSERT INTO audit_events (actor, action, subscription_id, delivery_id, details)
+  VALUES (:actor, :action, :subscription, :delivery, :details);
 
 -- @name record-audit-events
 -- Sent by AuditRepository.recordMany.
@@ -17,7 +18,8 @@ INSERT INTO audit_events (actor, action, subscription_id, delivery_id, details) 
 -- :deliveries their deliveries
 -- :details their details (jsonb)
 INSERT INTO audit_events (actor, action, subscription_id, delivery_id, details)
-  SELECT * FROM unnest(:actors::text[], :actions::text[], :subscriptions::uuid[], :deliveries::uuid[], :details::jsonb[]);
+  SELECT * FROM unnest(:actors::text[], :actions::text[], :subscriptions::uuid[], :deliveries::uuid[],
+                       :details::jsonb[]);
 
 -- @name list-audit-events
 -- Sent by AuditRepository.list.
@@ -27,7 +29,8 @@ INSERT INTO audit_events (actor, action, subscription_id, delivery_id, details)
 -- :before the page: ids below this one, or null for the newest
 -- :limit how many rows at most
 SELECT *, id AS seq FROM audit_events
-  WHERE (:subscription::uuid IS NULL OR subscription_id = :subscription) AND (:since::timestamptz IS NULL OR at >= :since)
+  WHERE (:subscription::uuid IS NULL OR subscription_id = :subscription)
+    AND (:since::timestamptz IS NULL OR at >= :since)
     AND (:until::timestamptz IS NULL OR at < :until) AND (:before::bigint IS NULL OR id < :before)
   ORDER BY id DESC LIMIT :limit;
 

@@ -30,7 +30,8 @@ ORDER BY seq DESC LIMIT :limit;
 -- One delivery with its body and attempt log, wherever it is (all_deliveries). A delivery that succeeded at once
 -- has no body of its own: its event's outbox row holds it. Sent by DeliveryRepository.findById.
 -- :id the delivery's id
-SELECT d.id, d.seq, d.subscription_id, d.event_id, d.plant_id, d.event_type, d.status, d.attempts, d.next_attempt_at, d.created_at, d.updated_at, d.attempt_log, coalesce(d.body, e.body) AS body, d.hops, d.origin_event_id,
+SELECT d.id, d.seq, d.subscription_id, d.event_id, d.plant_id, d.event_type, d.status, d.attempts, d.next_attempt_at,
+       d.created_at, d.updated_at, d.attempt_log, coalesce(d.body, e.body) AS body, d.hops, d.origin_event_id,
          coalesce(s.token IS NOT NULL, false) AS has_token, coalesce(s.headers, '{}') AS custom_headers,
          ARRAY(SELECT jsonb_object_keys(s.secret_headers) ORDER BY 1) AS secret_header_names, d.backfill_id
   FROM all_deliveries d LEFT JOIN subscriptions s ON s.id = d.subscription_id
@@ -45,7 +46,8 @@ UPDATE deliveries SET status = 'pending', next_attempt_at = now(), leased_until 
       replayed_from = NULL
   WHERE id = :id AND status = 'failed'
     AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = subscription_id AND s.deleted_at IS NOT NULL)
-  RETURNING id, seq, subscription_id, event_id, plant_id, event_type, status, attempts, next_attempt_at, created_at, updated_at;
+  RETURNING id, seq, subscription_id, event_id, plant_id, event_type, status, attempts, next_attempt_at, created_at,
+            updated_at;
 
 -- @name retry-failed-matching
 -- Every failed delivery that matches back to pending, except those of deleted subscriptions. Sent by
@@ -57,8 +59,10 @@ UPDATE deliveries SET status = 'pending', next_attempt_at = now(), leased_until 
 UPDATE deliveries d SET status = 'pending', next_attempt_at = now(), leased_until = NULL, updated_at = now(),
       replayed_from = NULL
   WHERE d.status = 'failed'
-    AND (:subscription::uuid IS NULL OR d.subscription_id = :subscription) AND (:plant::bigint IS NULL OR d.plant_id = :plant)
-    AND (:since::timestamptz IS NULL OR d.created_at >= :since) AND (:until::timestamptz IS NULL OR d.created_at < :until)
+    AND (:subscription::uuid IS NULL OR d.subscription_id = :subscription)
+    AND (:plant::bigint IS NULL OR d.plant_id = :plant)
+    AND (:since::timestamptz IS NULL OR d.created_at >= :since)
+    AND (:until::timestamptz IS NULL OR d.created_at < :until)
     AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = d.subscription_id AND s.deleted_at IS NOT NULL)
   RETURNING d.id, d.subscription_id;
 
@@ -74,24 +78,24 @@ SELECT status, count(*)::int AS n FROM all_deliveries WHERE created_at >= now() 
 -- DeliveryRepository.perMinute.
 -- :minutes the window, minutes back from now
 WITH m AS (
-    SELECT generate_series(date_trunc('minute', now()) - (:minutes - 1) * interval '1 minute',
-                           date_trunc('minute', now()), interval '1 minute') AS minute
-  ), e AS (
-    SELECT date_trunc('minute', processed_at) AS minute, count(*)::int AS n FROM processed_events
-    WHERE processed_at >= now() - :minutes * interval '1 minute' GROUP BY 1
-  ), d AS (
-    SELECT date_trunc('minute', updated_at) AS minute,
-           count(*) FILTER (WHERE status = 'succeeded')::int AS delivered,
-           count(*) FILTER (WHERE status = 'failed')::int AS failed
-    FROM all_deliveries WHERE created_at >= now() - :minutes * interval '1 minute' AND status <> 'pending' GROUP BY 1
-  )
-  SELECT m.minute, coalesce(e.n, 0) AS accepted, coalesce(d.delivered, 0) AS delivered,
-         coalesce(d.failed, 0) AS failed
-  FROM m LEFT JOIN e USING (minute) LEFT JOIN d USING (minute) ORDER BY m.minute;
+  SELECT generate_series(date_trunc('minute', now()) - (:minutes - 1) * interval '1 minute',
+                         date_trunc('minute', now()), interval '1 minute') AS minute
+), e AS (
+  SELECT date_trunc('minute', processed_at) AS minute, count(*)::int AS n FROM processed_events
+  WHERE processed_at >= now() - :minutes * interval '1 minute' GROUP BY 1
+), d AS (
+  SELECT date_trunc('minute', updated_at) AS minute,
+         count(*) FILTER (WHERE status = 'succeeded')::int AS delivered,
+         count(*) FILTER (WHERE status = 'failed')::int AS failed
+  FROM all_deliveries WHERE created_at >= now() - :minutes * interval '1 minute' AND status <> 'pending' GROUP BY 1
+)
+SELECT m.minute, coalesce(e.n, 0) AS accepted, coalesce(d.delivered, 0) AS delivered,
+       coalesce(d.failed, 0) AS failed
+FROM m LEFT JOIN e USING (minute) LEFT JOIN d USING (minute) ORDER BY m.minute;
 
 -- @name retry-failed-since
 -- A subscription's failed deliveries created since a time, back to pending (recover, `status=failed`: as retry, no
--- replay mark, so per-plant order is not checked against newer versions; see REPLAY_SINCE for that). Sent by
+-- replay mark, so per-plant order is not checked against newer versions; see replay-since for that). Sent by
 -- DeliveryRepository.retryFailedSince.
 -- :subscription the subscription
 -- :since created at or after
@@ -122,46 +126,49 @@ UPDATE deliveries SET status = 'pending', next_attempt_at = now(), leased_until 
 -- :scan how many deliveries to look at at most
 -- :settleMs the wait before the first is due, ms
 WITH scanned AS MATERIALIZED (
-    SELECT a.id, a.seq, a.subscription_id, a.event_id, a.event_type, a.backfill_id, a.status, a.event_time, a.appended,
-           a.created_at
-    FROM all_deliveries a
-    WHERE a.subscription_id = :subscription AND a.seq > :afterSeq AND a.created_at >= :since::timestamptz - interval '1 minute'
-    ORDER BY a.seq LIMIT :scan
-  ), matched AS MATERIALIZED (
-    SELECT x.*, row_number() OVER (ORDER BY x.seq) AS n FROM scanned x
-    WHERE x.subscription_id = :subscription AND x.event_type IS NULL AND x.backfill_id IS NULL AND x.status <> 'pending'
-      AND x.event_time >= :since AND (NOT x.appended OR EXISTS (SELECT 1 FROM outbox_events e WHERE e.event_id = x.event_id))
-  ), taken AS (
-    SELECT * FROM matched WHERE n <= :limit
-  ), requeued AS (
-    UPDATE deliveries d SET replayed_from = d.status, status = 'pending',
-           next_attempt_at = now() + :settleMs * interval '1 millisecond', leased_until = NULL, lease_token = NULL,
-           updated_at = now()
-    FROM taken t
-    WHERE NOT t.appended AND d.id = t.id AND d.status <> 'pending'
-    RETURNING d.id
-  ), moved AS (
-    DELETE FROM delivery_log l USING taken t
-    WHERE t.appended AND l.id = t.id AND l.created_at = t.created_at
-      AND l.created_at >= :since::timestamptz - interval '1 minute'
-    RETURNING l.*
-  ), reinserted AS (
-    INSERT INTO deliveries (id, seq, subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id,
-                            traceparent, status, attempts, attempt_log, next_attempt_at, created_at, updated_at,
-                            replayed_from)
-    OVERRIDING SYSTEM VALUE
-    SELECT m.id, m.seq, m.subscription_id, m.event_id, m.plant_id, e.body, m.event_time, m.hops, m.origin_event_id,
-           m.traceparent, 'pending', m.attempts, m.attempt_log, now() + :settleMs * interval '1 millisecond', m.created_at,
-           now(), 'succeeded'
-    FROM moved m JOIN outbox_events e ON e.event_id = m.event_id
-    ORDER BY m.seq
-    RETURNING 1
-  )
-  SELECT (SELECT count(*) FROM requeued)::int + (SELECT count(*) FROM reinserted)::int AS requeued,
-         (SELECT count(*) FROM reinserted)::int AS moved, (SELECT count(*) FROM scanned)::int AS looked_at,
-         coalesce(CASE WHEN (SELECT count(*) FROM matched) > :limit THEN (SELECT max(seq) FROM taken)
-                       ELSE (SELECT max(seq) FROM scanned) END, :afterSeq) AS cursor,
-         (SELECT count(*) FROM scanned) < :scan AND (SELECT count(*) FROM matched) <= :limit AS exhausted;
+  SELECT a.id, a.seq, a.subscription_id, a.event_id, a.event_type, a.backfill_id, a.status, a.event_time, a.appended,
+         a.created_at
+  FROM all_deliveries a
+  WHERE a.subscription_id = :subscription AND a.seq > :afterSeq
+    AND a.created_at >= :since::timestamptz - interval '1 minute'
+  ORDER BY a.seq LIMIT :scan
+), matched AS MATERIALIZED (
+  SELECT x.*, row_number() OVER (ORDER BY x.seq) AS n FROM scanned x
+  WHERE x.subscription_id = :subscription AND x.event_type IS NULL AND x.backfill_id IS NULL AND x.status <> 'pending'
+    AND x.event_time >= :since
+    AND (NOT x.appended OR EXISTS (SELECT 1 FROM outbox_events e WHERE e.event_id = x.event_id))
+), taken AS (
+  SELECT * FROM matched WHERE n <= :limit
+), requeued AS (
+  UPDATE deliveries d SET replayed_from = d.status, status = 'pending',
+         next_attempt_at = now() + :settleMs * interval '1 millisecond', leased_until = NULL, lease_token = NULL,
+         updated_at = now()
+  FROM taken t
+  WHERE NOT t.appended AND d.id = t.id AND d.status <> 'pending'
+  RETURNING d.id
+), moved AS (
+  DELETE FROM delivery_log l USING taken t
+  WHERE t.appended AND l.id = t.id AND l.created_at = t.created_at
+    AND l.created_at >= :since::timestamptz - interval '1 minute'
+  RETURNING l.*
+), reinserted AS (
+  INSERT INTO deliveries (id, seq, subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id,
+                          traceparent, status, attempts, attempt_log, next_attempt_at, created_at, updated_at,
+                          replayed_from)
+  OVERRIDING SYSTEM VALUE
+  SELECT m.id, m.seq, m.subscription_id, m.event_id, m.plant_id, e.body, m.event_time, m.hops, m.origin_event_id,
+         m.traceparent, 'pending', m.attempts, m.attempt_log, now() + :settleMs * interval '1 millisecond',
+         m.created_at,
+         now(), 'succeeded'
+  FROM moved m JOIN outbox_events e ON e.event_id = m.event_id
+  ORDER BY m.seq
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM requeued)::int + (SELECT count(*) FROM reinserted)::int AS requeued,
+       (SELECT count(*) FROM reinserted)::int AS moved, (SELECT count(*) FROM scanned)::int AS looked_at,
+       coalesce(CASE WHEN (SELECT count(*) FROM matched) > :limit THEN (SELECT max(seq) FROM taken)
+                     ELSE (SELECT max(seq) FROM scanned) END, :afterSeq) AS cursor,
+       (SELECT count(*) FROM scanned) < :scan AND (SELECT count(*) FROM matched) <= :limit AS exhausted;
 
 -- @name hold-replay
 -- Takes a subscription's replay hold for `$3` ms, unless another holder has it and its time has not run out.
@@ -171,12 +178,13 @@ WITH scanned AS MATERIALIZED (
 -- :holder the holder (a fresh uuid per call)
 -- :forMs how long at most, ms
 WITH taken AS (
-    INSERT INTO subscription_replays AS r (subscription_id, holder, until)
-    VALUES (:subscription, :holder, now() + :forMs * interval '1 millisecond')
-    ON CONFLICT (subscription_id) DO UPDATE SET holder = excluded.holder, until = excluded.until WHERE r.until <= now()
-    RETURNING r.until
-  )
-  SELECT (SELECT until FROM taken) AS taken, (SELECT until FROM subscription_replays WHERE subscription_id = :subscription) AS held;
+  INSERT INTO subscription_replays AS r (subscription_id, holder, until)
+  VALUES (:subscription, :holder, now() + :forMs * interval '1 millisecond')
+  ON CONFLICT (subscription_id) DO UPDATE SET holder = excluded.holder, until = excluded.until WHERE r.until <= now()
+  RETURNING r.until
+)
+SELECT (SELECT until FROM taken) AS taken,
+       (SELECT until FROM subscription_replays WHERE subscription_id = :subscription) AS held;
 
 -- @name release-replay
 -- Gives a replay hold back (only the holder's own: one that ran out may be another's by now). Sent by

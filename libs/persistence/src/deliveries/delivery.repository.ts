@@ -64,7 +64,7 @@ export interface MinuteRow {
   failed: number;
 }
 
-/** One batch of a replay of everything since a time (REPLAY_SINCE). */
+/** One batch of a replay of everything since a time (replay-since, deliveries.sql). */
 export interface ReplayBatch {
   /** Deliveries sent again, of which `moved` came back from the delivery log. */
   requeued: number;
@@ -171,7 +171,7 @@ export class DeliveryRepository {
   /**
    * One bounded batch of a replay of every New Plant delivery of a subscription whose event is at or after `since`,
    * after the cursor `afterSeq` (0 at the start): re-queues `limit` at most among `scan` deliveries looked at, due
-   * `settleMs` from now. See REPLAY_SINCE.
+   * `settleMs` from now. See replay-since in deliveries.sql.
    */
   async replaySince(
     subscriptionId: string,
@@ -208,7 +208,7 @@ export class DeliveryRepository {
 
   /**
    * Takes the subscription's replay hold for `forMs` at most as `holder`: true when taken, else when the hold
-   * another call has ends (see HOLD_REPLAY).
+   * another call has ends (see hold-replay).
    */
   async holdReplay(subscriptionId: string, holder: string, forMs: number): Promise<true | Date> {
     const { rows } = await this.pool.query<{ taken: Date | null; held: Date | null }>(

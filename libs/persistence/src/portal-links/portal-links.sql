@@ -8,7 +8,8 @@
 -- :createdBy who created it (an admin token's name)
 -- :lifetimeSeconds its lifetime in seconds
 INSERT INTO portal_links (subscription_id, token_digest, description, created_by, expires_at)
-  SELECT id, :tokenDigest, :description, :createdBy, now() + make_interval(secs => :lifetimeSeconds) FROM subscriptions WHERE id = :subscription AND deleted_at IS NULL
+  SELECT id, :tokenDigest, :description, :createdBy, now() + make_interval(secs => :lifetimeSeconds)
+  FROM subscriptions WHERE id = :subscription AND deleted_at IS NULL
   RETURNING *;
 
 -- @name list-portal-links
@@ -31,14 +32,14 @@ UPDATE portal_links SET revoked_at = COALESCE(revoked_at, now()), revoked_by = C
 -- PortalLinkRepository.findByToken.
 -- :tokenDigest the presented token's SHA-256
 WITH found AS (
-    SELECT l.*, (s.deleted_at IS NOT NULL) AS subscription_deleted,
-           (s.kind = 'operational') AS subscription_operational, now() AS checked_at
-    FROM portal_links l JOIN subscriptions s ON s.id = l.subscription_id WHERE l.token_digest = :tokenDigest
-  ), touched AS (
-    UPDATE portal_links p SET last_used_at = found.checked_at FROM found
-    WHERE p.id = found.id AND found.revoked_at IS NULL AND found.expires_at > found.checked_at
-      AND NOT found.subscription_deleted AND NOT found.subscription_operational
-      AND (found.last_used_at IS NULL OR found.last_used_at < found.checked_at - interval '1 minute')
-    RETURNING p.id
-  )
-  SELECT found.* FROM found;
+  SELECT l.*, (s.deleted_at IS NOT NULL) AS subscription_deleted,
+         (s.kind = 'operational') AS subscription_operational, now() AS checked_at
+  FROM portal_links l JOIN subscriptions s ON s.id = l.subscription_id WHERE l.token_digest = :tokenDigest
+), touched AS (
+  UPDATE portal_links p SET last_used_at = found.checked_at FROM found
+  WHERE p.id = found.id AND found.revoked_at IS NULL AND found.expires_at > found.checked_at
+    AND NOT found.subscription_deleted AND NOT found.subscription_operational
+    AND (found.last_used_at IS NULL OR found.last_used_at < found.checked_at - interval '1 minute')
+  RETURNING p.id
+)
+SELECT found.* FROM found;

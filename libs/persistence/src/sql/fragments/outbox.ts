@@ -35,7 +35,7 @@ export const backfillCurrent = (d: string) => `(${d}.backfill_id IS NULL OR EXIS
     SELECT 1 FROM plants bp WHERE bp.id = ${d}.plant_id AND bp.last_event_id = ${d}.origin_event_id))`;
 
 /**
- * A replayed delivery (`replayed_from` set: see REPLAY_SINCE) is an old version of its plant sent again. It may go
+ * A replayed delivery (`replayed_from` set: see replay-since) is an old version of its plant sent again. It may go
  * only while the plant's newest version will reach the subscriber at or after it: it is that version, or that
  * version's delivery to the subscriber waits behind it (pending, numbered later: per-plant order sends it after).
  * Otherwise a newer version went (or is on the wire from memory: its ingest statement began before the replay was
