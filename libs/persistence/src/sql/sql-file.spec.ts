@@ -33,10 +33,12 @@ describe('a .sql file', () => {
     expect(file.statements.map((x) => x.name)).toEqual(['find-plant', 'quoted']);
   });
 
-  it('refuses a value left out (null is SQL NULL)', () => {
+  it('refuses a name left out or one it does not have; undefined is SQL NULL, as pg sends it', () => {
     const s = file.statement('find-plant');
     expect(() => s.values({ id: 1 })).toThrow('no value for :before');
+    expect(() => s.values({ id: 1, before: 2, after: 3 })).toThrow('find-plant has no parameter :after');
     expect(s.values({ id: 1, before: null })).toEqual([1, null]);
+    expect(s.values({ id: 1, before: undefined })).toEqual([1, null]);
   });
 
   it('refuses a parameter without its description, a description without its use, and a statement without a name', () => {

@@ -26,7 +26,7 @@ export interface NamedStatement extends Statement {
   readonly params: readonly string[];
   /** What each parameter means, by name. */
   readonly described: Readonly<Record<string, string>>;
-  /** The arguments in `$n` order; a name missing from `args` is an error (say `null` for SQL NULL). */
+  /** The arguments in `$n` order; a name missing from `args`, or one it does not have, is an error. */
   values(args: Readonly<Record<string, unknown>>): unknown[];
 }
 
@@ -101,10 +101,11 @@ function parseStatement(chunk: string, path: string): NamedStatement | null {
     params,
     described,
     values(args) {
+      for (const key in args) if (!(key in described)) throw new Error(`${name} has no parameter :${key}`);
+      // A name left out is a mistake; a value undefined is SQL NULL, as pg sends it.
       return params.map((p) => {
-        const v = args[p];
-        if (v === undefined) throw new Error(`${name}: no value for :${p} (give null for SQL NULL)`);
-        return v;
+        if (!(p in args)) throw new Error(`${name}: no value for :${p} (give null for SQL NULL)`);
+        return args[p] ?? null;
       });
     },
   };
