@@ -33,10 +33,7 @@ WITH subscribers AS MATERIALIZED (
          NOT (s.id = ANY($2::uuid[])) AND NOT EXISTS (
   SELECT 1 FROM deliveries earlier
   WHERE earlier.subscription_id = s.id AND earlier.plant_id = e.plant_id AND earlier.status = 'pending') AS sendable
-  FROM due e JOIN subscribers s ON 
-  (NOT s.filter ? 'tags' OR coalesce(s.filter->'tags' ? e.tag, false))
-  AND (s.filter #>> '{plantIds,min}' IS NULL OR e.plant_id >= (s.filter #>> '{plantIds,min}')::bigint)
-  AND (s.filter #>> '{plantIds,max}' IS NULL OR e.plant_id <= (s.filter #>> '{plantIds,max}')::bigint)
+  FROM due e JOIN subscribers s ON plant_matches_filter(s.filter, e.plant_id, e.tag)
   WHERE NOT (
   EXISTS (SELECT 1 FROM deliveries rec WHERE rec.subscription_id = s.id AND rec.event_id = e.event_id)
   OR EXISTS (SELECT 1 FROM delivery_log rec WHERE rec.id = md5(e.event_id || '/' || s.id::text)::uuid

@@ -1,16 +1,17 @@
 import { Pool } from 'pg';
-import {
-  ADVANCE_BACKFILL,
-  CANCEL_BACKFILL,
-  CLAIM_BACKFILLS,
-  CREATE_BACKFILL,
-  DROP_BACKFILL_ROWS,
-  FIND_BACKFILL,
-  LIST_BACKFILLS,
-  LOCK_BACKFILL,
-  QUEUE_BACKFILL,
-  RELEASE_BACKFILLS,
-} from './backfill.sql';
+import { sqlFile } from '../sql/sql-file';
+
+export const BACKFILLS_SQL = sqlFile(__dirname, 'backfills.sql');
+const CREATE_BACKFILL = BACKFILLS_SQL.statement('create-backfill');
+const LIST_BACKFILLS = BACKFILLS_SQL.statement('list-backfills');
+const FIND_BACKFILL = BACKFILLS_SQL.statement('find-backfill');
+const CANCEL_BACKFILL = BACKFILLS_SQL.statement('cancel-backfill');
+const CLAIM_BACKFILLS = BACKFILLS_SQL.statement('claim-backfills');
+const LOCK_BACKFILL = BACKFILLS_SQL.statement('lock-backfill');
+const DROP_BACKFILL_ROWS = BACKFILLS_SQL.statement('drop-backfill-rows');
+const QUEUE_BACKFILL = BACKFILLS_SQL.statement('queue-backfill');
+const ADVANCE_BACKFILL = BACKFILLS_SQL.statement('advance-backfill');
+const RELEASE_BACKFILLS = BACKFILLS_SQL.statement('release-backfills');
 
 export type BackfillState = 'running' | 'cancelling' | 'completed' | 'cancelled';
 
@@ -68,12 +69,10 @@ export class BackfillRepository {
   /** Null when the subscription does not exist; throws ActiveBackfillError when one is running already. */
   async create(subscriptionId: string, since: Date | null, ratePerSecond: number, actor: string) {
     try {
-      const { rows } = await this.pool.query<BackfillRow>(CREATE_BACKFILL.text, [
-        subscriptionId,
-        since,
-        ratePerSecond,
-        actor,
-      ]);
+      const { rows } = await this.pool.query<BackfillRow>(
+        CREATE_BACKFILL.text,
+        CREATE_BACKFILL.values({ subscription: subscriptionId, since, ratePerSecond, actor }),
+      );
       return rows[0] ?? null;
     } catch (err) {
       if ((err as { code?: string }).code === '23505') throw new ActiveBackfillError();
@@ -82,25 +81,40 @@ export class BackfillRepository {
   }
 
   async list(subscriptionId: string): Promise<BackfillRow[]> {
-    return (await this.pool.query<BackfillRow>(LIST_BACKFILLS.text, [subscriptionId])).rows;
+    return (
+      await this.pool.query<BackfillRow>(LIST_BACKFILLS.text, LIST_BACKFILLS.values({ subscription: subscriptionId }))
+    ).rows;
   }
 
   async findById(id: string, subscriptionId: string): Promise<BackfillRow | null> {
-    return (await this.pool.query<BackfillRow>(FIND_BACKFILL.text, [id, subscriptionId])).rows[0] ?? null;
+    return (
+      (
+        await this.pool.query<BackfillRow>(
+          FIND_BACKFILL.text,
+          FIND_BACKFILL.values({ id, subscription: subscriptionId }),
+        )
+      ).rows[0] ?? null
+    );
   }
 
   /** Null when it is not running (finished, or cancelled already). */
   async cancel(id: string, subscriptionId: string): Promise<BackfillRow | null> {
-    return (await this.pool.query<BackfillRow>(CANCEL_BACKFILL.text, [id, subscriptionId])).rows[0] ?? null;
+    return (
+      (
+        await this.pool.query<BackfillRow>(
+          CANCEL_BACKFILL.text,
+          CANCEL_BACKFILL.values({ id, subscription: subscriptionId }),
+        )
+      ).rows[0] ?? null
+    );
   }
 
   async claim(limit: number, leaseMs: number, token: string): Promise<HeldBackfill[]> {
     if (limit <= 0) return [];
-    const { rows } = await this.pool.query<{ id: string; lease_token: string }>(CLAIM_BACKFILLS.text, [
-      limit,
-      leaseMs,
-      token,
-    ]);
+    const { rows } = await this.pool.query<{ id: string; lease_token: string }>(
+      CLAIM_BACKFILLS.text,
+      CLAIM_BACKFILLS.values({ limit, leaseMs, leaseToken: token }),
+    );
     return rows.map((r) => ({ id: r.id, token: r.lease_token }));
   }
 
@@ -115,7 +129,7 @@ export class BackfillRepository {
       await client.query('BEGIN');
       const locked = await client.query<BackfillRow & { subscription_enabled: boolean; subscription_deleted: boolean }>(
         LOCK_BACKFILL.text,
-        [held.id, held.token],
+        LOCK_BACKFILL.values({ id: held.id, leaseToken: held.token }),
       );
       const b = locked.rows[0];
       if (!b) {
@@ -123,7 +137,10 @@ export class BackfillRepository {
         return null;
       }
       const stop = b.state === 'cancelling' || b.subscription_deleted;
-      const drop = await client.query<{ superseded: number; dropped: number }>(DROP_BACKFILL_ROWS.text, [b.id, stop]);
+      const drop = await client.query<{ superseded: number; dropped: number }>(
+        DROP_BACKFILL_ROWS.text,
+        DROP_BACKFILL_ROWS.values({ backfill: b.id, dropAll: stop }),
+      );
       let { after_plant_id: cursor, exhausted } = b;
       let queued = 0;
       const rate = b.rate_per_second;
@@ -134,20 +151,32 @@ export class BackfillRepository {
       if (!stop && !exhausted && b.subscription_enabled && room > 0) {
         const q = await client.query<{ queued: number; cursor: string | null; exhausted: boolean }>(
           QUEUE_BACKFILL.text,
-          [b.id, b.subscription_id, cursor, b.since, room, SCAN_PER_TICK + room, t.settleMs, rate],
+          QUEUE_BACKFILL.values({
+            backfill: b.id,
+            subscription: b.subscription_id,
+            afterPlant: cursor,
+            since: b.since,
+            limit: room,
+            scan: SCAN_PER_TICK + room,
+            settleMs: t.settleMs,
+            ratePerSecond: rate,
+          }),
         );
         ({ queued, cursor, exhausted } = q.rows[0]);
       }
-      const { rows } = await client.query<{ state: BackfillState }>(ADVANCE_BACKFILL.text, [
-        b.id,
-        cursor,
-        exhausted,
-        queued,
-        drop.rows[0].superseded,
-        drop.rows[0].dropped,
-        stop,
-        t.leaseMs,
-      ]);
+      const { rows } = await client.query<{ state: BackfillState }>(
+        ADVANCE_BACKFILL.text,
+        ADVANCE_BACKFILL.values({
+          backfill: b.id,
+          cursor,
+          complete: exhausted,
+          queued,
+          superseded: drop.rows[0].superseded,
+          dropped: drop.rows[0].dropped,
+          stop,
+          leaseMs: t.leaseMs,
+        }),
+      );
       await client.query('COMMIT');
       return { state: rows[0].state, paused: !stop && !b.subscription_enabled };
     } catch (err) {
@@ -160,7 +189,10 @@ export class BackfillRepository {
 
   async release(held: HeldBackfill[]): Promise<void> {
     if (held.length === 0) return;
-    await this.pool.query(RELEASE_BACKFILLS.text, [held.map((h) => h.id), held.map((h) => h.token)]);
+    await this.pool.query(
+      RELEASE_BACKFILLS.text,
+      RELEASE_BACKFILLS.values({ ids: held.map((h) => h.id), leaseTokens: held.map((h) => h.token) }),
+    );
   }
 }
 

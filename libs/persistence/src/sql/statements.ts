@@ -1,7 +1,6 @@
 // Every statement the repositories send, by area. The areas in `.sql` files (FILED) list what their file holds; the
 // others are what `npm run generate:sql` renders into libs/persistence/sql/<area>.sql. A statement left out of
 // this list fails statements.spec.ts.
-import * as backfills from '../backfills/backfill.sql';
 import * as deadLetters from '../dead-letters/dead-letter.sql';
 import * as fanOut from '../deliveries/fan-out.sql';
 import * as outbox from '../deliveries/outbox.sql';
@@ -15,6 +14,7 @@ import { AUDIT_SQL } from '../audit/audit.repository';
 import { PORTAL_LINKS_SQL } from '../portal-links/portal-link.repository';
 import { RETENTION_SQL } from '../retention/retention.repository';
 import { DELIVERIES_SQL } from '../deliveries/delivery.repository';
+import { BACKFILLS_SQL } from '../backfills/backfill.repository';
 import { DeclaredStatement, Statement } from './statement';
 
 /** The areas still declared in TypeScript, rendered into libs/persistence/sql/<area>.sql. */
@@ -62,22 +62,11 @@ export const RENDERED: Record<string, readonly DeclaredStatement[]> = {
     deadLetters.DISCARD_DEAD_LETTERS,
   ],
   operational: [operational.EMIT_OPERATIONAL_EVENT],
-  backfills: [
-    backfills.CREATE_BACKFILL,
-    backfills.LIST_BACKFILLS,
-    backfills.FIND_BACKFILL,
-    backfills.CANCEL_BACKFILL,
-    backfills.CLAIM_BACKFILLS,
-    backfills.LOCK_BACKFILL,
-    backfills.DROP_BACKFILL_ROWS,
-    backfills.QUEUE_BACKFILL,
-    backfills.ADVANCE_BACKFILL,
-    backfills.RELEASE_BACKFILLS,
-  ],
 };
 
 /** The areas whose statements are in a `.sql` file beside their repository, each statement once. */
 export const FILED: Record<string, readonly Statement[]> = {
+  backfills: BACKFILLS_SQL.statements,
   deliveries: DELIVERIES_SQL.statements,
   retention: RETENTION_SQL.statements,
   'portal-links': PORTAL_LINKS_SQL.statements,

@@ -22,10 +22,6 @@ export const noEarlierEventPending = (plantId: string, seq?: string) => `NOT EXI
   SELECT 1 FROM outbox_events p
   WHERE p.plant_id = ${plantId} AND p.fanned_out_at IS NULL${seq ? ` AND p.seq < ${seq}` : ''})`;
 
-/** The NewPlant a delivery sends, from a plants-shaped row `p` (id, name, tag, extra): the body stored and signed. */
-export const newPlantBody = (p: string) =>
-  `(${p}.extra || jsonb_strip_nulls(jsonb_build_object('id', ${p}.id, 'name', ${p}.name, 'tag', ${p}.tag)))::text`;
-
 /**
  * A backfill's delivery carries the plant as it was when queued (`origin_event_id`: the plant's last event then).
  * Once the plant has changed, a newer live event delivers it (per-plant order puts that one after this row): this
@@ -97,10 +93,8 @@ export const writeWaiting = (source: string, order: string) => `
   RETURNING 1`;
 
 /** The subscriber's filter (SubscriptionFilter), for the subscription `s` and a plant's id and tag. */
-export const matchesFilter = (s: string, plantId: string, tag: string) => `
-  (NOT ${s}.filter ? 'tags' OR coalesce(${s}.filter->'tags' ? ${tag}, false))
-  AND (${s}.filter #>> '{plantIds,min}' IS NULL OR ${plantId} >= (${s}.filter #>> '{plantIds,min}')::bigint)
-  AND (${s}.filter #>> '{plantIds,max}' IS NULL OR ${plantId} <= (${s}.filter #>> '{plantIds,max}')::bigint)`;
+export const matchesFilter = (s: string, plantId: string, tag: string) =>
+  `plant_matches_filter(${s}.filter, ${plantId}, ${tag})`;
 
 /** One entry of a delivery's attempt log, from a row `r` of attempt columns (see AttemptRecord). */
 export const attemptEntry = (r: string) => `jsonb_build_object(
