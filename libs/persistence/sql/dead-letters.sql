@@ -21,23 +21,13 @@ WITH archived AS (
                        $8::bytea[], $9::bytea[], $10::jsonb[], $11::boolean[])
   ON CONFLICT (dlq_partition, dlq_offset) DO NOTHING
   RETURNING id, dead_lettered_at, reason, origin_topic, origin_partition, origin_offset, key, truncated
-), op_events AS MATERIALIZED (
-  SELECT gen_random_uuid()::text AS event_id, x.type, x.subscription_id, x.data FROM (
-  SELECT 'dead_letter.created'::text AS type, NULL::uuid AS subscription_id,
-         jsonb_build_object('deadLetterId', x.id::text, 'reason', x.reason,
-           'deadLetteredAt', to_char((x.dead_lettered_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-           'origin', jsonb_build_object('topic', x.origin_topic, 'partition', x.origin_partition,
-             'offset', x.origin_offset::text),
-           'key', encode(x.key, 'escape'), 'truncated', x.truncated) AS data
-  FROM archived x) x
 ), op_deliveries AS (
-  INSERT INTO deliveries (subscription_id, event_id, plant_id, event_type, body, event_time)
-  SELECT s.id, ev.event_id, NULL, ev.type,
-         jsonb_build_object('type', ev.type, 'timestamp', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', ev.data)::text, now()
-  FROM op_events ev
-  JOIN subscriptions s ON s.kind = 'operational' AND s.enabled AND s.deleted_at IS NULL
-       AND (s.event_types IS NULL OR ev.type = ANY (s.event_types))
-       AND s.id IS DISTINCT FROM ev.subscription_id
+  INSERT INTO deliveries (subscription_id, event_id, event_type, body, event_time)
+  SELECT * FROM operational_deliveries(ARRAY(
+    SELECT ROW(x.type, x.subscription_id, x.data)::operational_event FROM (
+  SELECT e.* FROM archived x,
+    dead_letter_created_event(x.id, x.reason, x.dead_lettered_at, x.origin_topic, x.origin_partition, x.origin_offset,
+                              x.key, x.truncated) e) x))
   RETURNING 1
 )
 SELECT (SELECT count(*) FROM archived)::int AS stored;

@@ -190,7 +190,7 @@ WITH r AS (
   RETURNING s.id, s.disabled_reason
 ), disabled_audit AS (
   INSERT INTO audit_events (actor, action, subscription_id, details)
-  SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled
+  SELECT a.* FROM disabled x, worker_disabled_audit(x.id, x.disabled_reason) a
   RETURNING 1
 ),
 exhausted AS MATERIALIZED (
@@ -206,26 +206,18 @@ exhausted AS MATERIALIZED (
     window_ends = CASE WHEN o.window_ends <= now() THEN excluded.window_ends ELSE o.window_ends END
   RETURNING o.subscription_id, o.reported, o.window_ends = now() + interval '60 seconds' AS notify
 ),
-op_events AS MATERIALIZED (
-  SELECT gen_random_uuid()::text AS event_id, x.type, x.subscription_id, x.data FROM (
-  SELECT 'subscription.disabled'::text AS type, x.id AS subscription_id,
-         jsonb_build_object('subscriptionId', x.id, 'reason', x.disabled_reason, 'disabledAt', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS data
-  FROM disabled x UNION ALL (
+op_deliveries AS (
+  INSERT INTO deliveries (subscription_id, event_id, event_type, body, event_time)
+  SELECT * FROM operational_deliveries(ARRAY(
+    SELECT ROW(x.type, x.subscription_id, x.data)::operational_event FROM (
+  SELECT e.* FROM disabled x, subscription_disabled_event(x.id, x.disabled_reason) e UNION ALL (
   SELECT DISTINCT ON (x.subscription_id) 'delivery.exhausted'::text AS type, NULL::uuid AS subscription_id,
          jsonb_build_object('deliveryId', x.delivery_id, 'subscriptionId', x.subscription_id, 'eventId', x.event_id,
            'plantId', x.plant_id, 'attempts', x.attempts,
-           'lastAttempt', jsonb_build_object('attemptedAt', to_char((x.attempted_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'status', x.http_status,
+           'lastAttempt', jsonb_build_object('attemptedAt', event_time_text(x.attempted_at), 'status', x.http_status,
              'error', x.error), 'heldBack', n.reported) AS data
   FROM exhausted x JOIN exhausted_notices n ON n.subscription_id = x.subscription_id AND n.notify
-  ORDER BY x.subscription_id, x.delivery_id)) x
-), op_deliveries AS (
-  INSERT INTO deliveries (subscription_id, event_id, plant_id, event_type, body, event_time)
-  SELECT s.id, ev.event_id, NULL, ev.type,
-         jsonb_build_object('type', ev.type, 'timestamp', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', ev.data)::text, now()
-  FROM op_events ev
-  JOIN subscriptions s ON s.kind = 'operational' AND s.enabled AND s.deleted_at IS NULL
-       AND (s.event_types IS NULL OR ev.type = ANY (s.event_types))
-       AND s.id IS DISTINCT FROM ev.subscription_id
+  ORDER BY x.subscription_id, x.delivery_id)) x))
   RETURNING 1
 )
 SELECT (SELECT count(*) FROM op_deliveries)::int AS operational;
@@ -434,7 +426,7 @@ WITH r AS (
   RETURNING s.id, s.disabled_reason
 ), disabled_audit AS (
   INSERT INTO audit_events (actor, action, subscription_id, details)
-  SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled
+  SELECT a.* FROM disabled x, worker_disabled_audit(x.id, x.disabled_reason) a
   RETURNING 1
 ),
 exhausted AS MATERIALIZED (
@@ -449,26 +441,18 @@ exhausted AS MATERIALIZED (
     window_ends = CASE WHEN o.window_ends <= now() THEN excluded.window_ends ELSE o.window_ends END
   RETURNING o.subscription_id, o.reported, o.window_ends = now() + interval '60 seconds' AS notify
 ),
-op_events AS MATERIALIZED (
-  SELECT gen_random_uuid()::text AS event_id, x.type, x.subscription_id, x.data FROM (
-  SELECT 'subscription.disabled'::text AS type, x.id AS subscription_id,
-         jsonb_build_object('subscriptionId', x.id, 'reason', x.disabled_reason, 'disabledAt', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS data
-  FROM disabled x UNION ALL (
+op_deliveries AS (
+  INSERT INTO deliveries (subscription_id, event_id, event_type, body, event_time)
+  SELECT * FROM operational_deliveries(ARRAY(
+    SELECT ROW(x.type, x.subscription_id, x.data)::operational_event FROM (
+  SELECT e.* FROM disabled x, subscription_disabled_event(x.id, x.disabled_reason) e UNION ALL (
   SELECT DISTINCT ON (x.subscription_id) 'delivery.exhausted'::text AS type, NULL::uuid AS subscription_id,
          jsonb_build_object('deliveryId', x.delivery_id, 'subscriptionId', x.subscription_id, 'eventId', x.event_id,
            'plantId', x.plant_id, 'attempts', x.attempts,
-           'lastAttempt', jsonb_build_object('attemptedAt', to_char((x.attempted_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'status', x.http_status,
+           'lastAttempt', jsonb_build_object('attemptedAt', event_time_text(x.attempted_at), 'status', x.http_status,
              'error', x.error), 'heldBack', n.reported) AS data
   FROM exhausted x JOIN exhausted_notices n ON n.subscription_id = x.subscription_id AND n.notify
-  ORDER BY x.subscription_id, x.delivery_id)) x
-), op_deliveries AS (
-  INSERT INTO deliveries (subscription_id, event_id, plant_id, event_type, body, event_time)
-  SELECT s.id, ev.event_id, NULL, ev.type,
-         jsonb_build_object('type', ev.type, 'timestamp', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', ev.data)::text, now()
-  FROM op_events ev
-  JOIN subscriptions s ON s.kind = 'operational' AND s.enabled AND s.deleted_at IS NULL
-       AND (s.event_types IS NULL OR ev.type = ANY (s.event_types))
-       AND s.id IS DISTINCT FROM ev.subscription_id
+  ORDER BY x.subscription_id, x.delivery_id)) x))
   RETURNING 1
 )
 SELECT (SELECT count(*) FROM op_deliveries)::int AS operational;

@@ -134,30 +134,22 @@ WITH r AS (
   WHERE a.happened
 ), disabled_now AS (
   SELECT id, disabled_reason FROM planned WHERE disable
-), op_events AS MATERIALIZED (
-  SELECT gen_random_uuid()::text AS event_id, x.type, x.subscription_id, x.data FROM (
+), op_deliveries AS (
+  INSERT INTO deliveries (subscription_id, event_id, event_type, body, event_time)
+  SELECT * FROM operational_deliveries(ARRAY(
+    SELECT ROW(x.type, x.subscription_id, x.data)::operational_event FROM (
   SELECT 'subscription.circuit_opened'::text AS type, n.id AS subscription_id,
-         jsonb_build_object('subscriptionId', n.id, 'openedAt', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+         jsonb_build_object('subscriptionId', n.id, 'openedAt', event_time_text(now()),
                             'consecutiveFailures', n.n_failures, 'lastError', n.last_error) AS data
   FROM planned n WHERE n.opened
   UNION ALL
   SELECT 'subscription.circuit_closed', n.id,
-         jsonb_build_object('subscriptionId', n.id, 'closedAt', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-                            'openedAt', CASE WHEN n.circuit_since IS NOT NULL THEN to_char((n.circuit_since) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END)
+         jsonb_build_object('subscriptionId', n.id, 'closedAt', event_time_text(now()),
+                            'openedAt', CASE WHEN n.circuit_since IS NOT NULL THEN event_time_text(n.circuit_since) END)
   FROM planned n WHERE n.closed AND n.n_state = 'closed'
   UNION ALL
   
-  SELECT 'subscription.disabled'::text AS type, x.id AS subscription_id,
-         jsonb_build_object('subscriptionId', x.id, 'reason', x.disabled_reason, 'disabledAt', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS data
-  FROM disabled_now x) x
-), op_deliveries AS (
-  INSERT INTO deliveries (subscription_id, event_id, plant_id, event_type, body, event_time)
-  SELECT s.id, ev.event_id, NULL, ev.type,
-         jsonb_build_object('type', ev.type, 'timestamp', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', ev.data)::text, now()
-  FROM op_events ev
-  JOIN subscriptions s ON s.kind = 'operational' AND s.enabled AND s.deleted_at IS NULL
-       AND (s.event_types IS NULL OR ev.type = ANY (s.event_types))
-       AND s.id IS DISTINCT FROM ev.subscription_id
+  SELECT e.* FROM disabled_now x, subscription_disabled_event(x.id, x.disabled_reason) e) x))
   RETURNING 1
 )
 SELECT n.id AS subscription_id, n.closed AND n.n_state = 'closed' AS closed, n.opened, n.probe_failed, n.disable,
@@ -182,21 +174,13 @@ WITH over AS MATERIALIZED (
   RETURNING s.id, s.disabled_reason
 ), disabled_audit AS (
   INSERT INTO audit_events (actor, action, subscription_id, details)
-  SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM disabled
+  SELECT a.* FROM disabled x, worker_disabled_audit(x.id, x.disabled_reason) a
   RETURNING 1
-), op_events AS MATERIALIZED (
-  SELECT gen_random_uuid()::text AS event_id, x.type, x.subscription_id, x.data FROM (
-  SELECT 'subscription.disabled'::text AS type, x.id AS subscription_id,
-         jsonb_build_object('subscriptionId', x.id, 'reason', x.disabled_reason, 'disabledAt', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS data
-  FROM disabled x) x
 ), op_deliveries AS (
-  INSERT INTO deliveries (subscription_id, event_id, plant_id, event_type, body, event_time)
-  SELECT s.id, ev.event_id, NULL, ev.type,
-         jsonb_build_object('type', ev.type, 'timestamp', to_char((now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', ev.data)::text, now()
-  FROM op_events ev
-  JOIN subscriptions s ON s.kind = 'operational' AND s.enabled AND s.deleted_at IS NULL
-       AND (s.event_types IS NULL OR ev.type = ANY (s.event_types))
-       AND s.id IS DISTINCT FROM ev.subscription_id
+  INSERT INTO deliveries (subscription_id, event_id, event_type, body, event_time)
+  SELECT * FROM operational_deliveries(ARRAY(
+    SELECT ROW(x.type, x.subscription_id, x.data)::operational_event FROM (
+  SELECT e.* FROM disabled x, subscription_disabled_event(x.id, x.disabled_reason) e) x))
   RETURNING 1
 )
 SELECT (SELECT count(*) FROM disabled)::int AS disabled;

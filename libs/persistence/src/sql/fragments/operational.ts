@@ -5,33 +5,23 @@
 // (type text, subscription_id uuid, data jsonb): `subscription_id` is the subscription the event is about (that
 // subscription is not told about itself), or null. From TypeScript, OPERATIONAL_EVENTS.emit (one INSERT).
 
-/** An instant as the events carry it: RFC 3339 in UTC with milliseconds, whatever the session's time zone. */
-export const isoTime = (t: string) => `to_char((${t}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/** An instant as the events carry it (event_time_text, migration 34). */
+export const isoTime = (t: string) => `event_time_text(${t})`;
 
 /**
- * Two CTEs, `op_events` (each event with its id, chosen once) and `op_deliveries` (a pending delivery for each
- * enabled operational subscriber whose `event_types` take it): the body is `{type, timestamp, data}` as Standard
- * Webhooks and Svix send it, the delivery's `event_id` the message id (`webhook-id`), the same for every
- * subscriber. With no operational subscriber nothing is written. A plant subscription never gets one (kind).
+ * `op_deliveries`: the pending deliveries of the events `source` yields (type text, subscription_id uuid, data
+ * jsonb), one per operational subscriber that takes each (operational_deliveries, migration 34, holds the rule).
  */
-export const operationalEvents = (source: string) => `op_events AS MATERIALIZED (
-  SELECT gen_random_uuid()::text AS event_id, x.type, x.subscription_id, x.data FROM (${source}) x
-), op_deliveries AS (
-  INSERT INTO deliveries (subscription_id, event_id, plant_id, event_type, body, event_time)
-  SELECT s.id, ev.event_id, NULL, ev.type,
-         jsonb_build_object('type', ev.type, 'timestamp', ${isoTime('now()')}, 'data', ev.data)::text, now()
-  FROM op_events ev
-  JOIN subscriptions s ON s.kind = 'operational' AND s.enabled AND s.deleted_at IS NULL
-       AND (s.event_types IS NULL OR ev.type = ANY (s.event_types))
-       AND s.id IS DISTINCT FROM ev.subscription_id
+export const operationalEvents = (source: string) => `op_deliveries AS (
+  INSERT INTO deliveries (subscription_id, event_id, event_type, body, event_time)
+  SELECT * FROM operational_deliveries(ARRAY(
+    SELECT ROW(x.type, x.subscription_id, x.data)::operational_event FROM (${source}) x))
   RETURNING 1
 )`;
 
-/** subscription.disabled, from rows (id, disabled_reason) of subscriptions the worker just disabled. */
+/** subscription.disabled, from rows (id, disabled_reason) of subscriptions just disabled. */
 export const subscriptionDisabledEvents = (disabled: string) => `
-  SELECT 'subscription.disabled'::text AS type, x.id AS subscription_id,
-         jsonb_build_object('subscriptionId', x.id, 'reason', x.disabled_reason, 'disabledAt', ${isoTime('now()')}) AS data
-  FROM ${disabled} x`;
+  SELECT e.* FROM ${disabled} x, subscription_disabled_event(x.id, x.disabled_reason) e`;
 
 /** How long one delivery.exhausted about a subscription stands for the others (docs/delivery.md, Operational webhooks). */
 const EXHAUSTED_NOTICE_WINDOW = "interval '60 seconds'";
@@ -72,15 +62,8 @@ export const deliveryExhaustedEvents = () => `(
   FROM exhausted x JOIN exhausted_notices n ON n.subscription_id = x.subscription_id AND n.notify
   ORDER BY x.subscription_id, x.delivery_id)`;
 
-/**
- * dead_letter.created, from rows of dead_letters just archived. The key is bytes (poison is whatever it was): shown
- * in escape form (a plant id reads as itself), which no key can make fail, or the archive would stop on it.
- */
+/** dead_letter.created, from rows of dead_letters just archived. */
 export const deadLetterCreatedEvents = (letters: string) => `
-  SELECT 'dead_letter.created'::text AS type, NULL::uuid AS subscription_id,
-         jsonb_build_object('deadLetterId', x.id::text, 'reason', x.reason,
-           'deadLetteredAt', ${isoTime('x.dead_lettered_at')},
-           'origin', jsonb_build_object('topic', x.origin_topic, 'partition', x.origin_partition,
-             'offset', x.origin_offset::text),
-           'key', encode(x.key, 'escape'), 'truncated', x.truncated) AS data
-  FROM ${letters} x`;
+  SELECT e.* FROM ${letters} x,
+    dead_letter_created_event(x.id, x.reason, x.dead_lettered_at, x.origin_topic, x.origin_partition, x.origin_offset,
+                              x.key, x.truncated) e`;

@@ -127,7 +127,7 @@ export const disableGone = (source: string) => `disabled AS (
 /** `disabled_audit`: the worker's audit event for each subscription it just disabled, rows (id, disabled_reason). */
 export const auditWorkerDisabled = (disabled: string) => `disabled_audit AS (
   INSERT INTO audit_events (actor, action, subscription_id, details)
-  SELECT 'worker', 'subscription.disabled', id, jsonb_build_object('reason', disabled_reason) FROM ${disabled}
+  SELECT a.* FROM ${disabled} x, worker_disabled_audit(x.id, x.disabled_reason) a
   RETURNING 1
 )`;
 
