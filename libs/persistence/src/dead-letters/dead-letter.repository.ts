@@ -1,13 +1,14 @@
 import { Pool } from 'pg';
-import {
-  ARCHIVE_DEAD_LETTERS,
-  COUNT_DEAD,
-  DISCARD_DEAD_LETTERS,
-  FIND_DEAD_LETTERS,
-  FINISH_REDRIVE,
-  LIST_DEAD_LETTERS,
-  START_REDRIVE,
-} from './dead-letter.sql';
+import { sqlFile } from '../sql/sql-file';
+
+export const DEAD_LETTERS_SQL = sqlFile(__dirname, 'dead-letters.sql');
+const ARCHIVE_DEAD_LETTERS = DEAD_LETTERS_SQL.statement('archive-dead-letters');
+const LIST_DEAD_LETTERS = DEAD_LETTERS_SQL.statement('list-dead-letters');
+const COUNT_DEAD = DEAD_LETTERS_SQL.statement('count-dead');
+const FIND_DEAD_LETTERS = DEAD_LETTERS_SQL.statement('find-dead-letters');
+const START_REDRIVE = DEAD_LETTERS_SQL.statement('start-redrive');
+const FINISH_REDRIVE = DEAD_LETTERS_SQL.statement('finish-redrive');
+const DISCARD_DEAD_LETTERS = DEAD_LETTERS_SQL.statement('discard-dead-letters');
 
 export type DeadLetterStatus = 'dead' | 'redriving' | 'redriven' | 'discarded';
 
@@ -45,25 +46,31 @@ export class DeadLetterRepository {
   async archive(letters: ArchivedDeadLetter[]): Promise<number> {
     if (letters.length === 0) return 0;
     const col = <K extends keyof ArchivedDeadLetter>(k: K) => letters.map((l) => l[k]);
-    const { rows } = await this.pool.query<{ stored: number }>(ARCHIVE_DEAD_LETTERS.text, [
-      col('dlq_partition'),
-      col('dlq_offset'),
-      col('dead_lettered_at'),
-      col('reason'),
-      col('origin_topic'),
-      col('origin_partition'),
-      col('origin_offset'),
-      col('key'),
-      col('value'),
-      letters.map((l) => JSON.stringify(l.headers)),
-      col('truncated'),
-    ]);
+    const { rows } = await this.pool.query<{ stored: number }>(
+      ARCHIVE_DEAD_LETTERS.text,
+      ARCHIVE_DEAD_LETTERS.values({
+        dlqPartitions: col('dlq_partition'),
+        dlqOffsets: col('dlq_offset'),
+        deadLetteredAt: col('dead_lettered_at'),
+        reasons: col('reason'),
+        originTopics: col('origin_topic'),
+        originPartitions: col('origin_partition'),
+        originOffsets: col('origin_offset'),
+        keys: col('key'),
+        values: col('value'),
+        headers: letters.map((l) => JSON.stringify(l.headers)),
+        truncated: col('truncated'),
+      }),
+    );
     return rows[0].stored;
   }
 
   /** Newest first, `limit` rows older than `beforeId` (the page cursor). */
   async list(status: DeadLetterStatus | undefined, limit: number, beforeId: number | null): Promise<DeadLetterRow[]> {
-    const { rows } = await this.pool.query<DeadLetterRow>(LIST_DEAD_LETTERS.text, [status ?? null, beforeId, limit]);
+    const { rows } = await this.pool.query<DeadLetterRow>(
+      LIST_DEAD_LETTERS.text,
+      LIST_DEAD_LETTERS.values({ status: status ?? null, before: beforeId, limit }),
+    );
     return rows;
   }
 
@@ -74,7 +81,7 @@ export class DeadLetterRepository {
   }
 
   async findByIds(ids: number[]): Promise<DeadLetterRow[]> {
-    const { rows } = await this.pool.query<DeadLetterRow>(FIND_DEAD_LETTERS.text, [ids]);
+    const { rows } = await this.pool.query<DeadLetterRow>(FIND_DEAD_LETTERS.text, FIND_DEAD_LETTERS.values({ ids }));
     return rows;
   }
 
@@ -83,19 +90,25 @@ export class DeadLetterRepository {
    * Returns the rows taken; the others are not dead (already redriven, being redriven, or discarded).
    */
   async startRedrive(ids: number[], actor: string): Promise<DeadLetterRow[]> {
-    const { rows } = await this.pool.query<DeadLetterRow>(START_REDRIVE.text, [ids, actor]);
+    const { rows } = await this.pool.query<DeadLetterRow>(START_REDRIVE.text, START_REDRIVE.values({ ids, actor }));
     return rows;
   }
 
   /** Published: redriven. Not published: dead again, for another try. */
   async finishRedrive(ids: number[], published: boolean): Promise<void> {
     if (ids.length === 0) return;
-    await this.pool.query(FINISH_REDRIVE.text, [ids, published ? 'redriven' : 'dead']);
+    await this.pool.query(
+      FINISH_REDRIVE.text,
+      FINISH_REDRIVE.values({ ids, redriven: published ? 'redriven' : 'dead' }),
+    );
   }
 
   /** Discards the dead ones among these; returns the rows discarded. */
   async discard(ids: number[], actor: string): Promise<DeadLetterRow[]> {
-    const { rows } = await this.pool.query<DeadLetterRow>(DISCARD_DEAD_LETTERS.text, [ids, actor]);
+    const { rows } = await this.pool.query<DeadLetterRow>(
+      DISCARD_DEAD_LETTERS.text,
+      DISCARD_DEAD_LETTERS.values({ ids, actor }),
+    );
     return rows;
   }
 }

@@ -105,20 +105,20 @@ UPDATE deliveries SET status = 'pending', next_attempt_at = now(), leased_until 
 
 -- @name replay-since
 -- One batch of a replay of everything since a time (recover, `status=all`): the subscription's New Plant deliveries
--- whose event is at or after `:since` and that are not pending (succeeded, or failed for good), wherever they are, sent
--- again with their `webhook-id` (their event's id) and attempt log. A mutable row goes back to pending; a row of
--- the append-only log (succeeded at once) moves back to deliveries, with its id, seq, attempts and its event's body
--- (the only delete the log sees but a day's partition dropped, and only on an operator's request). Each is marked
--- with what it was (`replayed_from`): the claim sends it only while its plant has no newer version that went
+-- whose event is at or after `:since` and that are not pending (succeeded, or failed for good), wherever they are,
+-- sent again with their `webhook-id` (their event's id) and attempt log. A mutable row goes back to pending; a row
+-- of the append-only log (succeeded at once) moves back to deliveries, with its id, seq, attempts and its event's
+-- body (the only delete the log sees but a day's partition dropped, and only on an operator's request). Each is
+-- marked with what it was (`replayed_from`): the claim sends it only while its plant has no newer version that went
 -- meanwhile (replayCurrent), as a backfill's row. They keep their seq, so per-plant order sends a plant's replayed
--- versions oldest first, and a live delivery of the plant written meanwhile waits behind them. Due after `:settleMs` ms,
--- like a backfill's rows: an ingest statement that began before this one committed (and sends a newer version from
--- memory without seeing these rows) has ended by then, so the claim sees the newer version. Bounded: looks at `:scan`
--- of the subscription's deliveries (by its (subscription, seq) indexes: never another subscriber's; numbered after
--- the cursor `:afterSeq`, created from a minute before `:since` on: the log's earlier days are not read) and re-queues `:limit` at
--- most, in seq order; the cursor it returns is where the next batch starts. A backfill's rows are left out (a
--- backfill is asked for again), and so is a log row whose event's body is gone (retention: nothing left to send).
--- Sent by DeliveryRepository.replaySince.
+-- versions oldest first, and a live delivery of the plant written meanwhile waits behind them. Due after
+-- `:settleMs` ms, like a backfill's rows: an ingest statement that began before this one committed (and sends a
+-- newer version from memory without seeing these rows) has ended by then, so the claim sees the newer version.
+-- Bounded: looks at `:scan` of the subscription's deliveries (by its (subscription, seq) indexes: never another
+-- subscriber's; numbered after the cursor `:afterSeq`, created from a minute before `:since` on: the log's earlier
+-- days are not read) and re-queues `:limit` at most, in seq order; the cursor it returns is where the next batch
+-- starts. A backfill's rows are left out (a backfill is asked for again), and so is a log row whose event's body is
+-- gone (retention: nothing left to send). Sent by DeliveryRepository.replaySince.
 -- :subscription the subscription
 -- :since the event's time, at or after
 -- :afterSeq the cursor: the last seq looked at (0 at the start)

@@ -1,7 +1,10 @@
 import { Pool } from 'pg';
 import { OperationalEventData, OperationalEventType } from '@app/contracts';
 import { OperationalEvents, SqlClient } from '@app/delivery';
-import { EMIT_OPERATIONAL_EVENT } from './operational-event.sql';
+import { sqlFile } from '../sql/sql-file';
+
+export const OPERATIONAL_EVENTS_SQL = sqlFile(__dirname, 'operational-events.sql');
+const EMIT_OPERATIONAL_EVENT = OPERATIONAL_EVENTS_SQL.statement('emit-operational-event');
 
 /** OPERATIONAL_EVENTS: an operational event in one INSERT, in the caller's transaction when it gives one. */
 export class OperationalEventRepository implements OperationalEvents {
@@ -13,7 +16,10 @@ export class OperationalEventRepository implements OperationalEvents {
     about: string | null = null,
     db: SqlClient = this.pool,
   ): Promise<number> {
-    const result = (await db.query(EMIT_OPERATIONAL_EVENT.text, [type, about, JSON.stringify(data)])) as {
+    const result = (await db.query(
+      EMIT_OPERATIONAL_EVENT.text,
+      EMIT_OPERATIONAL_EVENT.values({ type, subscription: about, data: JSON.stringify(data) }),
+    )) as {
       rows: { deliveries: number }[];
     };
     return result.rows[0]?.deliveries ?? 0;

@@ -1,20 +1,20 @@
 // Every statement the repositories send, by area. The areas in `.sql` files (FILED) list what their file holds; the
 // others are what `npm run generate:sql` renders into libs/persistence/sql/<area>.sql. A statement left out of
 // this list fails statements.spec.ts.
-import * as deadLetters from '../dead-letters/dead-letter.sql';
 import * as fanOut from '../deliveries/fan-out.sql';
 import * as outbox from '../deliveries/outbox.sql';
 import * as recordSucceeded from '../deliveries/record-succeeded.sql';
 import * as ingest from '../ingest/apply-events.sql';
-import * as operational from '../operational/operational-event.sql';
 import * as subscriptions from '../subscriptions/subscription.sql';
-import * as health from '../subscriber-health/subscriber-health.sql';
 import { PLANTS_SQL } from '../plants/plant.repository';
 import { AUDIT_SQL } from '../audit/audit.repository';
 import { PORTAL_LINKS_SQL } from '../portal-links/portal-link.repository';
 import { RETENTION_SQL } from '../retention/retention.repository';
 import { DELIVERIES_SQL } from '../deliveries/delivery.repository';
 import { BACKFILLS_SQL } from '../backfills/backfill.repository';
+import { SUBSCRIBER_HEALTH_SQL } from '../subscriber-health/subscriber-health.repository';
+import { DEAD_LETTERS_SQL } from '../dead-letters/dead-letter.repository';
+import { OPERATIONAL_EVENTS_SQL } from '../operational/operational-event.repository';
 import { DeclaredStatement, Statement } from './statement';
 
 /** The areas still declared in TypeScript, rendered into libs/persistence/sql/<area>.sql. */
@@ -44,28 +44,13 @@ export const RENDERED: Record<string, readonly DeclaredStatement[]> = {
     subscriptions.SUBSCRIPTIONS_VERSION,
     subscriptions.LISTEN_SUBSCRIPTIONS,
   ],
-  'subscriber-health': [
-    health.HEARTBEAT,
-    health.LEAVE,
-    health.PAUSE,
-    health.START_PROBE,
-    health.RECORD_HEALTH,
-    health.DISABLE_OVER_BACKLOG,
-  ],
-  'dead-letters': [
-    deadLetters.ARCHIVE_DEAD_LETTERS,
-    deadLetters.LIST_DEAD_LETTERS,
-    deadLetters.COUNT_DEAD,
-    deadLetters.FIND_DEAD_LETTERS,
-    deadLetters.START_REDRIVE,
-    deadLetters.FINISH_REDRIVE,
-    deadLetters.DISCARD_DEAD_LETTERS,
-  ],
-  operational: [operational.EMIT_OPERATIONAL_EVENT],
 };
 
 /** The areas whose statements are in a `.sql` file beside their repository, each statement once. */
 export const FILED: Record<string, readonly Statement[]> = {
+  operational: OPERATIONAL_EVENTS_SQL.statements,
+  'dead-letters': DEAD_LETTERS_SQL.statements,
+  'subscriber-health': SUBSCRIBER_HEALTH_SQL.statements,
   backfills: BACKFILLS_SQL.statements,
   deliveries: DELIVERIES_SQL.statements,
   retention: RETENTION_SQL.statements,

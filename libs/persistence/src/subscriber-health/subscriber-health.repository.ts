@@ -8,7 +8,15 @@ import {
   SubscriberGate,
   SubscriberHealth,
 } from '@app/delivery';
-import { DISABLE_OVER_BACKLOG, HEARTBEAT, LEAVE, PAUSE, RECORD_HEALTH, START_PROBE } from './subscriber-health.sql';
+import { sqlFile } from '../sql/sql-file';
+
+export const SUBSCRIBER_HEALTH_SQL = sqlFile(__dirname, 'subscriber-health.sql');
+const HEARTBEAT = SUBSCRIBER_HEALTH_SQL.statement('subscriber-heartbeat');
+const LEAVE = SUBSCRIBER_HEALTH_SQL.statement('subscriber-heartbeat-leave');
+const PAUSE = SUBSCRIBER_HEALTH_SQL.statement('subscriber-pause');
+const START_PROBE = SUBSCRIBER_HEALTH_SQL.statement('subscriber-start-probe');
+const RECORD_HEALTH = SUBSCRIBER_HEALTH_SQL.statement('subscriber-record-health');
+const DISABLE_OVER_BACKLOG = SUBSCRIBER_HEALTH_SQL.statement('disable-over-backlog');
 
 interface GateRow {
   replicas: string[];
@@ -43,7 +51,7 @@ export class SubscriberHealthRepository implements SubscriberHealth {
     const { rows } = await this.pool.query<GateRow>({
       name: HEARTBEAT.name,
       text: HEARTBEAT.text,
-      values: [replicaId, liveMs],
+      values: HEARTBEAT.values({ replica: replicaId, liveWithinMs: liveMs }),
     });
     return {
       replicas: rows[0].replicas,
@@ -62,7 +70,7 @@ export class SubscriberHealthRepository implements SubscriberHealth {
   }
 
   async leave(replicaId: string): Promise<void> {
-    await this.pool.query(LEAVE.text, [replicaId]);
+    await this.pool.query(LEAVE.text, LEAVE.values({ replica: replicaId }));
   }
 
   async recordOutcomes(outcomes: OutcomeSummary[], policy: BreakerPolicy): Promise<HealthTransition[]> {
@@ -71,16 +79,16 @@ export class SubscriberHealthRepository implements SubscriberHealth {
     const { rows } = await this.pool.query<HealthRow>({
       name: RECORD_HEALTH.name,
       text: RECORD_HEALTH.text,
-      values: [
-        col((o) => o.subscriptionId),
-        col((o) => o.succeeded),
-        col((o) => o.failures),
-        col((o) => (o.lastError === null ? null : toStorableText(o.lastError))),
-        policy.failuresToOpen,
-        policy.probeMinMs,
-        policy.probeMaxMs,
-        policy.disableAfterMs,
-      ],
+      values: RECORD_HEALTH.values({
+        subscriptions: col((o) => o.subscriptionId),
+        succeeded: col((o) => o.succeeded),
+        failures: col((o) => o.failures),
+        lastError: col((o) => (o.lastError === null ? null : toStorableText(o.lastError))),
+        failuresToOpen: policy.failuresToOpen,
+        probeMinMs: policy.probeMinMs,
+        probeMaxMs: policy.probeMaxMs,
+        disableAfterMs: policy.disableAfterMs,
+      }),
     });
     const transitions: HealthTransition[] = [];
     for (const r of rows) {
@@ -101,22 +109,24 @@ export class SubscriberHealthRepository implements SubscriberHealth {
   }
 
   async pause(subscriptionId: string, forMs: number, reason: string): Promise<HealthTransition | null> {
-    const { rows } = await this.pool.query<{ for_ms: number }>(PAUSE.text, [
-      subscriptionId,
-      forMs,
-      toStorableText(reason),
-    ]);
+    const { rows } = await this.pool.query<{ for_ms: number }>(
+      PAUSE.text,
+      PAUSE.values({ id: subscriptionId, forMs, reason: toStorableText(reason) }),
+    );
     return rows[0] ? { subscriptionId, kind: 'paused', forMs: rows[0].for_ms, reason } : null;
   }
 
   async startProbe(subscriptionId: string, holdMs: number): Promise<boolean> {
-    const { rows } = await this.pool.query(START_PROBE.text, [subscriptionId, holdMs]);
+    const { rows } = await this.pool.query(START_PROBE.text, START_PROBE.values({ id: subscriptionId, holdMs }));
     return rows.length > 0;
   }
 
   /** Disables the failing subscriptions holding more than `max` pending deliveries; how many (DISABLE_OVER_BACKLOG). */
   async disableOverBacklog(max: number): Promise<number> {
-    const { rows } = await this.pool.query<{ disabled: number }>(DISABLE_OVER_BACKLOG.text, [max]);
+    const { rows } = await this.pool.query<{ disabled: number }>(
+      DISABLE_OVER_BACKLOG.text,
+      DISABLE_OVER_BACKLOG.values({ pendingMax: max }),
+    );
     return rows[0]?.disabled ?? 0;
   }
 }
