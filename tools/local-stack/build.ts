@@ -41,6 +41,10 @@ export async function build(): Promise<void> {
     return;
   }
   fs.rmSync(STAMP, { force: true });
+  // From an empty folder: a file the sources no longer have would otherwise stay, and be loaded. A statement file
+  // left by a newer build (retention/retention.sql) was what an older build's `require('./retention.sql')` found
+  // first, as JavaScript: its worker did not start.
+  fs.rmSync(path.join(ROOT, 'dist', 'apps'), { recursive: true, force: true });
   const s = step('Building gateway, worker and console');
   // The three at once: each writes a folder of its own (dist/apps/gateway, dist/apps/worker, dist/console), and
   // each is one process mostly on one core, so on 2 cores together they take about as long as the longest two.
