@@ -14,7 +14,9 @@ import { RetentionRepository } from '../retention/retention.repository';
 import { SecretBox } from '../secrets/secret-box';
 import { NewSubscription, SubscriptionRepository } from '../subscriptions/subscription.repository';
 import { SubscriptionChanges } from '../subscriptions/subscription-changes';
-import { STATEMENTS } from './statements';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { SQL_FILES, STATEMENTS } from './statements';
 
 const all = Object.values(STATEMENTS).flat();
 
@@ -22,6 +24,19 @@ describe('the statements', () => {
   it('have names of their own', () => {
     const names = all.map((s) => s.name);
     expect(names.filter((n, i) => names.indexOf(n) !== i)).toEqual([]);
+  });
+
+  // A statement file no repository loads would be SQL that is read nowhere, and its statements tested nowhere.
+  it('come from every .sql file beside a repository (migrations aside)', () => {
+    const root = path.resolve(__dirname, '..');
+    const files = readdirSync(root, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.sql') && !f.startsWith(`schema${path.sep}`))
+      .map((f) => path.join(root, f));
+    expect(files.sort()).toEqual(
+      Object.values(SQL_FILES)
+        .map((f) => f.path)
+        .sort(),
+    );
   });
 
   it('say what each of their parameters means, and no more', () => {

@@ -1,4 +1,4 @@
-// Every statement the repositories send, by area. The areas in `.sql` files (FILED) list what their file holds; the
+// Every statement the repositories send, by area. The areas in `.sql` files (SQL_FILES) list what their file holds; the
 // others are what `npm run generate:sql` renders into libs/persistence/sql/<area>.sql. A statement left out of
 // this list fails statements.spec.ts.
 import * as fanOut from '../deliveries/fan-out.sql';
@@ -15,6 +15,7 @@ import { BACKFILLS_SQL } from '../backfills/backfill.repository';
 import { SUBSCRIBER_HEALTH_SQL } from '../subscriber-health/subscriber-health.repository';
 import { DEAD_LETTERS_SQL } from '../dead-letters/dead-letter.repository';
 import { OPERATIONAL_EVENTS_SQL } from '../operational/operational-event.repository';
+import { SqlFile } from './sql-file';
 import { DeclaredStatement, Statement } from './statement';
 
 /** The areas still declared in TypeScript, rendered into libs/persistence/sql/<area>.sql. */
@@ -47,17 +48,19 @@ export const RENDERED: Record<string, readonly DeclaredStatement[]> = {
 };
 
 /** The areas whose statements are in a `.sql` file beside their repository, each statement once. */
-export const FILED: Record<string, readonly Statement[]> = {
-  operational: OPERATIONAL_EVENTS_SQL.statements,
-  'dead-letters': DEAD_LETTERS_SQL.statements,
-  'subscriber-health': SUBSCRIBER_HEALTH_SQL.statements,
-  backfills: BACKFILLS_SQL.statements,
-  deliveries: DELIVERIES_SQL.statements,
-  retention: RETENTION_SQL.statements,
-  'portal-links': PORTAL_LINKS_SQL.statements,
-  audit: AUDIT_SQL.statements,
-  plants: PLANTS_SQL.statements,
+export const SQL_FILES: Record<string, SqlFile> = {
+  audit: AUDIT_SQL,
+  backfills: BACKFILLS_SQL,
+  'dead-letters': DEAD_LETTERS_SQL,
+  deliveries: DELIVERIES_SQL,
+  operational: OPERATIONAL_EVENTS_SQL,
+  plants: PLANTS_SQL,
+  'portal-links': PORTAL_LINKS_SQL,
+  retention: RETENTION_SQL,
+  'subscriber-health': SUBSCRIBER_HEALTH_SQL,
 };
+
+const FILED = Object.fromEntries(Object.entries(SQL_FILES).map(([area, file]) => [area, file.statements]));
 
 export const STATEMENTS: Record<string, readonly Statement[]> = { ...RENDERED, ...FILED };
 
