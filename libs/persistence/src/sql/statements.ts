@@ -1,6 +1,6 @@
-// Every statement the repositories send, by area. The areas in `.sql` files (SQL_FILES) list what their file holds; the
-// others are what `npm run generate:sql` renders into libs/persistence/sql/<area>.sql. A statement left out of
-// this list fails statements.spec.ts.
+// Every statement the repositories send, by area. The areas in `.sql` files (SQL_FILES) list what their file
+// holds; the others are what `npm run generate:sql` renders into libs/persistence/sql/<area>.sql. A statement left
+// out of this list fails statements.spec.ts.
 import * as fanOut from '../deliveries/fan-out.sql';
 import * as outbox from '../deliveries/outbox.sql';
 import * as recordSucceeded from '../deliveries/record-succeeded.sql';
