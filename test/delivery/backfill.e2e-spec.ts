@@ -11,7 +11,7 @@ import { waitFor } from '../../tools/harness/wait';
 // Plant webhooks in plant-id order, marked, paced, resumable and cancellable, never older than a live one. Each
 // part in a database of its own (a backfill sends every stored plant its filter lets through).
 const PLANTS = 30;
-/** Short, so that queued deliveries settle quickly (see QUEUE_BACKFILL): no ingest statement may run longer. */
+/** Short, so that queued deliveries settle quickly (queue-backfill): no ingest statement may run longer. */
 const fastEnv = (db: e2e.ScratchDatabase) =>
   e2e.baseEnv({
     DATABASE_URL: db.url,

@@ -9,8 +9,8 @@ const CHECK_MS = 5000;
  * Pending rows have a cap per subscription (DELIVERY_PENDING_MAX, issue #36): an endpoint that fails while plants
  * keep coming would otherwise grow its rows for DELIVERY_DISABLE_AFTER (five days) and slow every claim and
  * statement that reads them. Every CHECK_MS a failing subscription past the cap is disabled (see
- * DISABLE_OVER_BACKLOG): a clear answer its owner sees, and nothing lost. Every replica checks; the statement
- * disables each subscription once.
+ * disable-over-backlog in subscriber-health.sql): a clear answer its owner sees, and nothing lost. Every replica
+ * checks; the statement disables each subscription once.
  */
 @Injectable()
 export class BacklogCap implements OnApplicationBootstrap, OnApplicationShutdown {

@@ -54,7 +54,7 @@ export interface BackfillTick {
   /** Its unsent deliveries are kept below this many seconds of its rate, beyond `settleMs`: a slow subscriber is
    * not sent a growing pile. */
   pendingSeconds: number;
-  /** The wait before a queued delivery is due, ms (see QUEUE_BACKFILL). */
+  /** The wait before a queued delivery is due, ms (see queue-backfill in backfills.sql). */
   settleMs: number;
   leaseMs: number;
 }

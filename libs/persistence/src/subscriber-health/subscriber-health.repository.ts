@@ -121,7 +121,7 @@ export class SubscriberHealthRepository implements SubscriberHealth {
     return rows.length > 0;
   }
 
-  /** Disables the failing subscriptions holding more than `max` pending deliveries; how many (DISABLE_OVER_BACKLOG). */
+  /** Disables the failing subscriptions holding more than `max` pending deliveries; how many (disable-over-backlog). */
   async disableOverBacklog(max: number): Promise<number> {
     const { rows } = await this.pool.query<{ disabled: number }>(
       DISABLE_OVER_BACKLOG.text,
