@@ -44,6 +44,11 @@ describe('a .sql file', () => {
   it('refuses a parameter without its description, a description without its use, and a statement without a name', () => {
     expect(() => parseSqlFile('-- @name x\nSELECT :a;', 'f.sql')).toThrow('x uses :a without');
     expect(() => parseSqlFile('-- @name x\n-- :a the a\nSELECT 1;', 'f.sql')).toThrow('describes :a but');
+    // Names an object has by inheritance are not descriptions, nor arguments.
+    expect(() => parseSqlFile('-- @name x\nSELECT :constructor;', 'f.sql')).toThrow('x uses :constructor without');
+    const s = parseSqlFile('-- @name x\n-- :a the a\nSELECT :a;', 'f.sql').statement('x');
+    expect(() => s.values({ toString: 1, a: 1 })).toThrow('x has no parameter :toString');
+    expect(() => s.values(Object.create({ a: 1 }))).toThrow('no value for :a');
     expect(() => parseSqlFile('SELECT 1;', 'f.sql')).toThrow('without -- @name');
     expect(() => parseSqlFile('-- @name x\nSELECT 1;\n-- @name x\nSELECT 2;', 'f.sql')).toThrow('same @name');
     expect(() => parseSqlFile('-- @name x\nSELECT 1;', 'f.sql').statement('y')).toThrow('no statement named y');

@@ -80,7 +80,7 @@ function parseStatement(chunk: string, path: string): NamedStatement | null {
   const name = lines[at].replace(/^\s*--\s*@name\s+/, '').trim();
   let end = at + 1;
   while (end < lines.length && /^\s*--/.test(lines[end])) end++;
-  const described: Record<string, string> = {};
+  const described: Record<string, string> = Object.create(null);
   for (const line of lines.slice(at + 1, end)) {
     const m = /^\s*--\s*:([A-Za-z_]\w*)\s+(.*)$/.exec(line);
     if (m) described[m[1]] = m[2].trim();
@@ -104,7 +104,7 @@ function parseStatement(chunk: string, path: string): NamedStatement | null {
       for (const key in args) if (!(key in described)) throw new Error(`${name} has no parameter :${key}`);
       // A name left out is a mistake; a value undefined is SQL NULL, as pg sends it.
       return params.map((p) => {
-        if (!(p in args)) throw new Error(`${name}: no value for :${p} (give null for SQL NULL)`);
+        if (!Object.hasOwn(args, p)) throw new Error(`${name}: no value for :${p} (give null for SQL NULL)`);
         return args[p] ?? null;
       });
     },
