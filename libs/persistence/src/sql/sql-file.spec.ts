@@ -51,6 +51,7 @@ describe('a .sql file', () => {
     expect(() => s.values(Object.create({ a: 1 }))).toThrow('no value for :a');
     expect(() => parseSqlFile('SELECT 1;', 'f.sql')).toThrow('without -- @name');
     expect(() => parseSqlFile('-- @name x\nSELECT 1;\n-- @name x\nSELECT 2;', 'f.sql')).toThrow('same @name');
+    expect(() => parseSqlFile('-- @name x\nSELECT 1\n-- @name y\nSELECT 2;', 'f.sql')).toThrow('x runs into the next');
     expect(() => parseSqlFile('-- @name x\nSELECT 1;', 'f.sql').statement('y')).toThrow('no statement named y');
   });
 });

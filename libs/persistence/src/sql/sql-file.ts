@@ -78,6 +78,9 @@ function parseStatement(chunk: string, path: string): NamedStatement | null {
     return null;
   }
   const name = lines[at].replace(/^\s*--\s*@name\s+/, '').trim();
+  // A `;` left out would send two statements as one text, which PostgreSQL refuses only when it is sent.
+  if (lines.slice(at + 1).some((l) => /^\s*--\s*@name\s/.test(l)))
+    throw new Error(`${path}: ${name} runs into the next -- @name: end it with ;`);
   let end = at + 1;
   while (end < lines.length && /^\s*--/.test(lines[end])) end++;
   const described: Record<string, string> = Object.create(null);
