@@ -1,9 +1,10 @@
 // Operational webhooks: Plant Store's own events (OperationalEventType in @app/contracts), each written once, by
 // the statement that makes the change it reports, as one pending delivery per operational subscriber; the
-// dispatcher then sends, retries, records and lists them like any delivery. To emit from a statement of your
-// own, end its WITH list with `operationalEvents(source)`, where `source` is a SELECT yielding
-// (type text, subscription_id uuid, data jsonb): `subscription_id` is the subscription the event is about (that
-// subscription is not told about itself), or null. From TypeScript, OPERATIONAL_EVENTS.emit (one INSERT).
+// dispatcher then sends, retries, records and lists them like any delivery. The rule is operational_deliveries
+// (migration 34): a statement in a .sql file writes its rows in a data-modifying CTE, as dead-letters.sql does;
+// one still in TypeScript ends its WITH list with `operationalEvents(source)`, where `source` is a SELECT
+// yielding (type text, subscription_id uuid, data jsonb): `subscription_id` is the subscription the event is about
+// (that subscription is not told about itself), or null. From TypeScript, OPERATIONAL_EVENTS.emit (one INSERT).
 
 /** An instant as the events carry it (event_time_text, migration 34). */
 export const isoTime = (t: string) => `event_time_text(${t})`;
@@ -61,9 +62,3 @@ export const deliveryExhaustedEvents = () => `(
              'error', x.error), 'heldBack', n.reported) AS data
   FROM exhausted x JOIN exhausted_notices n ON n.subscription_id = x.subscription_id AND n.notify
   ORDER BY x.subscription_id, x.delivery_id)`;
-
-/** dead_letter.created, from rows of dead_letters just archived. */
-export const deadLetterCreatedEvents = (letters: string) => `
-  SELECT e.* FROM ${letters} x,
-    dead_letter_created_event(x.id, x.reason, x.dead_lettered_at, x.origin_topic, x.origin_partition, x.origin_offset,
-                              x.key, x.truncated) e`;
