@@ -144,6 +144,9 @@ function replaceParams(text: string, replace: (name: string) => string): string 
 
 const stripComments = (text: string) => text.replace(/--.*$/gm, '').replace(/\/\*[\s\S]*?\*\//g, '');
 
+/** `$tag$` or `$$`, opening a dollar-quoted string (not `$1`: a tag does not start with a digit). */
+const DOLLAR_TAG = /^\$(?:[A-Za-z_]\w*)?\$/;
+
 /**
  * Calls `visit` for each `;` and `:` of `sql` that is code: outside 'strings' (E'…' with backslash escapes too),
  * "identifiers", $tag$dollar quotes$tag$, -- line and nested /* block *\/ comments.
@@ -173,8 +176,8 @@ function scan(sql: string, visit: (i: number, ch: string) => void): void {
           else break;
         }
       }
-    } else if (ch === '$' && /^\$(?:[A-Za-z_]\w*)?\$/.test(sql.slice(i, i + 64)) && !/\w/.test(sql[i - 1] ?? '')) {
-      const tag = /^\$(?:[A-Za-z_]\w*)?\$/.exec(sql.slice(i, i + 64))![0];
+    } else if (ch === '$' && !/\w/.test(sql[i - 1] ?? '') && DOLLAR_TAG.test(sql.slice(i, i + 64))) {
+      const tag = DOLLAR_TAG.exec(sql.slice(i, i + 64))![0];
       const close = sql.indexOf(tag, i + tag.length);
       i = close < 0 ? sql.length : close + tag.length - 1;
     } else if (ch === ';' || ch === ':') visit(i, ch);
