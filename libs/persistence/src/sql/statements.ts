@@ -5,7 +5,6 @@ import * as fanOut from '../deliveries/fan-out.sql';
 import * as outbox from '../deliveries/outbox.sql';
 import * as recordSucceeded from '../deliveries/record-succeeded.sql';
 import * as ingest from '../ingest/apply-events.sql';
-import * as subscriptions from '../subscriptions/subscription.sql';
 import { PLANTS_SQL } from '../plants/plant.repository';
 import { AUDIT_SQL } from '../audit/audit.repository';
 import { PORTAL_LINKS_SQL } from '../portal-links/portal-link.repository';
@@ -15,36 +14,14 @@ import { BACKFILLS_SQL } from '../backfills/backfill.repository';
 import { SUBSCRIBER_HEALTH_SQL } from '../subscriber-health/subscriber-health.repository';
 import { DEAD_LETTERS_SQL } from '../dead-letters/dead-letter.repository';
 import { OPERATIONAL_EVENTS_SQL } from '../operational/operational-event.repository';
+import { SUBSCRIPTIONS_SQL } from '../subscriptions/subscription.repository';
 import { SqlFile } from './sql-file';
 import { DeclaredStatement, Statement } from './statement';
 
 /** The areas still declared in TypeScript, rendered into libs/persistence/sql/<area>.sql. */
 export const RENDERED: Record<string, readonly DeclaredStatement[]> = {
   ingest: [ingest.APPLY_EVENTS],
-  outbox: [
-    fanOut.FAN_OUT,
-    fanOut.RECORD_FANNED_OUT,
-    recordSucceeded.RECORD_SUCCEEDED,
-    outbox.CLAIM,
-    outbox.RECORD_ATTEMPTS,
-    outbox.RENEW_LEASES,
-    outbox.RELEASE_DELIVERY_LEASES,
-    outbox.RELEASE_EVENT_LEASES,
-    outbox.COUNT_PENDING,
-  ],
-  subscriptions: [
-    subscriptions.CREATE_SUBSCRIPTION,
-    subscriptions.LIST_SUBSCRIPTIONS,
-    subscriptions.FIND_SUBSCRIPTION,
-    subscriptions.UPDATE_SUBSCRIPTION,
-    subscriptions.DELETE_SUBSCRIPTION,
-    subscriptions.ROTATE_SECRET,
-    subscriptions.FIND_SENDABLE,
-    subscriptions.LOAD_SUBSCRIBERS,
-    subscriptions.LOAD_CHANGED_SUBSCRIBERS,
-    subscriptions.SUBSCRIPTIONS_VERSION,
-    subscriptions.LISTEN_SUBSCRIPTIONS,
-  ],
+  outbox: [fanOut.FAN_OUT, fanOut.RECORD_FANNED_OUT, recordSucceeded.RECORD_SUCCEEDED, outbox.RECORD_ATTEMPTS],
 };
 
 /** The areas whose statements are in a `.sql` file beside their repository, each statement once. */
@@ -58,6 +35,7 @@ export const SQL_FILES: Record<string, SqlFile> = {
   'portal-links': PORTAL_LINKS_SQL,
   retention: RETENTION_SQL,
   'subscriber-health': SUBSCRIBER_HEALTH_SQL,
+  subscriptions: SUBSCRIPTIONS_SQL,
 };
 
 const FILED = Object.fromEntries(Object.entries(SQL_FILES).map(([area, file]) => [area, file.statements]));

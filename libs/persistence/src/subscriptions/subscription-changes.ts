@@ -1,5 +1,8 @@
 import { Pool, PoolClient } from 'pg';
-import { LISTEN_SUBSCRIPTIONS, SUBSCRIPTIONS_VERSION } from './subscription.sql';
+import { SUBSCRIPTIONS_SQL } from './subscription.repository';
+
+const SUBSCRIPTIONS_VERSION = SUBSCRIPTIONS_SQL.statement('subscriptions-version');
+const LISTEN_SUBSCRIPTIONS = SUBSCRIPTIONS_SQL.statement('listen-subscriptions');
 
 /** The channel migration 23's trigger notifies, with the new version, on every change to a subscription. */
 export const SUBSCRIPTIONS_CHANNEL = 'plant_store_subscriptions';

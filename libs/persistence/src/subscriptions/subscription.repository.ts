@@ -17,17 +17,18 @@ import {
   openSubscriber,
   SubscriptionSendRow,
 } from '../sql/send-row';
-import {
-  CREATE_SUBSCRIPTION,
-  DELETE_SUBSCRIPTION,
-  FIND_SENDABLE,
-  FIND_SUBSCRIPTION,
-  LIST_SUBSCRIPTIONS,
-  LOAD_SUBSCRIBERS,
-  LOAD_CHANGED_SUBSCRIBERS,
-  ROTATE_SECRET,
-  UPDATE_SUBSCRIPTION,
-} from './subscription.sql';
+import { sqlFile } from '../sql/sql-file';
+
+export const SUBSCRIPTIONS_SQL = sqlFile(__dirname, 'subscriptions.sql');
+const CREATE_SUBSCRIPTION = SUBSCRIPTIONS_SQL.statement('create-subscription');
+const LIST_SUBSCRIPTIONS = SUBSCRIPTIONS_SQL.statement('list-subscriptions');
+const FIND_SUBSCRIPTION = SUBSCRIPTIONS_SQL.statement('find-subscription');
+const UPDATE_SUBSCRIPTION = SUBSCRIPTIONS_SQL.statement('update-subscription');
+const DELETE_SUBSCRIPTION = SUBSCRIPTIONS_SQL.statement('delete-subscription');
+const ROTATE_SECRET = SUBSCRIPTIONS_SQL.statement('rotate-secret');
+const FIND_SENDABLE = SUBSCRIPTIONS_SQL.statement('find-sendable');
+const LOAD_SUBSCRIBERS = SUBSCRIPTIONS_SQL.statement('load-subscribers');
+const LOAD_CHANGED_SUBSCRIBERS = SUBSCRIPTIONS_SQL.statement('load-changed-subscribers');
 
 /**
  * A row of `subscriptions`. `token`, `secret`, `previous_secret` and `secret_headers`' values are sealed (secrets/): this repository seals
@@ -175,24 +176,27 @@ export class SubscriptionRepository implements SubscriberSource {
 
   async create(s: NewSubscription): Promise<Issued> {
     const id = randomUUID(); // chosen here: the sealed values are bound to it
-    const { rows } = await this.pool.query<SubscriptionRow>(CREATE_SUBSCRIPTION.text, [
-      id,
-      s.url,
-      s.token === null ? null : this.seal(s.token, id),
-      this.seal(s.secret, id),
-      s.signature,
-      s.publicKey,
-      s.description,
-      JSON.stringify(s.filter),
-      s.kind,
-      s.eventTypes,
-      s.maxDeliveriesPerSecond,
-      s.maxConcurrency,
-      JSON.stringify(s.headers.plain),
-      JSON.stringify(this.sealHeaders(s.headers.secret, id)),
-      JSON.stringify(s.destination.settings),
-      this.sealDestination(s.destination, id),
-    ]);
+    const { rows } = await this.pool.query<SubscriptionRow>(
+      CREATE_SUBSCRIPTION.text,
+      CREATE_SUBSCRIPTION.values({
+        id,
+        url: s.url,
+        token: s.token === null ? null : this.seal(s.token, id),
+        secret: this.seal(s.secret, id),
+        signature: s.signature,
+        publicKey: s.publicKey,
+        description: s.description,
+        filter: JSON.stringify(s.filter),
+        kind: s.kind,
+        eventTypes: s.eventTypes,
+        maxDeliveriesPerSecond: s.maxDeliveriesPerSecond,
+        maxConcurrency: s.maxConcurrency,
+        headers: JSON.stringify(s.headers.plain),
+        secretHeaders: JSON.stringify(this.sealHeaders(s.headers.secret, id)),
+        destination: JSON.stringify(s.destination.settings),
+        destinationSecrets: this.sealDestination(s.destination, id),
+      }),
+    );
     return { row: rows[0], secret: s.secret };
   }
 
@@ -202,7 +206,7 @@ export class SubscriptionRepository implements SubscriberSource {
   }
 
   async findById(id: string): Promise<SubscriptionRow | null> {
-    const { rows } = await this.pool.query<SubscriptionRow>(FIND_SUBSCRIPTION.text, [id]);
+    const { rows } = await this.pool.query<SubscriptionRow>(FIND_SUBSCRIPTION.text, FIND_SUBSCRIPTION.values({ id }));
     return rows[0] ?? null;
   }
 
@@ -211,29 +215,33 @@ export class SubscriptionRepository implements SubscriberSource {
    * longer `credentialsFor`.
    */
   async update(id: string, change: SubscriptionChange): Promise<SubscriptionRow | null> {
-    const { rows } = await this.pool.query<SubscriptionRow>(UPDATE_SUBSCRIPTION.text, [
-      id,
-      change.url ?? null,
-      'token' in change,
-      change.token ? this.seal(change.token, id) : null,
-      change.enabled ?? null,
-      change.description ?? null,
-      change.byPortal ? DISABLED_BY_PORTAL : DISABLED_BY_ADMIN,
-      change.filter === undefined ? null : JSON.stringify(change.filter),
-      'eventTypes' in change,
-      change.eventTypes ?? null,
-      change.maxDeliveriesPerSecond !== undefined,
-      change.maxDeliveriesPerSecond ?? null,
-      change.maxConcurrency !== undefined,
-      change.maxConcurrency ?? null,
-      change.headers === undefined ? null : JSON.stringify(change.headers.plain),
-      change.headers === undefined ? null : JSON.stringify(this.sealHeaders(change.headers.secret, id)),
-      change.byPortal ?? false,
-      change.credentialsFor ?? null,
-      change.destination !== undefined,
-      JSON.stringify(change.destination?.settings ?? {}),
-      change.destination ? this.sealDestination(change.destination, id) : null,
-    ]);
+    const { rows } = await this.pool.query<SubscriptionRow>(
+      UPDATE_SUBSCRIPTION.text,
+      UPDATE_SUBSCRIPTION.values({
+        id,
+        url: change.url ?? null,
+        tokenChanges: 'token' in change,
+        token: change.token ? this.seal(change.token, id) : null,
+        enabled: change.enabled ?? null,
+        description: change.description ?? null,
+        disabledReason: change.byPortal ? DISABLED_BY_PORTAL : DISABLED_BY_ADMIN,
+        filter: change.filter === undefined ? null : JSON.stringify(change.filter),
+        eventTypesChange: 'eventTypes' in change,
+        eventTypes: change.eventTypes ?? null,
+        rateChanges: change.maxDeliveriesPerSecond !== undefined,
+        maxDeliveriesPerSecond: change.maxDeliveriesPerSecond ?? null,
+        concurrencyChanges: change.maxConcurrency !== undefined,
+        maxConcurrency: change.maxConcurrency ?? null,
+        headers: change.headers === undefined ? null : JSON.stringify(change.headers.plain),
+        secretHeaders:
+          change.headers === undefined ? null : JSON.stringify(this.sealHeaders(change.headers.secret, id)),
+        byPortal: change.byPortal ?? false,
+        credentialsFor: change.credentialsFor ?? null,
+        destinationChanges: change.destination !== undefined,
+        destination: JSON.stringify(change.destination?.settings ?? {}),
+        destinationSecrets: change.destination ? this.sealDestination(change.destination, id) : null,
+      }),
+    );
     return rows[0] ?? null;
   }
 
@@ -242,7 +250,7 @@ export class SubscriptionRepository implements SubscriberSource {
    * receiving at once: disabled, its token and old secret dropped, its pending deliveries closed as failed.
    */
   async delete(id: string): Promise<boolean> {
-    const { rows } = await this.pool.query(DELETE_SUBSCRIPTION.text, [id]);
+    const { rows } = await this.pool.query(DELETE_SUBSCRIPTION.text, DELETE_SUBSCRIPTION.values({ id }));
     return rows.length > 0;
   }
 
@@ -253,20 +261,18 @@ export class SubscriptionRepository implements SubscriberSource {
     publicKey: string | null,
     overlapMs: number,
   ): Promise<Issued | null> {
-    const { rows } = await this.pool.query<SubscriptionRow>(ROTATE_SECRET.text, [
-      id,
-      this.seal(newSecret, id),
-      overlapMs,
-      publicKey,
-    ]);
+    const { rows } = await this.pool.query<SubscriptionRow>(
+      ROTATE_SECRET.text,
+      ROTATE_SECRET.values({ id, secret: this.seal(newSecret, id), overlapMs, publicKey }),
+    );
     return rows[0] ? { row: rows[0], secret: newSecret } : null;
   }
 
-  /** The same columns and signing rule as a delivery (SUBSCRIPTION_SEND_COLUMNS), credentials opened. */
+  /** The same columns and signing rule as a delivery (subscription_send_settings, migration 35), credentials opened. */
   async findSendable(id: string): Promise<SendableSubscription | null> {
     const { rows } = await this.pool.query<SubscriptionSendRow & Pick<SubscriptionRow, 'kind' | 'event_types'>>(
       FIND_SENDABLE.text,
-      [id],
+      FIND_SENDABLE.values({ id }),
     );
     const r = rows[0];
     if (!r) return null;
@@ -294,7 +300,11 @@ export class SubscriptionRepository implements SubscriberSource {
       complete: boolean;
       changed: string[] | null;
       subscribers: LoadedSubscriber[] | null;
-    }>({ name: LOAD_CHANGED_SUBSCRIBERS.name, text: LOAD_CHANGED_SUBSCRIBERS.text, values: [set.version] });
+    }>({
+      name: LOAD_CHANGED_SUBSCRIBERS.name,
+      text: LOAD_CHANGED_SUBSCRIBERS.text,
+      values: LOAD_CHANGED_SUBSCRIBERS.values({ version: set.version }),
+    });
     const r = rows[0];
     if (!r?.complete) return null;
     const subscribers = new Map(set.subscribers);
