@@ -2,17 +2,18 @@ import { Pool, PoolClient } from 'pg';
 import { toStorableText } from '@app/contracts';
 import { AttemptRecord, ClaimedDelivery, ClaimResult, FanOutResult, LeasedRef, Outbox } from '@app/delivery';
 import { FAN_OUT, RECORD_FANNED_OUT } from './fan-out.sql';
-import {
-  CLAIM,
-  COUNT_PENDING,
-  RECORD_ATTEMPTS,
-  RELEASE_DELIVERY_LEASES,
-  RELEASE_EVENT_LEASES,
-  RENEW_LEASES,
-} from './outbox.sql';
+import { RECORD_ATTEMPTS } from './outbox.sql';
 import { RECORD_SUCCEEDED } from './record-succeeded.sql';
 import { newLease, SendRow, toClaimedDelivery } from '../sql/send-row';
 import { SecretBox } from '../secrets/secret-box';
+import { sqlFile } from '../sql/sql-file';
+
+export const CLAIMS_SQL = sqlFile(__dirname, 'claims.sql');
+const CLAIM = CLAIMS_SQL.statement('claim');
+const RENEW_LEASES = CLAIMS_SQL.statement('renew-leases');
+const RELEASE_DELIVERY_LEASES = CLAIMS_SQL.statement('release-delivery-leases');
+const RELEASE_EVENT_LEASES = CLAIMS_SQL.statement('release-event-leases');
+const COUNT_PENDING = CLAIMS_SQL.statement('count-pending');
 
 /** The pool, or one of its connections inside a transaction. */
 type Queryable = Pick<Pool | PoolClient, 'query'>;
@@ -38,13 +39,11 @@ export class OutboxRepository implements Outbox {
   async claimDue(limit: number, excludeSubscriptions: string[], leaseMs: number): Promise<ClaimResult> {
     if (limit <= 0) return { claimed: [], more: true };
     const lease = newLease(leaseMs);
-    // Planned on every call, with the real limit: a generic plan could sort the whole backlog.
-    const { rows } = await this.pool.query<SendRow & { due: number }>(CLAIM.text, [
-      limit,
-      excludeSubscriptions,
-      leaseMs,
-      lease.token,
-    ]);
+    // Unnamed: planned on every call, with the real limit (see claims.sql).
+    const { rows } = await this.pool.query<SendRow & { due: number }>(
+      CLAIM.text,
+      CLAIM.values({ limit, skipSubscriptions: excludeSubscriptions, leaseMs, leaseToken: lease.token }),
+    );
     const claimed = rows.filter((r) => r.id !== null).map((r) => toClaimedDelivery(r, this.box, lease));
     return { claimed, more: rows[0].due > claimed.length };
   }
@@ -157,7 +156,13 @@ export class OutboxRepository implements Outbox {
     const { rows } = await this.pool.query<{ id: string }>({
       name: RENEW_LEASES.name,
       text: RENEW_LEASES.text,
-      values: [col((d) => d.id), col((d) => d.eventId), col((d) => d.lease.token), col((d) => d.hasRow), leaseMs],
+      values: RENEW_LEASES.values({
+        ids: col((d) => d.id),
+        eventIds: col((d) => d.eventId),
+        leaseTokens: col((d) => d.lease.token),
+        hasRow: col((d) => d.hasRow),
+        leaseMs,
+      }),
     });
     return { renewed: new Set(rows.map((r) => r.id)), until };
   }
@@ -169,12 +174,18 @@ export class OutboxRepository implements Outbox {
    */
   async releaseLeases(deliveries: LeasedRef[], events: LeasedRef[] = []): Promise<void> {
     if (deliveries.length > 0)
-      await this.pool.query(RELEASE_DELIVERY_LEASES.text, [
-        deliveries.map((d) => d.id),
-        deliveries.map((d) => d.token),
-      ]);
+      await this.pool.query(
+        RELEASE_DELIVERY_LEASES.text,
+        RELEASE_DELIVERY_LEASES.values({
+          ids: deliveries.map((d) => d.id),
+          leaseTokens: deliveries.map((d) => d.token),
+        }),
+      );
     if (events.length > 0)
-      await this.pool.query(RELEASE_EVENT_LEASES.text, [events.map((e) => e.id), events.map((e) => e.token)]);
+      await this.pool.query(
+        RELEASE_EVENT_LEASES.text,
+        RELEASE_EVENT_LEASES.values({ eventIds: events.map((e) => e.id), leaseTokens: events.map((e) => e.token) }),
+      );
   }
 
   /** Pending delivery rows, and events not yet fanned out to their subscribers. */

@@ -15,6 +15,7 @@ import { SUBSCRIBER_HEALTH_SQL } from '../subscriber-health/subscriber-health.re
 import { DEAD_LETTERS_SQL } from '../dead-letters/dead-letter.repository';
 import { OPERATIONAL_EVENTS_SQL } from '../operational/operational-event.repository';
 import { SUBSCRIPTIONS_SQL } from '../subscriptions/subscription.repository';
+import { CLAIMS_SQL } from '../deliveries/outbox.repository';
 import { SqlFile } from './sql-file';
 import { DeclaredStatement, Statement } from './statement';
 
@@ -28,6 +29,7 @@ export const RENDERED: Record<string, readonly DeclaredStatement[]> = {
 export const SQL_FILES: Record<string, SqlFile> = {
   audit: AUDIT_SQL,
   backfills: BACKFILLS_SQL,
+  claims: CLAIMS_SQL,
   'dead-letters': DEAD_LETTERS_SQL,
   deliveries: DELIVERIES_SQL,
   operational: OPERATIONAL_EVENTS_SQL,

@@ -1,0 +1,131 @@
+-- Claims: due delivery rows leased to a dispatcher, the leases renewed and handed back. A lease, not a held lock,
+-- so a crashed worker's claims come back when the lease runs out; SKIP LOCKED lets replicas claim side by side.
+
+-- @name claim
+-- Claims due deliveries for this dispatcher. Per-plant order: a candidate waits while an earlier delivery of its
+-- subscriber and plant is pending (pending_deliveries, migration 36); a backfill's and a replay's currency are
+-- delivery_currency's (migration 36), asked of each row once it is locked.
+--
+-- The claim visits subscribers, not rows: first the subscribers with pending rows (a loose scan of the partial
+-- index, one probe per subscriber), then only the enabled ones this replica may send to now (not saturated,
+-- paused or circuit-open here: :skipSubscriptions), and from each of those its oldest due rows (the index by
+-- subscriber and due time). So the rows of a disabled, deleted, paused or circuit-open subscriber are never read,
+-- whatever put them there (a 410, the auto-disable, a portal link's PATCH, a replay or recover, a backfill):
+-- another subscriber's retry goes out on its schedule, and a claim's cost grows with the number of subscribers
+-- waiting, never with the size of another's backlog. (If more than 8x the batch of the oldest due rows all wait
+-- behind earlier ones, this claim takes fewer; the rest go out on later claims, as the earlier ones finish.) A
+-- replayed delivery whose plant has moved on is not claimed but put back as it was, so that it holds back
+-- nothing. Sent unnamed by OutboxRepository.claimDue: planned with the real limit (a generic plan could sort the
+-- whole backlog).
+-- :limit how many deliveries to claim at most
+-- :skipSubscriptions subscriptions to leave out (saturated here)
+-- :leaseMs the lease, ms
+-- :leaseToken the lease's token
+WITH RECURSIVE waiting AS (
+  (SELECT d.subscription_id FROM deliveries d WHERE d.status = 'pending' ORDER BY d.subscription_id LIMIT 1)
+  UNION ALL
+  SELECT (SELECT d.subscription_id FROM deliveries d
+          WHERE d.status = 'pending' AND d.subscription_id > w.subscription_id
+          ORDER BY d.subscription_id LIMIT 1)
+  FROM waiting w WHERE w.subscription_id IS NOT NULL
+), sendable AS (
+  SELECT s.id FROM waiting w JOIN subscriptions s ON s.id = w.subscription_id
+  WHERE s.enabled AND NOT (s.id = ANY(:skipSubscriptions::uuid[]))
+), candidates AS MATERIALIZED (
+  SELECT c.* FROM sendable, LATERAL (
+    SELECT d.id, d.subscription_id, d.plant_id, d.seq, d.next_attempt_at FROM deliveries d
+    WHERE d.subscription_id = sendable.id AND d.status = 'pending' AND d.next_attempt_at <= now()
+      AND (d.leased_until IS NULL OR d.leased_until < now())
+    ORDER BY d.next_attempt_at
+    LIMIT :limit * 8
+  ) c
+  ORDER BY c.next_attempt_at
+  LIMIT :limit * 8
+), due AS (
+  -- No ORDER BY: the candidates come oldest first and are checked one by one until the limit, not all of them
+  -- then sorted (claim order is a preference; per-plant order is kept by the NOT EXISTS, not by this order). The
+  -- order rule is asked of the candidates (a join), never of every row of the table, whatever the plan.
+  SELECT d.id FROM candidates c
+  JOIN delivery_currency d ON d.id = c.id
+  -- Again on the locked row: the candidates come from this statement's snapshot, and a replica may have leased
+  -- (or finished) one since. FOR UPDATE re-evaluates these conditions on the row's newest version; without
+  -- them two replicas claimed and sent the same delivery within milliseconds (found by the fault suite).
+  WHERE d.status = 'pending' AND (d.leased_until IS NULL OR d.leased_until < now())
+    AND NOT EXISTS (SELECT 1 FROM pending_deliveries earlier
+                    WHERE earlier.subscription_id = c.subscription_id AND earlier.plant_id = c.plant_id
+                      AND earlier.seq < c.seq)
+    AND d.backfill_current AND d.replay_current
+  LIMIT :limit
+  FOR UPDATE OF d SKIP LOCKED
+), superseded AS (
+  -- Replays that must not go (a newer version of the plant reached the subscriber): back to what they were,
+  -- unsent, or they would hold back the plant's later deliveries. Disjoint from due (replay_current is false).
+  UPDATE deliveries d SET status = d.replayed_from, replayed_from = NULL, leased_until = NULL, updated_at = now()
+  WHERE d.id IN (
+    SELECT x.id FROM candidates c JOIN delivery_currency x ON x.id = c.id
+    WHERE x.replayed_from IS NOT NULL AND x.status = 'pending' AND (x.leased_until IS NULL OR x.leased_until < now())
+      AND NOT x.replay_current
+    FOR UPDATE OF x SKIP LOCKED)
+  RETURNING 1
+), claimed AS (
+  -- The delivery's side, and what its subscription's deliveries are sent with (subscription_send_settings).
+  UPDATE deliveries d SET leased_until = now() + :leaseMs * interval '1 millisecond', lease_token = :leaseToken
+  FROM due, subscription_send_settings s
+  WHERE d.id = due.id AND s.subscription_id = d.subscription_id
+  RETURNING d.id, d.event_id, d.plant_id, d.body, d.event_time, d.attempts, d.hops, d.origin_event_id, d.traceparent,
+            d.backfill_id, s.*
+)
+-- Always one row at least: how many were due tells the dispatcher whether to claim again as slots free up.
+-- (Deliveries of disabled subscriptions stay pending without being due: they are not candidates.)
+-- In plant-id order: a subscriber's claimed deliveries queue in this order (a backfill's go out by plant id).
+SELECT claimed.*, n.due FROM (SELECT count(*)::int AS due FROM candidates) n LEFT JOIN claimed ON true
+ORDER BY claimed.plant_id;
+
+-- @name renew-leases
+-- Extends leases still held by the claim that took them: delivery rows by id, and the events of deliveries
+-- fanned out from memory (their event's lease is theirs). Sent by OutboxRepository.renewLeases.
+-- :ids the deliveries' ids
+-- :eventIds their events' ids
+-- :leaseTokens their lease tokens
+-- :hasRow whether each has its row (else its event holds the lease)
+-- :leaseMs the new lease, ms
+WITH r AS (
+  SELECT * FROM unnest(:ids::uuid[], :eventIds::text[], :leaseTokens::uuid[], :hasRow::boolean[])
+    AS t(id, event_id, lease_token, has_row)
+), renewed_rows AS (
+  UPDATE deliveries d SET leased_until = now() + :leaseMs * interval '1 millisecond'
+  FROM r WHERE r.has_row AND d.id = r.id AND d.lease_token = r.lease_token AND d.status = 'pending'
+  RETURNING d.id
+), renewed_events AS (
+  UPDATE outbox_events e SET leased_until = now() + :leaseMs * interval '1 millisecond'
+  FROM (SELECT DISTINCT event_id, lease_token FROM r WHERE NOT r.has_row) x
+  WHERE e.event_id = x.event_id AND e.lease_token = x.lease_token AND e.fanned_out_at IS NULL
+  RETURNING e.event_id
+)
+SELECT r.id FROM r
+WHERE (r.has_row AND r.id IN (SELECT id FROM renewed_rows))
+   OR (NOT r.has_row AND r.event_id IN (SELECT event_id FROM renewed_events));
+
+-- @name release-delivery-leases
+-- Hands claimed deliveries back while the claim that took them holds them still. Sent by
+-- OutboxRepository.releaseLeases.
+-- :ids the claimed deliveries' ids
+-- :leaseTokens their lease tokens
+UPDATE deliveries d SET leased_until = NULL, lease_token = NULL
+FROM unnest(:ids::uuid[], :leaseTokens::uuid[]) AS r(id, lease_token)
+WHERE d.id = r.id AND d.lease_token = r.lease_token AND d.status = 'pending';
+
+-- @name release-event-leases
+-- Hands leased events back (fan-out not all written) while the lease that took them holds them still. Sent by
+-- OutboxRepository.releaseLeases.
+-- :eventIds the leased events' ids
+-- :leaseTokens their lease tokens
+UPDATE outbox_events e SET leased_until = NULL, lease_token = NULL
+FROM unnest(:eventIds::text[], :leaseTokens::uuid[]) AS r(event_id, lease_token)
+WHERE e.event_id = r.event_id AND e.lease_token = r.lease_token AND e.fanned_out_at IS NULL;
+
+-- @name count-pending
+-- Pending delivery rows, and events not yet fanned out. Sent by OutboxRepository.countPending.
+SELECT (SELECT count(*) FROM pending_deliveries)::int AS deliveries,
+       (SELECT count(*) FROM pending_events)::int AS events;
+
