@@ -1,6 +1,6 @@
 import { Pool } from 'pg';
 import { migrations, runMigrations, schemaVersion } from '@app/persistence';
-import { SUBSCRIPTION_SEND_FIELDS } from '@app/persistence/sql/fragments/outbox';
+import { SUBSCRIPTION_SEND_FIELDS } from '@app/persistence/sql/send-row';
 import * as e2e from '../../tools/harness/stack';
 
 // Migrations are files (libs/persistence/src/schema/migrations): a database made from scratch and one upgraded
@@ -79,5 +79,18 @@ describe('schema migrations', () => {
     expect(rows).toHaveLength(1);
     for (const column of [...SUBSCRIPTION_SEND_FIELDS, 'previous_secret', 'enabled', 'deleted_at', 'filter', 'kind'])
       expect(rows[0].def).toContain(`old.${column}`);
+  });
+
+  it('send a delivery with the columns every way out reads (subscription_send_settings)', async () => {
+    // The claim, the fan-out, a test send and each worker's copy of its subscribers read this one view, and the
+    // TypeScript that opens a row reads SUBSCRIPTION_SEND_FIELDS: the two must name the same columns.
+    const pool = await scratch('migrate_send_view');
+    await runMigrations(pool);
+    const { rows } = await pool.query<{ column_name: string }>(
+      `SELECT column_name FROM information_schema.columns WHERE table_name = 'subscription_send_settings'`,
+    );
+    expect(rows.map((r) => r.column_name).sort()).toEqual(
+      [...SUBSCRIPTION_SEND_FIELDS, 'previous_secret', 'subscription_id'].sort(),
+    );
   });
 });

@@ -17,8 +17,8 @@ import {
   SecretBox,
   SubscriptionRepository,
   subscriptionContext,
+  FAN_OUT_SQL,
 } from '@app/persistence';
-import { RECORD_SUCCEEDED } from '@app/persistence/deliveries/record-succeeded.sql';
 import * as e2e from '../../tools/harness/stack';
 
 // The hardest statements, against the real PostgreSQL, in a database of their own (a claim sees every pending
@@ -426,7 +426,7 @@ describe('the ingest statement and the claim', () => {
         ok(of(e1, b), [a, b, c]),
         ok(of(e2, c), [a, b, c]),
       ]);
-      expect(sent).toEqual([RECORD_SUCCEEDED.text]);
+      expect(sent).toEqual([FAN_OUT_SQL.statement('record-succeeded').text]);
       expect((await outboxRows()).map((x) => x.fanned_out_at !== null)).toEqual([true, true]);
       const { rows } = await pool.query(
         'SELECT event_id, subscription_id, status, attempts, appended FROM all_deliveries ORDER BY seq',

@@ -2,10 +2,9 @@
 // aggregate (plants/, subscriptions/, deliveries/ with the outbox, dead-letters/, audit/, portal-links/), the ingest statement
 // that writes several tables at once (ingest/), what prunes old rows (retention/), how subscriber credentials
 // are sealed at rest (secrets/), and the coalescer that lets concurrent callers share a statement
-// (write-coalescer). Every statement is listed in sql/statements.ts: once, in its area's .sql file with named
-// parameters (sql/sql-file.ts), or, in the areas not moved yet, declared in a *.sql.ts (shared rules in
-// sql/fragments/) and rendered whole into libs/persistence/sql/*.sql. Repositories return rows or the delivery
-// domain's types, never API shapes.
+// (write-coalescer). Every statement is once, in its area's .sql file with named parameters (sql/sql-file.ts),
+// listed in sql/statements.ts; rules several statements share are SQL functions and views (schema/migrations).
+// Repositories return rows or the delivery domain's types, never API shapes.
 export * from './database/pool';
 export * from './database/tls';
 export * from './database/unavailable';

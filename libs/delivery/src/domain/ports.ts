@@ -72,7 +72,7 @@ export interface SqlClient {
  * Plant Store's own events to operational subscriptions (`kind: operational`): one call, one INSERT, writing a
  * pending delivery per operational subscriber that receives the type (none when there is none); the dispatcher
  * sends, signs, retries and records them like any delivery. Statements that already change the state in SQL emit
- * there instead, with the `operationalEvents` fragment of libs/persistence (sql/fragments/operational.ts).
+ * there instead, with the SQL function operational_deliveries (libs/persistence, migration 34).
  */
 export interface OperationalEvents {
   /**

@@ -129,3 +129,53 @@ WHERE e.event_id = r.event_id AND e.lease_token = r.lease_token AND e.fanned_out
 SELECT (SELECT count(*) FROM pending_deliveries)::int AS deliveries,
        (SELECT count(*) FROM pending_events)::int AS events;
 
+-- @name record-attempts
+-- Records attempts of claimed rows. Only the claim that holds a row's lease (its token) records the outcome: the
+-- row is locked first, so a claim taking it after its lease lapsed either waits for this statement or has changed
+-- the token this one compares. An attempt sent under a lease that was lost meanwhile is only added to the log
+-- (the receiver did get it), and counted: it changes neither the status nor the lease of the claim that holds it.
+-- What follows a delivery's end (a 410, an exhausted delivery) is settle_final_outcomes' (migration 37). Sent
+-- named by OutboxRepository.record: parsed and planned once per connection, not once per batch.
+-- :ids the claimed deliveries' ids
+-- :attemptedAt the attempts' times (attemptedAt)
+-- :httpStatus the HTTP statuses they got (null: no answer)
+-- :latencyMs their latencies, ms
+-- :error the errors they ended with (storable text)
+-- :responseBody what the subscribers answered (storable text)
+-- :nextStatus the next status: pending (a retry), succeeded or failed
+-- :delayMs the delay before a retry, ms (0 otherwise)
+-- :disableReason why to disable the subscription (410 Gone), or null
+-- :signature the signatures sent
+-- :leaseTokens the claims' lease tokens
+WITH r AS (
+  SELECT * FROM unnest(:ids::uuid[], :attemptedAt::timestamptz[], :httpStatus::int[], :latencyMs::int[],
+                       :error::text[], :responseBody::text[], :nextStatus::text[], :delayMs::bigint[],
+                       :disableReason::text[], :signature::text[], :leaseTokens::uuid[])
+    AS t(delivery_id, attempted_at, status, latency_ms, error, response_body, next_status, delay_ms, disable_reason,
+         signature, lease_token)
+), owned AS MATERIALIZED (
+  SELECT d.id FROM deliveries d JOIN r ON r.delivery_id = d.id
+  WHERE d.lease_token = r.lease_token AND d.status = 'pending'
+  ORDER BY d.id
+  FOR UPDATE OF d
+), updated AS (
+  UPDATE deliveries d SET attempts = d.attempts + 1, updated_at = now(),
+         attempt_log = append_attempts(d.attempt_log, jsonb_build_array(
+           attempt_entry(r.attempted_at, r.status, r.latency_ms, r.error, r.response_body, r.signature))),
+         status = CASE WHEN o.id IS NULL THEN d.status ELSE r.next_status END,
+         next_attempt_at = CASE WHEN o.id IS NULL THEN d.next_attempt_at
+                           ELSE now() + r.delay_ms * interval '1 millisecond' END,
+         leased_until = CASE WHEN o.id IS NULL THEN d.leased_until END,
+         lease_token = CASE WHEN o.id IS NULL THEN d.lease_token END
+  FROM r LEFT JOIN owned o ON o.id = r.delivery_id
+  WHERE d.id = r.delivery_id -- a delivery deleted meanwhile (subscription gone) is skipped
+  RETURNING d.id AS delivery_id, d.subscription_id, d.event_id, d.plant_id, d.attempts, r.attempted_at,
+            r.status AS http_status, r.error, CASE WHEN o.id IS NOT NULL THEN r.disable_reason END AS disable_reason,
+            o.id IS NOT NULL AND r.next_status = 'failed' AND d.event_type IS NULL AS exhausted
+)
+SELECT settle_final_outcomes(
+         ARRAY(SELECT ROW(u.subscription_id, u.disable_reason)::gone_subscription FROM updated u
+               WHERE u.disable_reason IS NOT NULL),
+         ARRAY(SELECT ROW(u.delivery_id, u.subscription_id, u.event_id, u.plant_id, u.attempts, u.attempted_at,
+                          u.http_status, u.error)::exhausted_delivery FROM updated u WHERE u.exhausted)
+       ) AS operational;

@@ -1,9 +1,6 @@
 import { Pool, PoolClient } from 'pg';
 import { toStorableText } from '@app/contracts';
 import { AttemptRecord, ClaimedDelivery, ClaimResult, FanOutResult, LeasedRef, Outbox } from '@app/delivery';
-import { FAN_OUT, RECORD_FANNED_OUT } from './fan-out.sql';
-import { RECORD_ATTEMPTS } from './outbox.sql';
-import { RECORD_SUCCEEDED } from './record-succeeded.sql';
 import { newLease, SendRow, toClaimedDelivery } from '../sql/send-row';
 import { SecretBox } from '../secrets/secret-box';
 import { sqlFile } from '../sql/sql-file';
@@ -14,6 +11,11 @@ const RENEW_LEASES = CLAIMS_SQL.statement('renew-leases');
 const RELEASE_DELIVERY_LEASES = CLAIMS_SQL.statement('release-delivery-leases');
 const RELEASE_EVENT_LEASES = CLAIMS_SQL.statement('release-event-leases');
 const COUNT_PENDING = CLAIMS_SQL.statement('count-pending');
+const RECORD_ATTEMPTS = CLAIMS_SQL.statement('record-attempts');
+export const FAN_OUT_SQL = sqlFile(__dirname, 'fan-out.sql');
+const FAN_OUT = FAN_OUT_SQL.statement('fan-out');
+const RECORD_FANNED_OUT = FAN_OUT_SQL.statement('record-fanned-out');
+const RECORD_SUCCEEDED = FAN_OUT_SQL.statement('record-succeeded');
 
 /** The pool, or one of its connections inside a transaction. */
 type Queryable = Pick<Pool | PoolClient, 'query'>;
@@ -25,13 +27,13 @@ export class OutboxRepository implements Outbox {
     private readonly box: SecretBox,
   ) {}
 
-  /** Events to fan out, as deliveries to send from memory (see FAN_OUT). */
+  /** Events to fan out, as deliveries to send from memory (see fan-out.sql). */
   async fanOut(limit: number, deferSubscriptions: string[], leaseMs: number): Promise<FanOutResult> {
     if (limit <= 0) return { claimed: [], more: true, deferred: 0 };
     const lease = newLease(leaseMs);
     const { rows } = await this.pool.query<
       SendRow & { due_events: number; events: number; deferred: number; subscription_id: string | null }
-    >(FAN_OUT.text, [limit, deferSubscriptions, leaseMs, lease.token]);
+    >(FAN_OUT.text, FAN_OUT.values({ room: limit, deferSubscriptions, leaseMs, leaseToken: lease.token }));
     const claimed = rows.filter((r) => r.subscription_id !== null).map((r) => toClaimedDelivery(r, this.box, lease));
     return { claimed, more: rows[0].due_events > rows[0].events, deferred: rows[0].deferred };
   }
@@ -83,11 +85,11 @@ export class OutboxRepository implements Outbox {
     await db.query({
       name: RECORD_ATTEMPTS.name,
       text: RECORD_ATTEMPTS.text,
-      values: [
-        records.map((r) => r.delivery.id),
+      values: RECORD_ATTEMPTS.values({
+        ids: records.map((r) => r.delivery.id),
         ...attemptColumns(records),
-        records.map((r) => r.delivery.lease.token),
-      ],
+        leaseTokens: records.map((r) => r.delivery.lease.token),
+      }),
     });
   }
 
@@ -95,29 +97,26 @@ export class OutboxRepository implements Outbox {
     // One (event, subscriber) pair per delivery an event that completes here must have.
     const expected = records.flatMap((r) => (r.completes ?? []).map((s) => [r.delivery.eventId, s]));
     const col = <T>(f: (d: ClaimedDelivery) => T) => records.map((r) => f(r.delivery));
-    const [attemptedAt, status, latencyMs, error, responseBody, nextStatus, delayMs, disable, signature] =
-      attemptColumns(records);
+    const { nextStatus, delayMs, disableReason, ...attempt } = attemptColumns(records);
+    const delivery = {
+      subscriptionIds: col((d) => d.subscriptionId),
+      eventIds: col((d) => d.eventId),
+      plantIds: col((d) => d.plantId),
+      eventTimes: col((d) => d.eventTime),
+      hops: col((d) => d.hops),
+      originEventIds: col((d) => d.originEventId),
+      traceparents: col((d) => d.traceparent),
+      leaseTokens: col((d) => d.lease.token),
+      expectedEventIds: expected.map(([event]) => event),
+      expectedSubscriptionIds: expected.map(([, subscription]) => subscription),
+    };
     if (records.every((r) => r.attempt !== null && r.outcome.kind === 'succeeded')) {
       // The common case, and the cheap statement; it writes nothing unless it can write the whole batch.
       // Unnamed: planned on every call, with the batch's size and the tables as they are now (see RECORD_SUCCEEDED).
-      const { rows } = await db.query<{ clear: boolean }>(RECORD_SUCCEEDED.text, [
-        col((d) => d.subscriptionId),
-        col((d) => d.eventId),
-        col((d) => d.plantId),
-        col((d) => d.eventTime),
-        col((d) => d.hops),
-        col((d) => d.originEventId),
-        col((d) => d.traceparent),
-        attemptedAt,
-        status,
-        latencyMs,
-        error,
-        responseBody,
-        signature,
-        col((d) => d.lease.token),
-        expected.map(([event]) => event),
-        expected.map(([, subscription]) => subscription),
-      ]);
+      const { rows } = await db.query<{ clear: boolean }>(
+        RECORD_SUCCEEDED.text,
+        RECORD_SUCCEEDED.values({ ...delivery, ...attempt }),
+      );
       if (rows[0].clear) return;
     }
     // Unnamed: planned on every call, with the batch's size and the tables as they are now. A plan cached while
@@ -125,28 +124,14 @@ export class OutboxRepository implements Outbox {
     // record once it had grown (retries pile up there exactly when a subscriber fails): tens of ms per batch.
     await db.query({
       text: RECORD_FANNED_OUT.text,
-      values: [
-        col((d) => d.id),
-        col((d) => d.subscriptionId),
-        col((d) => d.eventId),
-        col((d) => d.plantId),
-        col((d) => d.eventTime),
-        col((d) => d.hops),
-        col((d) => d.originEventId),
-        col((d) => d.traceparent),
-        attemptedAt,
-        status,
-        latencyMs,
-        error,
-        responseBody,
-        signature,
+      values: RECORD_FANNED_OUT.values({
+        ids: col((d) => d.id),
+        ...delivery,
+        ...attempt,
         nextStatus,
         delayMs,
-        disable,
-        expected.map(([event]) => event),
-        expected.map(([, subscription]) => subscription),
-        col((d) => d.lease.token),
-      ],
+        disableReason,
+      }),
     });
   }
 
@@ -196,22 +181,24 @@ export class OutboxRepository implements Outbox {
 }
 
 /**
- * The attempt's columns of RECORD_ATTEMPTS ($2..$10) and RECORD_FANNED_OUT. What the subscriber answered and the
- * error an attempt ended with are outside text: made storable (toStorableText), or one reply with a NUL in it
- * would be refused by PostgreSQL and fail its whole statement.
+ * The attempt's columns of record-attempts and record-fanned-out, by parameter name. What the subscriber answered
+ * and the error an attempt ended with are outside text: made storable (toStorableText), or one reply with a NUL in
+ * it would be refused by PostgreSQL and fail its whole statement.
  */
-function attemptColumns(records: AttemptRecord[]): unknown[][] {
+function attemptColumns(records: AttemptRecord[]) {
   const storableText = (s: string | null | undefined) => (s == null ? null : toStorableText(s));
   const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
-  return [
-    col((r) => r.attempt?.attemptedAt ?? null),
-    col((r) => r.attempt?.status ?? null),
-    col((r) => r.attempt?.latencyMs ?? 0),
-    col((r) => storableText(r.attempt?.error)),
-    col((r) => storableText(r.attempt?.responseBody)),
-    col((r) => (r.outcome.kind === 'retry' ? 'pending' : r.outcome.kind)),
-    col((r) => (r.outcome.kind === 'retry' ? r.outcome.delayMs : 0)),
-    col((r) => (r.outcome.kind === 'failed' ? storableText(r.outcome.disableSubscription ?? null) : null)),
-    col((r) => r.attempt?.signature ?? null),
-  ];
+  return {
+    attemptedAt: col((r) => r.attempt?.attemptedAt ?? null),
+    httpStatus: col((r) => r.attempt?.status ?? null),
+    latencyMs: col((r) => r.attempt?.latencyMs ?? 0),
+    error: col((r) => storableText(r.attempt?.error)),
+    responseBody: col((r) => storableText(r.attempt?.responseBody)),
+    nextStatus: col((r) => (r.outcome.kind === 'retry' ? 'pending' : r.outcome.kind)),
+    delayMs: col((r) => (r.outcome.kind === 'retry' ? r.outcome.delayMs : 0)),
+    disableReason: col((r) =>
+      r.outcome.kind === 'failed' ? storableText(r.outcome.disableSubscription ?? null) : null,
+    ),
+    signature: col((r) => r.attempt?.signature ?? null),
+  };
 }

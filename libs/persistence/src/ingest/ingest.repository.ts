@@ -9,9 +9,12 @@ import {
   SuppressedEvent,
 } from '@app/delivery';
 import { newLease } from '../sql/send-row';
-import { APPLY_EVENTS } from './apply-events.sql';
+import { sqlFile } from '../sql/sql-file';
 
-/** Stores plant.created events with the deliveries they owe (see APPLY_EVENTS). */
+export const INGEST_SQL = sqlFile(__dirname, 'ingest.sql');
+const APPLY_EVENTS = INGEST_SQL.statement('apply-events');
+
+/** Stores plant.created events with the deliveries they owe (see ingest.sql). */
 export class IngestRepository implements PlantEventStore {
   // The second argument (the SecretBox every repository is built with) is not needed: no credential passes here.
   constructor(
@@ -44,30 +47,30 @@ export class IngestRepository implements PlantEventStore {
     }>({
       name: APPLY_EVENTS.name,
       text: APPLY_EVENTS.text,
-      values: [
-        col('eventId'),
-        col('plantId'),
-        col('name'),
-        col('tag'),
-        col('eventTime'),
-        col('topic'),
-        col('partition'),
-        col('offset'),
-        col('hops'),
-        col('originEventId'),
+      values: APPLY_EVENTS.values({
+        eventIds: col('eventId'),
+        plantIds: col('plantId'),
+        names: col('name'),
+        tags: col('tag'),
+        eventTimes: col('eventTime'),
+        topics: col('topic'),
+        partitions: col('partition'),
+        offsets: col('offset'),
+        hops: col('hops'),
+        originEventIds: col('originEventId'),
         maxHops,
-        events.map((e) => JSON.stringify(e.extra)),
-        col('traceparent'),
-        col('digest'),
-        lease.limit,
-        lease.skipSubscriptions,
-        lease.leaseMs,
-        taken.token,
-        plan.pairs.map((p) => p.eventId),
-        plan.pairs.map((p) => p.subscriptionId),
-        plan.version,
-        plan.bodies,
-      ],
+        extras: events.map((e) => JSON.stringify(e.extra)),
+        traceparents: col('traceparent'),
+        digests: col('digest'),
+        room: lease.limit,
+        deferSubscriptions: lease.skipSubscriptions,
+        leaseMs: lease.leaseMs,
+        leaseToken: taken.token,
+        pairEventIds: plan.pairs.map((p) => p.eventId),
+        pairSubscriptionIds: plan.pairs.map((p) => p.subscriptionId),
+        version: plan.version,
+        bodies: plan.bodies,
+      }),
     });
     const r = rows[0];
     return {

@@ -1,6 +1,5 @@
 import { Pool } from 'pg';
-import { NamedStatement, sqlFile } from '../sql/sql-file';
-import { Statement } from '../sql/statement';
+import { NamedStatement, sqlFile, Statement } from '../sql/sql-file';
 
 export const RETENTION_SQL = sqlFile(__dirname, 'retention.sql');
 const PRUNE_PROCESSED_EVENTS = RETENTION_SQL.statement('prune-processed-events');

@@ -1,8 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { fannedOutDelivery, sendSettingsOf } from '@app/delivery';
 import { SecretBox, secretHeaderContext, subscriptionContext } from '../secrets/secret-box';
-import { SUBSCRIPTION_SEND_FIELDS } from './fragments/outbox';
-import { LoadedSubscriber, newLease, openSubscriber, SendRow, toClaimedDelivery } from './send-row';
+import {
+  LoadedSubscriber,
+  newLease,
+  openSubscriber,
+  SendRow,
+  SUBSCRIPTION_SEND_FIELDS,
+  toClaimedDelivery,
+} from './send-row';
 
 // A delivery leaves three ways: claimed from its row (toClaimedDelivery), fanned out in memory from the worker's
 // copy of its subscriber (openSubscriber, then fannedOutDelivery), or as a test send. A broker's credentials once

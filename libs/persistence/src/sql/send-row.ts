@@ -12,9 +12,26 @@ import {
   Subscriber,
 } from '@app/delivery';
 import { SecretBox, secretHeaderContext, subscriptionContext } from '../secrets/secret-box';
-import { SUBSCRIPTION_SEND_FIELDS } from './fragments/outbox';
 
-/** A row of DELIVERY_SEND_COLUMNS and SUBSCRIPTION_SEND_COLUMNS. */
+/**
+ * The columns of subscription_send_settings (migration 35) besides its key and the secret signing now: what a
+ * subscription's deliveries are sent with (SendSettings in libs/delivery, sealed). The claim, the fan-out, a test
+ * send and each worker's copy of its subscribers read that one view, so a column added there reaches every way a
+ * delivery leaves; test/database/migrations checks that this list is the view's.
+ */
+export const SUBSCRIPTION_SEND_FIELDS = [
+  'url',
+  'token',
+  'secret',
+  'max_deliveries_per_second',
+  'max_concurrency',
+  'headers',
+  'secret_headers',
+  'destination',
+  'destination_secrets',
+] as const;
+
+/** A delivery as the claim and the fan-out hand it out: the delivery's columns and its subscription_send_settings. */
 export interface SendRow {
   id: string | null;
   subscription_id: string;
@@ -42,10 +59,10 @@ export interface SendRow {
   traceparent: string | null;
 }
 
-/** The subscription's side of SUBSCRIPTION_SEND_COLUMNS: its SUBSCRIPTION_SEND_FIELDS and the secret signing now. */
+/** The subscription's side (subscription_send_settings): its SUBSCRIPTION_SEND_FIELDS and the secret signing now. */
 export type SubscriptionSendRow = Pick<SendRow, (typeof SUBSCRIPTION_SEND_FIELDS)[number] | 'previous_secret'>;
 
-/** A row of LOAD_SUBSCRIBERS' list: the same fields, credentials sealed, and the previous secret with its end. */
+/** A row of load-subscribers' list (worker_subscribers): the same fields, credentials sealed, and the previous secret with its end. */
 export type LoadedSubscriber = SubscriptionSendRow & {
   id: string;
   previous_until: string | null;

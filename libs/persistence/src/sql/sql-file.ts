@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Statement } from './statement';
 
 /**
  * A statement as a `.sql` file holds it (issue #38: each statement exists once, in SQL, with named parameters).
@@ -21,6 +20,15 @@ import { Statement } from './statement';
  * named, parsed once per connection), and its parser is an ES module the apps (CommonJS, Node 20) cannot load at
  * start-up. The parsing here is a tokenizer of some 60 lines, tested in sql-file.spec.ts.
  */
+/** A statement as a repository sends it: its name and its text exactly. */
+export interface Statement {
+  /** Unique; where a statement is sent named (parsed once per connection), this is its prepared name. */
+  readonly name: string;
+  /** The parameters, in `$n` order. */
+  readonly params: readonly string[];
+  readonly text: string;
+}
+
 export interface NamedStatement extends Statement {
   /** The parameters' names, in `$n` order (`params[0]` is `$1`). */
   readonly params: readonly string[];

@@ -47,7 +47,7 @@ describe('the statements', () => {
     expect(wrong.map((s) => s.name)).toEqual([]);
   });
 
-  // What is rendered into libs/persistence/sql is what is sent: every method of every repository is called on a
+  // What the .sql files hold is what is sent: every method of every repository is called on a
   // pool that records the text it is given, and each text must be a listed statement's, as it is.
   it('are every text the repositories send', async () => {
     const sent: string[] = [];

@@ -1,66 +1,59 @@
-import { noEarlierEventPending, noEarlierPending, receivesPlants, writeWaiting } from '../sql/fragments/outbox';
-import { statement } from '../sql/statement';
+-- The ingest statement: events stored as plants, with the outbox rows and the deliveries they owe.
 
-/**
- * The ingest statement: the one place that writes several tables. One statement, one round trip, for a whole
- * batch: record the event ids (duplicates drop out), keep the latest event per plant, upsert it unless the
- * stored plant comes from a newer event or already holds the same data (an update that changes nothing
- * changes and sends nothing: that is what ends an echo loop), and write one outbox row for every plant that
- * changed (the transactional outbox), unless its event has already been through MAX_WEBHOOK_HOPS deliveries
- * (a loop that changes data) or no enabled subscription's filter lets it through.
- *
- * The caller's dispatcher takes the new events on at once, as FAN_OUT would but without a statement of its
- * own: in event order, while their deliveries to send fit its room, each event no earlier one of its plant is
- * still being fanned out, they are written leased to it and the (event, subscriber) pairs to send from memory
- * come back (a delivery that must wait is written as a row, as in FAN_OUT). Nobody else can see these rows before
- * the commit. The other events are left for FAN_OUT (by any replica).
- *
- * Who receives an event is the caller's to say: its worker holds the enabled subscriptions in memory and sends
- * the pairs their filters let through, with the version of the subscriptions they come from. Only while that
- * version is still the stored one are they used; otherwise (a subscription changed since) every changed plant's
- * event is written for FAN_OUT, which reads the subscriptions itself, and the caller reloads.
- */
-export const APPLY_EVENTS = statement({
-  name: 'apply-events',
-  runBy: 'IngestRepository.applyEvents',
-  params: [
-    "the events' ids",
-    "their plants' ids",
-    "the plants' names",
-    "the plants' tags",
-    "the events' times",
-    'the Kafka topics they were read from',
-    'their partitions',
-    'their offsets',
-    'their hops (deliveries they have been through)',
-    "their origin events' ids",
-    'MAX_WEBHOOK_HOPS: an event with as many hops is stored but sends nothing',
-    "the events' other plant properties (jsonb)",
-    'their traceparents',
-    "their plants' digests (a reused event id with another plant shows)",
-    'the room: deliveries the dispatcher can send from memory',
-    'subscriptions saturated there (their deliveries are written to wait)',
-    'the lease, ms',
-    "the lease's token",
-    "with $20: each (event, subscription) pair the caller's filters let through, the event's id",
-    "the pair's subscription",
-    'the version of the subscriptions the pairs come from',
-    "the events' bodies (the NewPlant sent)",
-  ],
-  text: `
+-- @name apply-events
+-- The ingest statement: the one place that writes several tables. One statement, one round trip, for a whole
+-- batch: record the event ids (duplicates drop out), keep the latest event per plant, upsert it unless the
+-- stored plant comes from a newer event or already holds the same data (an update that changes nothing
+-- changes and sends nothing: that is what ends an echo loop), and write one outbox row for every plant that
+-- changed (the transactional outbox), unless its event has already been through MAX_WEBHOOK_HOPS deliveries
+-- (a loop that changes data) or no enabled subscription's filter lets it through.
+--
+-- The caller's dispatcher takes the new events on at once, as the fan-out (fan-out.sql) would but without a statement of its
+-- own: in event order, while their deliveries to send fit its room, each event no earlier one of its plant is
+-- still being fanned out, they are written leased to it and the (event, subscriber) pairs to send from memory
+-- come back (a delivery that must wait is written as a row, as in the fan-out). Nobody else can see these rows before
+-- the commit. The other events are left for the fan-out (by any replica).
+--
+-- Who receives an event is the caller's to say: its worker holds the enabled subscriptions in memory and sends
+-- the pairs their filters let through, with the version of the subscriptions they come from. Only while that
+-- version is still the stored one are they used; otherwise (a subscription changed since) every changed plant's
+-- event is written for the fan-out, which reads the subscriptions itself, and the caller reloads.
+-- Sent named by IngestRepository.applyEvents: each connection parses and plans it once, not once per batch.
+-- :eventIds the events' ids
+-- :plantIds their plants' ids
+-- :names the plants' names
+-- :tags the plants' tags
+-- :eventTimes the events' times
+-- :topics the Kafka topics they were read from
+-- :partitions their partitions
+-- :offsets their offsets
+-- :hops their hops (deliveries they have been through)
+-- :originEventIds their origin events' ids
+-- :maxHops MAX_WEBHOOK_HOPS: an event with as many hops is stored but sends nothing
+-- :extras the events' other plant properties (jsonb)
+-- :traceparents their traceparents
+-- :digests their plants' digests (a reused event id with another plant shows)
+-- :room the room: deliveries the dispatcher can send from memory
+-- :deferSubscriptions subscriptions saturated there (their deliveries are written to wait)
+-- :leaseMs the lease, ms
+-- :leaseToken the lease's token
+-- :pairEventIds with :pairSubscriptionIds, each (event, subscription) pair the caller's filters let through, the event's id
+-- :pairSubscriptionIds the pair's subscription
+-- :version the version of the subscriptions the pairs come from
+-- :bodies the events' bodies (the NewPlant sent)
 WITH input AS (
-  SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::int[], $8::bigint[],
-                       $9::int[], $10::text[], $12::jsonb[], $13::text[], $14::text[],
-                       $22::text[])
+  SELECT * FROM unnest(:eventIds::text[], :plantIds::bigint[], :names::text[], :tags::text[], :eventTimes::timestamptz[], :topics::text[], :partitions::int[], :offsets::bigint[],
+                       :hops::int[], :originEventIds::text[], :extras::jsonb[], :traceparents::text[], :digests::text[],
+                       :bodies::text[])
     AS t(event_id, plant_id, name, tag, event_time, topic, kafka_partition, kafka_offset, hops, origin_event_id, extra,
          traceparent, digest, body)
 ), current AS MATERIALIZED (
   -- The caller's subscriptions are the stored ones: its pairs say who receives what.
-  SELECT (SELECT version FROM subscription_versions) = $21::bigint AS ok
+  SELECT (SELECT version FROM subscription_versions) = :version::bigint AS ok
 ), pairs AS (
   -- Each pair once, however often the caller gave it: fanout joins each to its event, and a pair given twice
   -- would be handed back twice to send.
-  SELECT DISTINCT * FROM unnest($19::text[], $20::uuid[]) AS p(event_id, subscription_id) WHERE (SELECT ok FROM current)
+  SELECT DISTINCT * FROM unnest(:pairEventIds::text[], :pairSubscriptionIds::uuid[]) AS p(event_id, subscription_id) WHERE (SELECT ok FROM current)
 ), firsts AS (
   -- One row per event id: the first by offset (a record redelivered within a batch is the same event).
   SELECT DISTINCT ON (event_id) * FROM input ORDER BY event_id, kafka_partition, kafka_offset
@@ -98,14 +91,15 @@ WITH input AS (
   SELECT u.*, l.hops, l.origin_event_id, l.traceparent, l.body FROM upserted u JOIN latest l ON l.event_id = u.last_event_id
 ), to_outbox AS (
   SELECT last_event_id AS event_id, id AS plant_id, tag, last_event_time AS event_time, hops, origin_event_id,
-         traceparent, body, ${noEarlierEventPending('c.id')} AS free
+         traceparent, body, NOT EXISTS (SELECT 1 FROM pending_events p WHERE p.plant_id = c.id) AS free
   FROM changed c
   -- IN, not a correlated EXISTS: one hashed look-up per event, not a scan of the pairs.
-  WHERE hops < $11 AND (c.last_event_id IN (SELECT event_id FROM pairs)
-                        OR NOT (SELECT ok FROM current) AND EXISTS (SELECT 1 FROM subscriptions s WHERE ${receivesPlants('s')}))
+  WHERE hops < :maxHops AND (c.last_event_id IN (SELECT event_id FROM pairs)
+                        OR NOT (SELECT ok FROM current) AND EXISTS (SELECT 1 FROM plant_subscribers))
 ), fanout AS (
   SELECT t.event_id, t.event_time, t.plant_id, p.subscription_id,
-         NOT (p.subscription_id = ANY($16::uuid[])) AND ${noEarlierPending('p.subscription_id', 't.plant_id')} AS sendable
+         NOT (p.subscription_id = ANY(:deferSubscriptions::uuid[])) AND NOT EXISTS (SELECT 1 FROM pending_deliveries w
+                     WHERE w.subscription_id = p.subscription_id AND w.plant_id = t.plant_id) AS sendable
   FROM to_outbox t JOIN pairs p USING (event_id)
   WHERE t.free
 ), per_event AS (
@@ -113,7 +107,7 @@ WITH input AS (
          sum(count(*) FILTER (WHERE sendable)) OVER (ORDER BY min(event_time), min(plant_id), event_id) AS upto
   FROM fanout GROUP BY event_id
 ), taken AS (
-  SELECT event_id, sending FROM per_event WHERE upto <= $15
+  SELECT event_id, sending FROM per_event WHERE upto <= :room
   UNION ALL -- no subscriber's filter lets it through: nothing to send, done now
   SELECT t.event_id, 0 FROM to_outbox t
   WHERE t.free AND (SELECT ok FROM current) AND NOT EXISTS (SELECT 1 FROM fanout f WHERE f.event_id = t.event_id)
@@ -121,21 +115,28 @@ WITH input AS (
   INSERT INTO outbox_events (event_id, plant_id, tag, body, event_time, hops, origin_event_id, traceparent,
                              leased_until, lease_token, fanned_out_at)
   SELECT t.event_id, t.plant_id, t.tag, t.body, t.event_time, t.hops, t.origin_event_id, t.traceparent,
-         CASE WHEN k.event_id IS NOT NULL THEN now() + $17 * interval '1 millisecond' END,
-         CASE WHEN k.event_id IS NOT NULL THEN $18::uuid END,
+         CASE WHEN k.event_id IS NOT NULL THEN now() + :leaseMs * interval '1 millisecond' END,
+         CASE WHEN k.event_id IS NOT NULL THEN :leaseToken::uuid END,
          CASE WHEN k.sending = 0 THEN now() END -- nothing to send from memory: done now
   FROM to_outbox t LEFT JOIN taken k USING (event_id)
   ORDER BY t.event_time, t.plant_id -- numbered in event order: fanned out in it
   ON CONFLICT (event_id) DO NOTHING
   RETURNING event_id
-), deferred AS (${writeWaiting('fanout f JOIN taken USING (event_id) JOIN to_outbox e USING (event_id) WHERE NOT f.sendable', 'e.event_time, e.plant_id')}
+), deferred AS (
+  -- The ones that must wait: pending rows, numbered in the events' order (the claims keep it).
+  INSERT INTO deliveries (subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id, traceparent)
+  SELECT f.subscription_id, e.event_id, e.plant_id, e.body, e.event_time, e.hops, e.origin_event_id, e.traceparent
+  FROM fanout f JOIN taken USING (event_id) JOIN to_outbox e USING (event_id) WHERE NOT f.sendable
+  ORDER BY e.event_time, e.plant_id, f.subscription_id
+  ON CONFLICT (subscription_id, event_id) DO NOTHING
+  RETURNING 1
 )
 SELECT (SELECT coalesce(array_agg(event_id), '{}') FROM fresh) AS fresh,
        (SELECT coalesce(array_agg(last_event_id), '{}') FROM upserted) AS applied,
        (SELECT coalesce(array_agg(event_id), '{}') FROM unchanged) AS unchanged,
        (SELECT coalesce(array_agg(at), '{}') FROM key_reused) AS key_reused,
        (SELECT coalesce(json_agg(json_build_object('eventId', last_event_id, 'plantId', id, 'hops', hops, 'originEventId', origin_event_id)), '[]')
-          FROM changed WHERE hops >= $11) AS suppressed,
+          FROM changed WHERE hops >= :maxHops) AS suppressed,
        (SELECT count(*) FROM outbox)::int AS outboxed,
        (SELECT count(*) FROM taken)::int AS taken,
        (SELECT count(*) FROM deferred)::int AS deferred,
@@ -143,5 +144,4 @@ SELECT (SELECT coalesce(array_agg(event_id), '{}') FROM fresh) AS fresh,
        sending.*
 FROM (SELECT coalesce(array_agg(f.event_id), '{}') AS sending_events,
              coalesce(array_agg(f.subscription_id::text), '{}') AS sending_subscriptions
-      FROM fanout f JOIN taken USING (event_id) WHERE f.sendable) sending`,
-});
+      FROM fanout f JOIN taken USING (event_id) WHERE f.sendable) sending;
