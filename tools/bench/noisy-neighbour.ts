@@ -67,7 +67,7 @@ async function run(stack: Stack, rx: Receiver, nine: string[], rate: number, cou
   await paced(rate, count, async () => {
     const id = nextId();
     await sendWebhook(stack.url, { id, name: 'Neighbour', tag: 'bench' });
-    accepted.set(id, Date.now());
+    accepted.set(id, performance.now()); // as the receiver's `precise`
   });
   const mine = () =>
     rx.received.slice(from).filter((r) => nine.includes(r.path) && accepted.has(JSON.parse(r.body).id));
@@ -76,7 +76,7 @@ async function run(stack: Stack, rx: Receiver, nine: string[], rate: number, cou
   const firsts = new Map<string, number>();
   for (const r of mine()) {
     const key = `${r.path} ${JSON.parse(r.body).id}`;
-    if (!firsts.has(key)) firsts.set(key, Math.max(0, r.at - accepted.get(JSON.parse(r.body).id)!));
+    if (!firsts.has(key)) firsts.set(key, Math.max(0, r.precise - accepted.get(JSON.parse(r.body).id)!));
   }
   return { latencies: [...firsts.values()], expected, arrived: firsts.size } satisfies Outcome;
 }

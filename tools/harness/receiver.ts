@@ -5,7 +5,13 @@ export interface Received {
   path: string;
   headers: http.IncomingHttpHeaders;
   body: string;
+  /** When the request was read whole: Date.now(). */
   at: number;
+  /**
+   * The same on the monotonic clock, with a fraction of a millisecond (performance.now()): Date.now() steps in whole
+   * milliseconds, and a benchmark whose p95 is a few of them (the noisy neighbour's) read a 1 ms step as 20 %.
+   */
+  precise: number;
 }
 
 /** What the receiver answers on a path: a status, optionally after a delay or when released, with a body of its own. */
@@ -44,6 +50,7 @@ export class Receiver {
           headers: req.headers,
           body: Buffer.concat(chunks).toString(),
           at: Date.now(),
+          precise: performance.now(),
         };
         if (this.record) this.received.push(r);
         const nth = (this.counts.get(r.path) ?? 0) + 1;
