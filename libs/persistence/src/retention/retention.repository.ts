@@ -1,5 +1,5 @@
 import { Pool } from 'pg';
-import { NamedStatement, sqlFile, Statement } from '../sql/sql-file';
+import { NamedStatement, sqlFile } from '../sql/sql-file';
 
 export const RETENTION_SQL = sqlFile(__dirname, 'retention.sql');
 const PRUNE_PROCESSED_EVENTS = RETENTION_SQL.statement('prune-processed-events');
@@ -32,7 +32,7 @@ export interface LogMaintenance {
 }
 
 /** A statement naming a day's partition of the log (DAY: YYYYMMDD, digits only, so nothing else gets in). */
-export function forDay(s: Statement, day: string): string {
+export function forDay(s: NamedStatement, day: string): string {
   if (!/^\d{8}$/.test(day)) throw new Error(`not a partition's day: ${day}`);
   return s.text.replace('DAY', day);
 }

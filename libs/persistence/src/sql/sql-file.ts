@@ -20,16 +20,11 @@ import { join } from 'node:path';
  * named, parsed once per connection), and its parser is an ES module the apps (CommonJS, Node 20) cannot load at
  * start-up. The parsing here is a tokenizer of some 60 lines, tested in sql-file.spec.ts.
  */
-/** A statement as a repository sends it: its name and its text exactly. */
-export interface Statement {
+export interface NamedStatement {
   /** Unique; where a statement is sent named (parsed once per connection), this is its prepared name. */
   readonly name: string;
-  /** The parameters, in `$n` order. */
-  readonly params: readonly string[];
+  /** Its text exactly as sent, each `:name` replaced by its `$n`. */
   readonly text: string;
-}
-
-export interface NamedStatement extends Statement {
   /** The parameters' names, in `$n` order (`params[0]` is `$1`). */
   readonly params: readonly string[];
   /** What each parameter means, by name. */
