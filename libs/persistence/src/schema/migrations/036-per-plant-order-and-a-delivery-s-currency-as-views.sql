@@ -25,7 +25,7 @@
       CREATE VIEW delivery_currency AS
       -- (Per-plant order is not a column here: a claim asks it of its candidates, as a join, so that it is never
       -- asked of every row when the planner scans the table.)
-      SELECT d.id, d.subscription_id, d.plant_id, d.seq, d.status, d.leased_until, d.replayed_from,
+      SELECT d.id, d.status, d.leased_until, d.replayed_from,
              (d.backfill_id IS NULL OR EXISTS (
                 SELECT 1 FROM plants bp WHERE bp.id = d.plant_id AND bp.last_event_id = d.origin_event_id))
                AS backfill_current,

@@ -50,6 +50,8 @@
       CREATE FUNCTION settle_final_outcomes(gone gone_subscription[], exhausted exhausted_delivery[]) RETURNS int
       LANGUAGE plpgsql VOLATILE AS $fn$
       DECLARE
+        -- How long one delivery.exhausted about a subscription stands for the others (docs/delivery.md).
+        notice_window constant interval := interval '60 seconds';
         written int;
       BEGIN
         IF cardinality(gone) = 0 AND cardinality(exhausted) = 0 THEN
@@ -69,13 +71,13 @@
           SELECT * FROM unnest(exhausted)
         ), notices AS (
           INSERT INTO operational_notices AS o (subscription_id, type, window_ends, held, reported)
-          SELECT x.subscription_id, 'delivery.exhausted', now() + interval '60 seconds', count(*) - 1, 0
+          SELECT x.subscription_id, 'delivery.exhausted', now() + notice_window, count(*) - 1, 0
           FROM ended x GROUP BY x.subscription_id ORDER BY x.subscription_id
           ON CONFLICT (subscription_id, type) DO UPDATE SET
             reported = CASE WHEN o.window_ends <= now() THEN o.held ELSE o.reported END,
             held = CASE WHEN o.window_ends <= now() THEN excluded.held ELSE o.held + excluded.held + 1 END,
             window_ends = CASE WHEN o.window_ends <= now() THEN excluded.window_ends ELSE o.window_ends END
-          RETURNING o.subscription_id, o.reported, o.window_ends = now() + interval '60 seconds' AS notify
+          RETURNING o.subscription_id, o.reported, o.window_ends = now() + notice_window AS notify
         ), op_deliveries AS (
           INSERT INTO deliveries (subscription_id, event_id, event_type, body, event_time)
           SELECT * FROM operational_deliveries(ARRAY(
