@@ -7,18 +7,25 @@
 // Two Node versions: the whole suite runs on the supported LTS the Docker image ships (Node 24, fetched from the
 // npm registry into .local/ on first use); when this machine's Node is another major (these machines have
 // Node 20, past its end of life), the unit tests and the core end-to-end suites run again on it, since
-// `npm start` runs the apps on it. In that order: on the LTS the suites that can run two at a time, then this
-// machine's Node, then on the LTS the suites that need the stack alone (each says so with `// @alone: why`, which
+// `npm start` runs the apps on it. In that order: on the LTS the suites that can run beside others (four at a
+// time), then this machine's Node, then on the LTS the suites that need the stack alone (each says so with `// @alone: why`, which
 // jest.config.js reads).
 //
 // Extra arguments go to jest, e.g. `npm test -- --selectProjects unit` or `npm test -- test/gateway/` (the suites
 // of one area, test/<area>/); they run on the LTS only, one at a time. `npm test -- --node=machine` runs on this
-// machine's Node alone (no fetch). `npm test -- --workers=2 test/delivery/` runs the given suites two at a time, as
+// machine's Node alone (no fetch). `npm test -- --workers=4 test/delivery/` runs the given suites four at a time, as
 // the parallel lane does (with E2E_LANE=parallel in the environment, jest leaves out the suites tagged @alone).
 const { execFileSync, spawn } = require('node:child_process');
 const { ensureDependencies } = require('./local-stack/deps');
 const { registerTypeScript } = require('./local-stack/typescript');
 const { ROOT } = require('./local-stack/paths');
+
+/**
+ * Suites at once in the parallel lane. Four on 2 cores: the end-to-end suites mostly wait (for a broker's
+ * rebalance, a retry's backoff, a fault to heal), and with three at a time vmstat still showed the CPU 60-80 % idle
+ * for most of the lane; each suite's own time limits are in seconds of waiting, not of CPU.
+ */
+const PARALLEL_LANE_WORKERS = 4;
 
 /** What the machine's own Node runs again after the full suite on the LTS: what `npm start` exercises. */
 const MACHINE_NODE_SUITES = ['test/kafka/pipeline.e2e-spec.ts', 'test/tools/walkthrough.e2e-spec.ts'];
@@ -53,13 +60,19 @@ async function main() {
   process.on('SIGTERM', () => interrupt('SIGTERM'));
 
   /**
-   * One jest run. The end-to-end suites share one broker and one database on 2 cores: two at a time (`parallel`,
-   * the suites that keep to their own ids, groups, databases and ports) or one at a time (`serial`, the rest: each
-   * says why with `// @alone:` near its top, which jest.config.js reads). Unset, one at a time, every suite.
+   * One jest run. The end-to-end suites share one broker and one database on 2 cores: PARALLEL_LANE_WORKERS at a
+   * time (`parallel`, the suites that keep to their own ids, groups, databases and ports) or one at a time
+   * (`serial`, the rest: each says why with `// @alone:` near its top, which jest.config.js reads). Unset, one at
+   * a time, every suite.
    * @param {string} node @param {string} what @param {string[]} extra
-   * @param {{ lane?: 'parallel' | 'serial', workers?: number }} [how] two workers for the parallel lane
+   * @param {{ lane?: 'parallel' | 'serial', workers?: number }} [how]
    */
-  const runJest = async (node, what, extra, { lane, workers = lane === 'parallel' ? 2 : 1 } = {}) => {
+  const runJest = async (
+    node,
+    what,
+    extra,
+    { lane, workers = lane === 'parallel' ? PARALLEL_LANE_WORKERS : 1 } = {},
+  ) => {
     const s = step(`Running jest on Node ${version(node)}: ${what}`);
     // --forceExit: a suite that failed half-way can leave a client or a server open, and jest then waits for it
     // for ever after printing its results; CI would wait out its whole time limit instead of reporting the failure.
@@ -90,7 +103,8 @@ async function main() {
   try {
     if (jestArgs.length > 0) status = await runJest(lts, jestArgs.join(' '), jestArgs, { workers });
     else {
-      const parallel = await runJest(lts, 'unit, static and end-to-end, two at a time', [], { lane: 'parallel' });
+      const what = `unit, static and end-to-end, ${PARALLEL_LANE_WORKERS} at a time`;
+      const parallel = await runJest(lts, what, [], { lane: 'parallel' });
       // This machine's Node before the serial lane, so that a failure of the apps on it shows before the long
       // suites. (Its core suites run on topics and a database of their own, so what the serial lane's suites
       // write, the dead-letter burst's 20,000 poison records on the shared plant.created among them, is not theirs.)

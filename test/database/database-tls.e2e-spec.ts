@@ -1,4 +1,4 @@
-// @alone: it starts servers of its own on fixed ports.
+// Runs beside the other suites: its PostgreSQL servers are its own, on a port (45311) no other suite uses.
 
 import { readFileSync } from 'node:fs';
 import { loadConfig, workerEnvSchema } from '@app/config';

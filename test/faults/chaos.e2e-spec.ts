@@ -1,4 +1,5 @@
-// @alone: it starts servers of its own on fixed ports.
+// Runs beside the other suites: its broker, database and apps are its own, on the `chaos` profile's ports, which
+// no other suite uses (tools/local-stack/index.ts).
 
 import { PROFILES } from '../../tools/chaos/scenarios';
 import { printResults, runChaos } from '../../tools/chaos/run';

@@ -1,4 +1,4 @@
-// @alone: it starts servers of its own on fixed ports.
+// Runs beside the other suites: the PostgreSQL it freezes is its own, on a port (45321) no other suite uses.
 
 import { loadConfig, workerEnvSchema } from '@app/config';
 import { PLANT_CREATED_TOPIC } from '@app/contracts';
