@@ -10,6 +10,7 @@ export type * from './openapi/shapes';
 export * from './storable-json';
 export * from './exact-numbers';
 export * from './portal-link-lifetime';
+export * from './portal-token';
 export * from './operational-events';
 export * from './reserved-headers';
 export * from './visible-text';

@@ -3,7 +3,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { Strategy } from 'passport-http-bearer';
 import { AdminScope, APP_CONFIG, GatewayConfig } from '@app/config';
-import { PORTAL_TOKEN_PREFIX, PortalLinkRepository, PresentedPortalLink } from '@app/persistence';
+import { PortalLinkRepository, PresentedPortalLink } from '@app/persistence';
+import { hasPortalTokenShape } from '@app/contracts';
 import { ProblemException } from '@app/observability';
 import { TokenSet } from './token-set';
 
@@ -70,8 +71,8 @@ export const WebhookBearerStrategy = bearerStrategy('webhook-bearer', 'webhook',
 export const AdminBearerStrategy = bearerStrategy('admin-bearer', 'admin', (c) => c.ADMIN_TOKENS);
 
 /**
- * Portal link tokens (`psp_…`): looked up by their SHA-256 in `portal_links` (one indexed read; a token without
- * the prefix costs nothing). A link that expired, was revoked, whose subscription was deleted or is operational
+ * Portal link tokens (`psp_…`): looked up by their SHA-256 in `portal_links` (one indexed read). A token not of
+ * the shape links are issued in (`PORTAL_TOKEN_PATTERN`) is refused before it: `Bearer psp_x` costs no query. A link that expired, was revoked, whose subscription was deleted or is operational
  * (made before such links were refused) is refused here
  * with a 401 that says which, rather than as an unknown token: the subscriber then knows to ask for a new link.
  * What the principal may reach is decided by the guards (portal-scope.ts).
@@ -87,7 +88,7 @@ export class PortalBearerStrategy extends PassportStrategy(Strategy, 'portal-bea
   }
 
   async validate(token: string): Promise<Principal | false> {
-    if (!token.startsWith(PORTAL_TOKEN_PREFIX)) return false;
+    if (!hasPortalTokenShape(token)) return false;
     const link = await this.links.findByToken(token);
     if (!link) return false;
     const refused = whyRefused(link);

@@ -1,5 +1,6 @@
 // Schemas of the portal links: a subscriber's own credential for one subscription.
 import { PORTAL_LINK_LIFETIME } from '../../portal-link-lifetime';
+import { PORTAL_TOKEN_PATTERN } from '../../portal-token';
 import { always, dateTime, ref } from './common';
 
 export const PortalLinkCreate = {
@@ -43,7 +44,7 @@ export const PortalLinkWithToken = {
       properties: {
         token: {
           type: 'string',
-          pattern: '^psp_[A-Za-z0-9_-]{43}$',
+          pattern: PORTAL_TOKEN_PATTERN,
           description: 'The bearer token (`portalAuth`), shown in this response only; only its SHA-256 is kept',
         },
         url: {
