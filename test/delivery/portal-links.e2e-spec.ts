@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
+import { UNKNOWN_PORTAL_TOKENS } from '../../apps/gateway/src/auth/unknown-portal-tokens';
 import { adminClient } from '../../tools/harness/admin';
 import { Receiver } from '../../tools/harness/receiver';
 import * as e2e from '../../tools/harness/stack';
@@ -610,5 +611,26 @@ describe('portal links', () => {
     expect((await viewer.call('GET', `/subscriptions/${a.id}/portal-links`)).status).toBe(200);
     expect((await viewer.call('POST', `/subscriptions/${a.id}/portal-links`)).status).toBe(403);
     expect((await viewer.call('DELETE', `/subscriptions/${a.id}/portal-links/${link.id}`)).status).toBe(403);
+  });
+
+  // Last: it leaves this address's unknown-token bucket empty for a second.
+  it('refuses an address cycling unknown portal tokens unread, 401 with Retry-After; its real link opens again', async () => {
+    const { burst } = UNKNOWN_PORTAL_TOKENS;
+    const guesses = [];
+    for (let i = 0; i <= burst; i++)
+      guesses.push(await as(`psp_${randomBytes(32).toString('base64url')}`).call('GET', `/subscriptions/${a.id}`));
+    expect(guesses.slice(0, burst).map((g) => g.status)).toEqual(Array(burst).fill(401));
+    const refused = guesses[burst];
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="plant-store"');
+    expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(refused.body).toMatchObject({ reason: 'unknown-portal-tokens', detail: expect.stringMatching(/Retry in/) });
+    // A token of another shape is never looked up, so it is refused as unknown, not as one too many.
+    const malformed = await as('psp_x').call('GET', `/subscriptions/${a.id}`);
+    expect([malformed.status, malformed.body.reason]).toEqual([401, undefined]);
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    await new Promise((r) => setTimeout(r, retryAfter * 1000));
+    expect((await as(link.token).call('GET', `/subscriptions/${a.id}`)).status).toBe(200);
   });
 });

@@ -3,6 +3,7 @@ import { PassportModule } from '@nestjs/passport';
 import { DatabaseModule } from '@app/persistence';
 import { AdminBearerStrategy, PortalBearerStrategy, WebhookBearerStrategy } from './bearer.strategies';
 import { PortalChangeRate } from './portal-change-rate';
+import { UnknownPortalTokens } from './unknown-portal-tokens';
 
 /**
  * Global for the one thing it exports: the guards every feature module uses charge a portal link's changes to
@@ -11,7 +12,7 @@ import { PortalChangeRate } from './portal-change-rate';
 @Global()
 @Module({
   imports: [PassportModule.register({ session: false }), DatabaseModule],
-  providers: [WebhookBearerStrategy, AdminBearerStrategy, PortalBearerStrategy, PortalChangeRate],
+  providers: [WebhookBearerStrategy, AdminBearerStrategy, PortalBearerStrategy, PortalChangeRate, UnknownPortalTokens],
   exports: [PortalChangeRate],
 })
 export class AuthModule {}

@@ -6,12 +6,14 @@ import { AdminScope, APP_CONFIG, GatewayConfig } from '@app/config';
 import { PortalLinkRepository, PresentedPortalLink } from '@app/persistence';
 import { hasPortalTokenShape } from '@app/contracts';
 import { ProblemException } from '@app/observability';
+import { REALM } from './realm';
 import { TokenSet } from './token-set';
+import { UnknownPortalTokens } from './unknown-portal-tokens';
 
 /** How a portal link is named as an actor (audit events, `Actor`): this, then the link's id. */
 export const PORTAL_LINK_ACTOR = 'portal-link:';
 
-export const REALM = 'plant-store';
+export { REALM };
 
 export interface Principal {
   kind: 'webhook' | 'admin' | 'portal';
@@ -70,27 +72,42 @@ export const WebhookBearerStrategy = bearerStrategy('webhook-bearer', 'webhook',
 /** Tokens from ADMIN_TOKENS, each with its name and scope. A webhook token is not an admin token. */
 export const AdminBearerStrategy = bearerStrategy('admin-bearer', 'admin', (c) => c.ADMIN_TOKENS);
 
+/** What the portal strategy is given of a request: its headers (the token's only place) and where it came from. */
+interface Sender {
+  headers: IncomingHttpHeaders;
+  address: string;
+}
+
 /**
  * Portal link tokens (`psp_…`): looked up by their SHA-256 in `portal_links` (one indexed read). A token not of
- * the shape links are issued in (`PORTAL_TOKEN_PATTERN`) is refused before it: `Bearer psp_x` costs no query. A link that expired, was revoked, whose subscription was deleted or is operational
- * (made before such links were refused) is refused here
- * with a 401 that says which, rather than as an unknown token: the subscriber then knows to ask for a new link.
- * What the principal may reach is decided by the guards (portal-scope.ts).
+ * the shape links are issued in (`PORTAL_TOKEN_PATTERN`) is refused before it: `Bearer psp_x` costs no query; so
+ * is any token from an address whose tokens keep opening nothing (unknown-portal-tokens.ts). A link that expired,
+ * was revoked, whose subscription was deleted or is operational (made before such links were refused) is refused
+ * here with a 401 that says which, rather than as an unknown token: the subscriber then knows to ask for a new
+ * link. What the principal may reach is decided by the guards (portal-scope.ts).
  */
 @Injectable()
 export class PortalBearerStrategy extends PassportStrategy(Strategy, 'portal-bearer') {
-  constructor(private readonly links: PortalLinkRepository) {
-    super({ realm: REALM });
+  constructor(
+    private readonly links: PortalLinkRepository,
+    private readonly unknown: UnknownPortalTokens,
+  ) {
+    super({ realm: REALM, passReqToCallback: true });
   }
 
-  authenticate(req: { headers: IncomingHttpHeaders }, options?: unknown) {
-    return super.authenticate(headersOnly(req), options as object);
+  authenticate(req: { headers: IncomingHttpHeaders; socket?: { remoteAddress?: string } }, options?: unknown) {
+    const from: Sender = { headers: req.headers, address: req.socket?.remoteAddress ?? 'unknown' };
+    return super.authenticate(from as never, options as object);
   }
 
-  async validate(token: string): Promise<Principal | false> {
+  async validate(from: Sender, token: string): Promise<Principal | false> {
     if (!hasPortalTokenShape(token)) return false;
+    this.unknown.refuseBeforeLookup(from.address);
     const link = await this.links.findByToken(token);
-    if (!link) return false;
+    if (!link) {
+      this.unknown.missed(from.address);
+      return false;
+    }
     const refused = whyRefused(link);
     if (refused)
       throw ProblemException.of(

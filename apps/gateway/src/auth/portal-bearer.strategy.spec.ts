@@ -1,8 +1,10 @@
 import { PortalLinkRepository, PresentedPortalLink } from '@app/persistence';
 import { PortalBearerStrategy } from './bearer.strategies';
+import { UNKNOWN_PORTAL_TOKENS, UnknownPortalTokens } from './unknown-portal-tokens';
 
 describe('PortalBearerStrategy', () => {
   const wellFormed = `psp_${'A'.repeat(43)}`;
+  const from = (address = '192.0.2.1') => ({ headers: {}, address });
   const strategy = (link: PresentedPortalLink | null = null) => {
     const lookups: string[] = [];
     const links = {
@@ -11,7 +13,7 @@ describe('PortalBearerStrategy', () => {
         return link;
       },
     } as unknown as PortalLinkRepository;
-    return { strategy: new PortalBearerStrategy(links), lookups };
+    return { strategy: new PortalBearerStrategy(links, new UnknownPortalTokens()), lookups };
   };
 
   it.each([
@@ -24,13 +26,13 @@ describe('PortalBearerStrategy', () => {
     ['a line break after it', `${wellFormed}\n`],
   ])('refuses a token never issued (%s) without a database query', async (_, token) => {
     const { strategy: s, lookups } = strategy();
-    await expect(s.validate(token)).resolves.toBe(false);
+    await expect(s.validate(from(), token)).resolves.toBe(false);
     expect(lookups).toEqual([]);
   });
 
   it('looks a token of the issued shape up, once, and refuses it when no link has it', async () => {
     const { strategy: s, lookups } = strategy();
-    await expect(s.validate(wellFormed)).resolves.toBe(false);
+    await expect(s.validate(from(), wellFormed)).resolves.toBe(false);
     expect(lookups).toEqual([wellFormed]);
   });
 
@@ -45,6 +47,22 @@ describe('PortalBearerStrategy', () => {
       subscription_deleted: false,
       subscription_operational: false,
     } as unknown as PresentedPortalLink);
-    await expect(s.validate(wellFormed)).resolves.toMatchObject({ kind: 'portal', portal: { subscriptionId: 's1' } });
+    await expect(s.validate(from(), wellFormed)).resolves.toMatchObject({
+      kind: 'portal',
+      portal: { subscriptionId: 's1' },
+    });
+  });
+
+  it('refuses, with no lookup, the tokens of an address whose tokens keep opening nothing; not another address', async () => {
+    const { strategy: s, lookups } = strategy();
+    for (let i = 0; i < UNKNOWN_PORTAL_TOKENS.burst; i++)
+      await expect(s.validate(from(), wellFormed)).resolves.toBe(false);
+    expect(lookups).toHaveLength(UNKNOWN_PORTAL_TOKENS.burst);
+    const refused = await s.validate(from(), wellFormed).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ status: 401 });
+    expect((refused as { getResponse(): unknown }).getResponse()).toMatchObject({ reason: 'unknown-portal-tokens' });
+    expect(lookups).toHaveLength(UNKNOWN_PORTAL_TOKENS.burst); // refused before the lookup
+    await expect(s.validate(from('192.0.2.2'), wellFormed)).resolves.toBe(false); // another sender is not refused
+    expect(lookups).toHaveLength(UNKNOWN_PORTAL_TOKENS.burst + 1);
   });
 });

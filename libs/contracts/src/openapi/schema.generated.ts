@@ -1389,7 +1389,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuditPage"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1441,7 +1441,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetterPage"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1491,7 +1491,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetterWithValue"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1550,7 +1550,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetter"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1618,7 +1618,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetter"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1696,7 +1696,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetterBulkResult"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1747,7 +1747,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetterBulkResult"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1814,7 +1814,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryPage"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1864,7 +1864,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryWithAttempts"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1923,7 +1923,7 @@ export interface operations {
                     "application/json": components["schemas"]["Delivery"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2005,7 +2005,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2063,7 +2063,7 @@ export interface operations {
                     "application/json": components["schemas"]["Overview"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2105,7 +2105,7 @@ export interface operations {
                     "application/json": components["schemas"]["PlantPage"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2146,7 +2146,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredPlant"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2193,7 +2193,7 @@ export interface operations {
                     "application/json": components["schemas"]["PortalSession"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2222,7 +2222,7 @@ export interface operations {
                     "application/json": components["schemas"]["Subscription"][];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2264,7 +2264,7 @@ export interface operations {
                     "application/json": components["schemas"]["SubscriptionWithSecret"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2314,7 +2314,7 @@ export interface operations {
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2371,7 +2371,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2434,7 +2434,7 @@ export interface operations {
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2513,7 +2513,7 @@ export interface operations {
                     "application/json": components["schemas"]["Backfill"][];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2576,7 +2576,7 @@ export interface operations {
                     "application/json": components["schemas"]["Backfill"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2657,7 +2657,7 @@ export interface operations {
                     "application/json": components["schemas"]["Backfill"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2718,7 +2718,7 @@ export interface operations {
                     "application/json": components["schemas"]["Backfill"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2797,7 +2797,7 @@ export interface operations {
                     "application/json": components["schemas"]["PortalLink"][];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2860,7 +2860,7 @@ export interface operations {
                     "application/json": components["schemas"]["PortalLinkWithToken"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2930,7 +2930,7 @@ export interface operations {
                     "application/json": components["schemas"]["PortalLink"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2996,7 +2996,7 @@ export interface operations {
                     "application/json": components["schemas"]["Recovery"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3075,7 +3075,7 @@ export interface operations {
                     "application/json": components["schemas"]["SubscriptionWithSecret"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3149,7 +3149,7 @@ export interface operations {
                     "application/json": components["schemas"]["SubscriptionTestResult"];
                 };
             };
-            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which) */
+            /** @description Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After) */
             401: {
                 headers: {
                     [name: string]: unknown;

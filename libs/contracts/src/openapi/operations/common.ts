@@ -30,7 +30,8 @@ export const adminReadOrPortal = [...adminRead, { portalAuth: [] }];
 export const adminWriteOrPortal = [...adminWrite, { portalAuth: [] }];
 export const unauthorized = problem(
   'Missing or wrong bearer token, or a portal link that expired, was revoked, or whose subscription was deleted or ' +
-    'is operational (`detail` says which)',
+    'is operational (`detail` says which). A portal link token from an address whose portal tokens keep opening ' +
+    'nothing is not looked up for a while (`reason`: `unknown-portal-tokens`, with Retry-After)',
 );
 export const forbidden = problem(
   'An admin token without the scope this operation needs (named in `detail`), or a portal link token used ' +
