@@ -102,12 +102,13 @@ export class PortalBearerStrategy extends PassportStrategy(Strategy, 'portal-bea
 
   async validate(from: Sender, token: string): Promise<Principal | false> {
     if (!hasPortalTokenShape(token)) return false;
-    this.unknown.refuseBeforeLookup(from.address);
+    this.unknown.refuseBeforeLookup(from.address, token);
     const link = await this.links.findByToken(token);
     if (!link) {
       this.unknown.missed(from.address);
       return false;
     }
+    this.unknown.found(token);
     const refused = whyRefused(link);
     if (refused)
       throw ProblemException.of(

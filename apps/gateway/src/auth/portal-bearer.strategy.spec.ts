@@ -65,4 +65,22 @@ describe('PortalBearerStrategy', () => {
     await expect(s.validate(from('192.0.2.2'), wellFormed)).resolves.toBe(false); // another sender is not refused
     expect(lookups).toHaveLength(UNKNOWN_PORTAL_TOKENS.burst + 1);
   });
+
+  it('looks up a token that opened a link before, whatever its address has guessed (a proxy shared with a guesser)', async () => {
+    const now = new Date();
+    const live = { id: '7', subscription_id: 's1', expires_at: new Date(now.getTime() + 60_000), checked_at: now };
+    let link: PresentedPortalLink | null = live as unknown as PresentedPortalLink;
+    const lookups: string[] = [];
+    const links = { findByToken: async (t: string) => (lookups.push(t), link) } as unknown as PortalLinkRepository;
+    const s = new PortalBearerStrategy(links, new UnknownPortalTokens());
+    const proxy = from('10.0.0.1');
+    await expect(s.validate(proxy, wellFormed)).resolves.toMatchObject({ kind: 'portal' });
+    link = null; // the guesser's tokens, through the same proxy
+    const guess = `psp_${'B'.repeat(43)}`;
+    for (let i = 0; i < UNKNOWN_PORTAL_TOKENS.burst; i++) await s.validate(proxy, guess);
+    await expect(s.validate(proxy, guess)).rejects.toMatchObject({ status: 401 });
+    link = live as unknown as PresentedPortalLink;
+    await expect(s.validate(proxy, wellFormed)).resolves.toMatchObject({ kind: 'portal' });
+    expect(lookups.filter((t) => t === wellFormed)).toHaveLength(2); // looked up each time: a revocation shows
+  });
 });

@@ -44,7 +44,7 @@ export class PortalChangeRate {
   charge(linkId: string, req: Charged & { headers?: IncomingHttpHeaders }): void {
     if (isRead(req) || this.charged.has(req)) return;
     const token = portalToken(req.headers);
-    if (token !== null) this.linkOfToken.set(digest(token), linkId); // the least recently charged goes first
+    if (token !== null) this.linkOfToken.set(tokenKey(token), linkId); // the least recently charged goes first
     const waitMs = this.buckets.take(linkId);
     if (waitMs === null) return void this.charged.add(req);
     throw tooManyChanges(Math.max(1, Math.ceil(waitMs / 1000)), this.buckets);
@@ -59,7 +59,7 @@ export class PortalChangeRate {
   refuseBeforeLookup(req: Charged & { headers: IncomingHttpHeaders }): void {
     if (isRead(req)) return;
     const token = portalToken(req.headers);
-    const linkId = token === null ? undefined : this.linkOfToken.peek(digest(token));
+    const linkId = token === null ? undefined : this.linkOfToken.peek(tokenKey(token));
     const waitMs = linkId === undefined ? null : this.buckets.peek(linkId);
     if (waitMs !== null) throw tooManyChanges(Math.max(1, Math.ceil(waitMs / 1000)), this.buckets);
   }
@@ -75,8 +75,8 @@ function portalToken(headers: IncomingHttpHeaders | undefined): string | null {
   return token.startsWith(PORTAL_TOKEN_PREFIX) ? token : null;
 }
 
-/** The digest the portal links' table keeps of a token, as text: a key of the map above. */
-const digest = (token: string) => portalTokenDigest(token).toString('hex');
+/** The digest the portal links' table keeps of a token, as text: how a token is a key of a map here. */
+export const tokenKey = (token: string) => portalTokenDigest(token).toString('hex');
 
 const tooManyChanges = (seconds: number, rate: { perMinute: number; burst: number }) =>
   ProblemException.of(
