@@ -30,7 +30,7 @@ const STATIC = { glob: '<rootDir>/test/static/**/*.e2e-spec.ts', pattern: '<root
 
 // End-to-end suites that must have the test stack to themselves say so in their first lines, with the reason:
 //   // @alone: it pauses the shared broker (SIGSTOP): every other suite's publishes would stall with it.
-// `npm test` runs them one at a time after the others, which run four at a time (tools/test.js). Every other suite
+// `npm test` runs them one at a time after the others, which run three at a time (tools/test.js). Every other suite
 // keeps to its own plant ids, consumer groups, databases and ports, so two of them at once do not see each other.
 const ALONE_WITHIN_LINES = 15;
 const alone = (/** @type {string} */ file) => {

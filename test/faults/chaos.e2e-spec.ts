@@ -1,5 +1,6 @@
-// Runs beside the other suites: its broker, database and apps are its own, on the `chaos` profile's ports, which
-// no other suite uses (tools/local-stack/index.ts).
+// @alone: load: three brokers, two workers and two gateways at 300 plants/s; beside three other suites it slowed
+// their built apps' start past its bounds (a gateway not ready in 30 s).
+// Its broker, database and apps are its own, on the `chaos` profile's ports (tools/local-stack/index.ts).
 
 import { PROFILES } from '../../tools/chaos/scenarios';
 import { printResults, runChaos } from '../../tools/chaos/run';
