@@ -34,6 +34,7 @@ import {
   probeLapsed,
   withLimits,
 } from './gate-state';
+import { WakeTimers } from './wake-timer';
 
 /** How often a replica says it is alive and reads its subscribers' limits and health. */
 export const HEARTBEAT_MS = 1000;
@@ -75,7 +76,8 @@ export class SubscriberGates {
   private readonly health: WriteCoalescer<AnsweredAttempt, HealthTransition[]>;
   private readonly policy: BreakerPolicy;
   private listener: GateListener = { shut: () => undefined, opened: () => undefined };
-  private wakeTimers = new Map<string, NodeJS.Timeout>();
+  /** When a pause ends, the dispatcher claims the subscriber's deliveries again without waiting for a poll. */
+  private readonly pauseEnds = new WakeTimers<string>(() => this.listener.opened());
   private refreshing = false;
 
   constructor(
@@ -148,7 +150,7 @@ export class SubscriberGates {
     for (const id of this.buckets.keys()) if (!this.gates.has(id)) this.buckets.delete(id);
     for (const [id, p] of this.probing) if (probeLapsed(p, this.gates.get(id), now)) this.probing.delete(id);
     for (const [id, g] of this.gates) {
-      if (g.pausedUntil) this.wakeAt(id, g.pausedUntil);
+      if (g.pausedUntil) this.pauseEnds.at(id, g.pausedUntil);
       if (g.circuit !== 'closed' && g.probeAt !== null && g.probeAt <= now && !this.probing.has(id))
         await this.takeProbe(id);
     }
@@ -194,8 +196,7 @@ export class SubscriberGates {
 
   /** Stops timers and says this replica is gone, so that the others take its shares at once. */
   async stop() {
-    for (const t of this.wakeTimers.values()) clearTimeout(t);
-    this.wakeTimers.clear();
+    this.pauseEnds.stop();
     await this.store.leave(this.replicaId).catch(() => undefined);
   }
 
@@ -261,27 +262,13 @@ export class SubscriberGates {
     if (pauseMs === null) return opening;
     const paused = pauseGate(this.gates.get(subscriptionId), pauseMs, now);
     this.gates.set(subscriptionId, paused);
-    this.wakeAt(subscriptionId, paused.pausedUntil);
+    this.pauseEnds.at(subscriptionId, paused.pausedUntil);
     const reason = `the subscriber answered ${failureText(result)} with Retry-After`;
     this.store.pause(subscriptionId, pauseMs, reason).catch((err: Error) => {
       this.log.log('warn', 'pause', {}, `recording a subscriber's pause failed: ${err.message}`);
     });
     this.logger.log(`subscription ${subscriptionId} asked to wait: paused for ${Math.round(pauseMs / 1000)} s`);
     return true;
-  }
-
-  /** When a pause ends, the dispatcher claims the subscriber's deliveries again without waiting for a poll. */
-  private wakeAt(subscriptionId: string, at: number) {
-    clearTimeout(this.wakeTimers.get(subscriptionId));
-    const t = setTimeout(
-      () => {
-        this.wakeTimers.delete(subscriptionId);
-        this.listener.opened();
-      },
-      Math.max(0, at - Date.now()) + 5,
-    );
-    t.unref();
-    this.wakeTimers.set(subscriptionId, t);
   }
 
   /** Applies what the breaker changed (its statement recorded it): a shut gate sets deliveries aside. */

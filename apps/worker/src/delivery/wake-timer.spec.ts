@@ -1,4 +1,4 @@
-import { WakeTimer } from './wake-timer';
+import { WakeTimer, WakeTimers } from './wake-timer';
 
 describe(WakeTimer.name, () => {
   beforeEach(() => jest.useFakeTimers());
@@ -60,5 +60,47 @@ describe(WakeTimer.name, () => {
     timer.in(200);
     jest.advanceTimersByTime(200);
     expect(wake).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe(WakeTimers.name, () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('wakes each key at its own time, naming it', () => {
+    const wake = jest.fn();
+    const timers = new WakeTimers<string>(wake);
+    const now = Date.now();
+    timers.at('a', now + 100, now);
+    timers.at('b', now + 300, now);
+    jest.advanceTimersByTime(105);
+    expect(wake.mock.calls).toEqual([['a']]);
+    jest.advanceTimersByTime(200);
+    expect(wake.mock.calls).toEqual([['a'], ['b']]);
+  });
+
+  it("moves a key's wake-up when asked again, later or earlier", () => {
+    const wake = jest.fn();
+    const timers = new WakeTimers<string>(wake);
+    const now = Date.now();
+    timers.at('a', now + 100, now);
+    timers.at('a', now + 1000, now);
+    jest.advanceTimersByTime(500);
+    expect(wake).not.toHaveBeenCalled();
+    timers.at('a', Date.now() + 10);
+    jest.advanceTimersByTime(15);
+    expect(wake).toHaveBeenCalledTimes(1);
+    jest.advanceTimersByTime(5000);
+    expect(wake).toHaveBeenCalledTimes(1);
+  });
+
+  it('cancels every wake-up on stop', () => {
+    const wake = jest.fn();
+    const timers = new WakeTimers<string>(wake);
+    timers.at('a', Date.now() + 100);
+    timers.at('b', Date.now() + 200);
+    timers.stop();
+    jest.advanceTimersByTime(1000);
+    expect(wake).not.toHaveBeenCalled();
   });
 });
