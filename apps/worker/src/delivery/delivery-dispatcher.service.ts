@@ -24,6 +24,7 @@ import { FanOutTracker } from './fan-out-tracker';
 import { LeaseKeeper, RENEW_EVERY_MS } from './lease-keeper';
 import { OutcomeRecorder } from './outcome-recorder';
 import { SendQueue, windowOf } from './send-queue';
+import { leftOutOf, roomHostOf } from './room-host';
 import { Room, RoomWaits, slowLine } from './room-waits';
 import { WakeTimer } from './wake-timer';
 import { HEARTBEAT_MS, SubscriberGates } from './subscriber-gates';
@@ -69,26 +70,17 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     this.schedule = parseSchedule(config.DELIVERY_RETRY_SCHEDULE);
     this.window = windowOf(config.DELIVERY_CONCURRENCY, config.DELIVERY_WINDOW);
     this.queue = new SendQueue(config.DELIVERY_CONCURRENCY, this.window, (id) => gates.admissionCap(id));
-    const full = (id: string) => this.queue.isFull(id) && !gates.shut(id); // a shut one's deliveries are rows
-    this.roomWaits = new RoomWaits({
-      free: () => this.free(),
-      full,
-      rooms: () => {
-        const share = this.queue.windowShare();
-        return (id) => this.queue.roomOf(id, share);
-      },
-      answeredBy: (id) => this.queue.answeredBy(id),
-      fewAnswers: () => this.queue.fairShare() / 2,
-      window: this.window,
-      heldByItsRate: (id) => {
-        const rate = gates.rateOf(id);
-        return rate !== null && (rate * config.DELIVERY_HANDOVER_WAIT_MS) / 1000 < this.queue.fairShare() / 2;
-      },
-      judgedSlow: (id, why) => {
-        this.metrics.judgedSlow.inc({ subscription: id });
-        this.failures.log('warn', `slow ${id}`, {}, slowLine(id, why));
-      },
-    });
+    this.roomWaits = new RoomWaits(
+      roomHostOf(this.queue, gates, {
+        window: this.window,
+        free: () => this.free(),
+        handoverWaitMs: config.DELIVERY_HANDOVER_WAIT_MS,
+        judgedSlow: (id, why) => {
+          this.metrics.judgedSlow.inc({ subscription: id });
+          this.failures.log('warn', `slow ${id}`, {}, slowLine(id, why));
+        },
+      }),
+    );
     this.leases = new LeaseKeeper(outbox, config.DELIVERY_TIMEOUT_MS, this.failures);
     this.recorder = new OutcomeRecorder(outbox, this.failures);
     this.intake = new DeliveryIntake(
@@ -96,7 +88,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       signal,
       {
         free: () => this.free(),
-        leftOut: () => this.leftOut(),
+        leftOut: () => leftOutOf(this.queue, this.gates),
         idle: () => this.steps.count('queued') + this.steps.count('sending') === 0,
         sending: () => this.queue.sending,
         take: (ds) => this.take(ds),
@@ -121,7 +113,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   }
 
   offer(): IntakeOffer {
-    const skipSubscriptions = everyLeftOut(this.leftOut());
+    const skipSubscriptions = everyLeftOut(leftOutOf(this.queue, this.gates));
     return this.stopped ? NO_OFFER : { limit: this.free(), skipSubscriptions, leaseMs: this.leases.leaseMs };
   }
 
@@ -161,14 +153,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     await this.gates.stop();
   }
 
-  /** Left out of claims and fan-outs: a full queue (one subscriber cannot hog a claim), a shut gate (paused…). */
-  private leftOut(): { full: string[]; shut: string[] } {
-    const shut = this.gates.excluded();
-    return { full: this.queue.full().filter((id) => !shut.includes(id)), shut };
-  }
-
   /**
-   * Takes on what was claimed, fanned out or handed over, up to each subscriber's cap (as leftOut()): a claim leaves
+   * Takes on what was claimed, fanned out or handed over, up to each subscriber's cap (as leftOutOf): a claim leaves
    * out only those full when it started, and one just below could fill the window. The excess waits as rows.
    */
   private take(ds: ClaimedDelivery[]) {
