@@ -185,6 +185,16 @@ export async function startPostgres({
     ...(process.env.PG_STAT_STATEMENTS === '1'
       ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track_planning': 'on' }
       : {}),
+    // PG_AUTO_EXPLAIN_MS=n (benchmarks): the plan, with its actual rows and times, of every statement slower than n ms
+    // in the server's log: why a statement is slow under the load that makes it so
+    ...(process.env.PG_AUTO_EXPLAIN_MS
+      ? {
+          session_preload_libraries: 'auto_explain',
+          'auto_explain.log_min_duration': `${Number(process.env.PG_AUTO_EXPLAIN_MS)}ms`,
+          'auto_explain.log_analyze': 'on',
+          'auto_explain.log_nested_statements': 'on',
+        }
+      : {}),
   };
   const service = new Supervised('postgres', {
     owner: name,
