@@ -1,0 +1,139 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Pool, PoolClient } from 'pg';
+import { IngestEvent, NO_OFFER, planFanOut } from '@app/delivery';
+import {
+  IngestRepository,
+  OutboxRepository,
+  runMigrations,
+  SecretBox,
+  SubscriptionRepository,
+  subscriptionContext,
+} from '@app/persistence';
+import * as e2e from '../../tools/harness/stack';
+
+// The hot statements read the rows they need by key, whatever the planner believes about the tables. In a database
+// of its own with autovacuum off, the statistics are those of small tables (ANALYZE'd while nearly empty) and the
+// tables then grow: as a new deployment's do in its first minute, or as a backlog does between two autovacuums.
+// Joined the other way round, the claim read every pending row of a subscriber it skipped, and the ingest statement
+// every stored plant and event id, on every call (bench:noisy-neighbour). Each test counts the rows a statement
+// read (pg_stat_xact_user_tables, before and after it) and fails past a bound far below the tables' size.
+const LEASE_MS = 30_000;
+const BACKLOG = 3000;
+const box = new SecretBox(randomBytes(32));
+
+describe('the hot statements under stale statistics', () => {
+  let db: e2e.ScratchDatabase;
+  let pool: Pool;
+  let offset = 0;
+  let plantId = 1;
+
+  const event = (): IngestEvent => {
+    const eventId = randomUUID();
+    return {
+      eventId,
+      plantId: plantId++,
+      name: 'Fern',
+      tag: null,
+      extra: {},
+      eventTime: new Date().toISOString(),
+      topic: 'plant.created',
+      partition: 0,
+      offset: String(offset++),
+      hops: 0,
+      originEventId: eventId,
+      traceparent: null,
+      digest: 'digest of Fern',
+    };
+  };
+  const subscribe = async (): Promise<string> => {
+    const id = randomUUID();
+    const secret = box.seal('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', subscriptionContext(id));
+    await pool.query("INSERT INTO subscriptions (id, url, secret) VALUES ($1, 'http://receiver.test/hook', $2)", [
+      id,
+      secret,
+    ]);
+    return id;
+  };
+  /** Stores `n` events on `client`, left to the fan-out (nobody took them on). */
+  const store = async (client: Pool | PoolClient, n: number) => {
+    const ingest = new IngestRepository(client as Pool, box);
+    const set = await new SubscriptionRepository(pool, box).load();
+    for (let left = n; left > 0; left -= 500) {
+      const events = Array.from({ length: Math.min(500, left) }, event);
+      await ingest.applyEvents(events, NO_OFFER, 10, planFanOut(events, set, 10));
+    }
+  };
+  /** Stores `n` events and writes every delivery they owe as a pending row (each subscriber saturated). */
+  const storeAsRows = async (n: number) => {
+    await store(pool, n);
+    const all = (await pool.query<{ id: string }>('SELECT id FROM subscriptions')).rows.map((r) => r.id);
+    const outbox = new OutboxRepository(pool, box);
+    while ((await outbox.fanOut(10_000, all, LEASE_MS)).more);
+  };
+  /**
+   * Rows of `tables` that `run` read on `client` (rolled back). The counters are the backend's own, which include
+   * what its earlier transactions read and has not reported yet: the difference is `run`'s.
+   */
+  const rowsRead = async (client: PoolClient, tables: string[], run: () => Promise<unknown>) => {
+    const read = async () => {
+      const { rows } = await client.query<{ read: string }>(
+        'SELECT coalesce(sum(coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)), 0) AS read ' +
+          'FROM pg_stat_xact_user_tables WHERE relname = ANY($1)',
+        [tables],
+      );
+      return Number(rows[0].read);
+    };
+    await client.query('BEGIN');
+    try {
+      const before = await read();
+      await run();
+      return (await read()) - before;
+    } finally {
+      await client.query('ROLLBACK');
+    }
+  };
+
+  beforeAll(async () => {
+    db = await e2e.scratchDatabase('stale_stats');
+    pool = db.pool;
+    await runMigrations(pool);
+    for (const t of ['deliveries', 'plants', 'processed_events', 'outbox_events'])
+      await pool.query(`ALTER TABLE ${t} SET (autovacuum_enabled = false)`);
+  });
+  afterAll(() => db?.drop());
+
+  it("reads none of a skipped subscriber's backlog when claiming another's rows", async () => {
+    const noisy = await subscribe();
+    await storeAsRows(5);
+    await pool.query('ANALYZE');
+    await storeAsRows(BACKLOG); // after the statistics: the planner believes in a handful of pending rows
+    const others = [await subscribe(), await subscribe()];
+    await storeAsRows(3); // three rows for each subscriber, the noisy one's among them
+    const client = await pool.connect();
+    try {
+      const outbox = new OutboxRepository(client as unknown as Pool, box);
+      let claimed = 0;
+      const read = await rowsRead(client, ['deliveries'], async () => {
+        claimed = (await outbox.claimDue(1000, [noisy], LEASE_MS)).claimed.length;
+      });
+      expect(claimed).toBe(3 * others.length);
+      expect(read).toBeLessThan(50);
+    } finally {
+      client.release();
+    }
+  });
+
+  it('reads stored plants and event ids by key when storing a batch, however many there are', async () => {
+    // One connection: the statement is named, so its plan is the one this connection cached while the tables
+    // were small, as a worker's connections do from their first batches.
+    const client = await pool.connect();
+    try {
+      for (let i = 0; i < 8; i++) await store(client, 2);
+      await store(pool, BACKLOG);
+      const read = await rowsRead(client, ['plants', 'processed_events'], () => store(client, 2));
+      expect(read).toBeLessThan(50);
+    } finally {
+      client.release();
+    }
+  });
+});
