@@ -20,6 +20,7 @@ import {
   FAN_OUT_SQL,
 } from '@app/persistence';
 import * as e2e from '../../tools/harness/stack';
+import { ingestEvent, insertSubscription } from '../fixtures/stored-rows';
 
 // The hardest statements, against the real PostgreSQL, in a database of their own (a claim sees every pending
 // delivery, so other suites' rows must not be there): the ingest statement (events, plants and the outbox in
@@ -52,34 +53,8 @@ describe('the ingest statement and the claim', () => {
   };
   let plantId = 1000;
 
-  const event = (over: Partial<IngestEvent> = {}): IngestEvent => {
-    const eventId = randomUUID();
-    return {
-      eventId,
-      plantId: over.plantId ?? plantId,
-      name: 'Fern',
-      tag: null,
-      extra: {},
-      eventTime: new Date().toISOString(),
-      topic: 'plant.created',
-      partition: 0,
-      offset: String(offset++),
-      hops: 0,
-      originEventId: eventId,
-      traceparent: null,
-      digest: `digest of ${over.name ?? 'Fern'}`,
-      ...over,
-    };
-  };
-  const subscribe = async (enabled = true): Promise<string> => {
-    const id = randomUUID();
-    const secret = box.seal('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', subscriptionContext(id));
-    await pool.query(
-      "INSERT INTO subscriptions (id, url, secret, enabled) VALUES ($1, 'http://receiver.test/hook', $2, $3)",
-      [id, secret, enabled],
-    );
-    return id;
-  };
+  const event = (over: Partial<IngestEvent> = {}): IngestEvent => ingestEvent(over.plantId ?? plantId, offset++, over);
+  const subscribe = (enabled = true) => insertSubscription(pool, box, enabled);
   const deliveriesOf = async (plant: number) =>
     (
       await pool.query(

@@ -1,14 +1,8 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Pool, PoolClient } from 'pg';
-import { IngestEvent, NO_OFFER, planFanOut } from '@app/delivery';
-import {
-  IngestRepository,
-  OutboxRepository,
-  runMigrations,
-  SecretBox,
-  SubscriptionRepository,
-  subscriptionContext,
-} from '@app/persistence';
+import { NO_OFFER, planFanOut } from '@app/delivery';
+import { IngestRepository, OutboxRepository, runMigrations, SecretBox, SubscriptionRepository } from '@app/persistence';
+import { ingestEvent, insertSubscription } from '../fixtures/stored-rows';
 import * as e2e from '../../tools/harness/stack';
 
 // The hot statements read the rows they need by key, whatever the planner believes about the tables. In a database
@@ -27,33 +21,8 @@ describe('the hot statements under stale statistics', () => {
   let offset = 0;
   let plantId = 1;
 
-  const event = (): IngestEvent => {
-    const eventId = randomUUID();
-    return {
-      eventId,
-      plantId: plantId++,
-      name: 'Fern',
-      tag: null,
-      extra: {},
-      eventTime: new Date().toISOString(),
-      topic: 'plant.created',
-      partition: 0,
-      offset: String(offset++),
-      hops: 0,
-      originEventId: eventId,
-      traceparent: null,
-      digest: 'digest of Fern',
-    };
-  };
-  const subscribe = async (): Promise<string> => {
-    const id = randomUUID();
-    const secret = box.seal('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', subscriptionContext(id));
-    await pool.query("INSERT INTO subscriptions (id, url, secret) VALUES ($1, 'http://receiver.test/hook', $2)", [
-      id,
-      secret,
-    ]);
-    return id;
-  };
+  const event = () => ingestEvent(plantId++, offset++);
+  const subscribe = () => insertSubscription(pool, box);
   /** Stores `n` events on `client`, left to the fan-out (nobody took them on). */
   const store = async (client: Pool | PoolClient, n: number) => {
     const ingest = new IngestRepository(client as Pool, box);

@@ -7,11 +7,11 @@ import {
   RetentionRepository,
   runMigrations,
   SecretBox,
-  subscriptionContext,
   SubscriptionRepository,
 } from '@app/persistence';
 import * as e2e from '../../tools/harness/stack';
 import { adminClient } from '../../tools/harness/admin';
+import { insertSubscription } from '../fixtures/stored-rows';
 
 // The append-only delivery log (migration 21) against the real PostgreSQL, in a database of its own, read through a
 // real gateway: deliveries that succeed at once are appended to a day-partitioned table, the others are mutable
@@ -43,15 +43,7 @@ describe('the delivery log', () => {
   /** Stored as a worker stores them: fanned out to the subscriptions as they are now (its copy of them). */
   const store = async (events: IngestEvent[]) =>
     ingest.applyEvents(events, NO_OFFER, 10, planFanOut(events, await subscriptions.load(), 10));
-  const subscribe = async (): Promise<string> => {
-    const id = randomUUID();
-    const secret = box.seal('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', subscriptionContext(id));
-    await pool.query("INSERT INTO subscriptions (id, url, secret) VALUES ($1, 'http://receiver.test/hook', $2)", [
-      id,
-      secret,
-    ]);
-    return id;
-  };
+  const subscribe = () => insertSubscription(pool, box);
   const record = (o: OutboxRepository, d: ClaimedDelivery, outcome: AttemptOutcome, completes?: string[]) =>
     o.record([
       {
