@@ -94,7 +94,15 @@ function ambiguity(req: FastifyRequest): Refusal | null {
   const te = req.headers['transfer-encoding'];
   if (te !== undefined) {
     if (raw.httpVersion === '1.0') return ['badRequest', 'Transfer-Encoding is not defined in HTTP/1.0: send HTTP/1.1'];
-    if (te.trim().toLowerCase() !== 'chunked') {
+    const codings = te.toLowerCase().split(',');
+    // RFC 9112 §6.3: a request whose last coding is not chunked has no length to read: 400 and close. llhttp
+    // refuses it too, but only after Node has emitted the request, so this hook may see it first.
+    if (codings[codings.length - 1].trim() !== 'chunked')
+      return [
+        'badRequest',
+        'The body has no length: send it chunked (the last transfer coding), or with a Content-Length',
+      ];
+    if (codings.length > 1) {
       return [
         'notImplemented',
         `Transfer-Encoding "${te}" is not supported: send the body chunked, or with a Content-Length`,
