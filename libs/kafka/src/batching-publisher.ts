@@ -1,4 +1,5 @@
-import { Message, Partitioners, Producer } from 'kafkajs';
+import { Message, Producer } from 'kafkajs';
+import { partitionOfKey } from './key-partitioner';
 
 export class PublishTimeoutError extends Error {
   constructor(readonly sent: boolean) {
@@ -178,23 +179,15 @@ export class BatchingPublisher {
 }
 
 /**
- * A lane per partition, computed the way the producer's default partitioner places a keyed record, from the
- * topics' partition counts (a topic not listed, or a record without a key, shares its topic's one lane). Only
- * the grouping depends on it: kafkajs still places each record itself, so a wrong count costs isolation, never
- * a record in the wrong partition.
+ * A lane per partition, computed the way the producer's partitioner places a keyed record (key-partitioner.ts),
+ * from the topics' partition counts (a topic not listed, or a record without a key, shares its topic's one lane).
+ * Only the grouping depends on it: kafkajs still places each record itself, from the cluster's metadata, so a
+ * wrong count costs isolation, never a record in the wrong partition.
  */
 export function partitionLanes(partitionsOf: (topic: string) => number | undefined) {
-  const partitioner = Partitioners.DefaultPartitioner();
   return (topic: string, message: Message): string => {
     const count = partitionsOf(topic);
     if (!count || message.key == null || message.partition != null) return `${topic}:${message.partition ?? '*'}`;
-    const partitionMetadata = Array.from({ length: count }, (_, partitionId) => ({
-      partitionId,
-      leader: 0,
-      partitionErrorCode: 0,
-      replicas: [],
-      isr: [],
-    }));
-    return `${topic}:${partitioner({ topic, partitionMetadata, message })}`;
+    return `${topic}:${partitionOfKey(Buffer.isBuffer(message.key) ? message.key : String(message.key), count)}`;
   };
 }

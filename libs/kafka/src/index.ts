@@ -2,6 +2,7 @@ import './kafkajs-fixes'; // before anything else opens a connection
 export * from './kafka-options';
 export * from './topics';
 export * from './batching-publisher';
+export * from './key-partitioner';
 export * from './ensure-topics';
 export * from './kafka-logs';
 export * from './consumer-lag';

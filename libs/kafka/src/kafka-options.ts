@@ -1,4 +1,5 @@
-import { KafkaConfig, logLevel, Partitioners, ProducerConfig, SASLOptions } from 'kafkajs';
+import { KafkaConfig, logLevel, ProducerConfig, SASLOptions } from 'kafkajs';
+import { KeyPartitioner } from './key-partitioner';
 import type { ConnectionOptions } from 'node:tls';
 import { KafkaEnv, kafkaEnvSchema, loadConfig } from '@app/config';
 import { kafkaLogCreator } from './kafka-logs';
@@ -75,7 +76,7 @@ export const durableProducerConfig: ProducerConfig = {
   idempotent: false,
   maxInFlightRequests: 1,
   allowAutoTopicCreation: false,
-  createPartitioner: Partitioners.DefaultPartitioner,
+  createPartitioner: KeyPartitioner, // kafkajs's DefaultPartitioner, without a Long per step (key-partitioner.ts)
   retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: 2000 },
 };
 
