@@ -1,4 +1,5 @@
 import './kafkajs-fixes'; // before anything else opens a connection
+import './kafkajs-varints';
 export * from './kafka-options';
 export * from './topics';
 export * from './batching-publisher';
