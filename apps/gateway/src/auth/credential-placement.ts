@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { ProblemException, sendProblem } from '@app/observability';
 import { REALM } from './bearer.strategies';
 
@@ -26,16 +26,13 @@ const carriesToken = (value: unknown) =>
  * event and forwarded to subscribers). 400 invalid_request, as RFC 6750 §3.1 names it.
  */
 export function refuseMisplacedCredentials(fastify: FastifyInstance) {
-  fastify.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
-    if (carriesToken(req.query)) {
-      sendProblem(reply, req, refuse('query string'));
-      return reply;
-    }
+  // Callback-style (see framing.ts): Fastify stops the chain once a hook has answered.
+  fastify.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    if (carriesToken(req.query)) sendProblem(reply, req, refuse('query string'));
+    done();
   });
-  fastify.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
-    if (carriesToken(req.body)) {
-      sendProblem(reply, req, refuse('body'));
-      return reply;
-    }
+  fastify.addHook('preHandler', (req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    if (carriesToken(req.body)) sendProblem(reply, req, refuse('body'));
+    done();
   });
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable, Transform } from 'node:stream';
 import zlib from 'node:zlib';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ProblemException } from '@app/observability';
 import { passedBeforeBody } from '../auth/before-body';
 import { boundBrotliWindow } from './brotli-window';
@@ -33,10 +33,21 @@ const decoders: Record<string, (limit: number) => Transform[]> = {
  */
 export function decodeRequestBodies(fastify: FastifyInstance, maxDecodedBytes: number, maxConcurrent: number) {
   const turns = new Turns(maxConcurrent);
-  fastify.addHook('preParsing', async (req, reply, payload) => {
+  // Callback-style (see framing.ts): a body sent as it is, nearly every one, costs no promise.
+  fastify.addHook('preParsing', (req, reply, payload, done) => {
     const header = req.headers['content-encoding'];
     const encoding = (typeof header === 'string' ? header : '').trim().toLowerCase();
-    if (encoding === '' || encoding === 'identity') return payload;
+    if (encoding === '' || encoding === 'identity') return done(null, payload);
+    decode(req, reply, payload, header, encoding).then((decoded) => done(null, decoded), done);
+  });
+
+  async function decode(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    payload: Readable,
+    header: string | string[] | undefined,
+    encoding: string,
+  ): Promise<Readable> {
     const decoder = decoders[encoding];
     if (!decoder) {
       throw ProblemException.of(
@@ -60,7 +71,7 @@ export function decodeRequestBodies(fastify: FastifyInstance, maxDecodedBytes: n
     // fuzz run). The answer, sent or cut, ends it in every case.
     reply.raw.once('close', () => decoded.destroy());
     return decoded;
-  });
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { ProblemException, sendProblem } from '@app/observability';
 import { LoopHeaders } from '@app/contracts';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
@@ -53,19 +53,22 @@ type Refusal = [kind: 'badRequest' | 'notImplemented' | 'versionNotSupported', d
  * Refusals close the connection: what follows on it can no longer be framed with confidence.
  */
 export function refuseAmbiguousFraming(fastify: FastifyInstance, metrics: GatewayMetrics): void {
-  fastify.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+  // Callback-style, as every hook on the request path: an async hook costs a promise and a microtask per request.
+  // Fastify stops the chain once a hook has answered (reply.sent), as it does when an async hook returns reply.
+  fastify.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     // Already answered on the socket, from its bytes (chunk-limit.ts): nothing read from it is served.
     if (isRefusedConnection(req.raw.socket)) {
       reply.hijack(); // the socket is closing once that answer is written
-      return reply;
+      return done();
     }
     const refusal = ambiguity(req);
-    if (!refusal) return;
-    const [kind, detail] = refusal;
-    metrics.clientErrors.inc({ kind: kind === 'versionNotSupported' ? 'http_version' : 'ambiguous_framing' });
-    reply.header('connection', 'close');
-    sendProblem(reply, req, ProblemException.of(kind, detail));
-    return reply;
+    if (refusal) {
+      const [kind, detail] = refusal;
+      metrics.clientErrors.inc({ kind: kind === 'versionNotSupported' ? 'http_version' : 'ambiguous_framing' });
+      reply.header('connection', 'close');
+      sendProblem(reply, req, ProblemException.of(kind, detail));
+    }
+    done();
   });
 }
 

@@ -71,21 +71,22 @@ export function instrumentHttp(
 ) {
   const fastify = app.getHttpAdapter().getInstance();
   const repeated = new RateLimitedLog(pinoSink(logger));
-  fastify.addHook('onRequest', async (req, reply) => {
+  // Callback-style hooks (see framing.ts).
+  fastify.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     if (shutdown.draining) {
       reply.header('connection', 'close');
       sendProblem(reply, req, ProblemException.of('unavailable', 'Shutting down; retry', {}, { 'retry-after': '1' }));
-      return reply;
     }
+    done();
   });
   // While draining, every response closes its connection: keep-alive sockets would otherwise hold
   // server.close() open until their idle timeout.
-  fastify.addHook('onSend', async (_req, reply, payload) => {
+  fastify.addHook('onSend', (_req, reply, payload, done) => {
     if (shutdown.draining) reply.header('connection', 'close');
-    return payload;
+    done(null, payload);
   });
-  fastify.addHook('onResponse', async (req, reply) => {
+  fastify.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions?.url ?? 'unmatched';
     metrics.requests.inc({ method: req.method, route, status: reply.statusCode });
     const line = {
@@ -103,5 +104,6 @@ export function instrumentHttp(
       logger.error(line, 'request failed');
     else if (reply.statusCode >= 400) repeated.log('info', `${reply.statusCode} ${route}`, line, 'request refused');
     else logger.debug(line, 'request');
+    done();
   });
 }

@@ -33,13 +33,16 @@ export const DOCS_CSP = [
 ].join('; ');
 
 export function addSecurityHeaders(fastify: FastifyInstance): void {
-  fastify.addHook('onSend', async (req, reply, payload) => {
+  // Callback-style (see framing.ts), with the header list made once.
+  const base = Object.entries(BASE_SECURITY_HEADERS);
+  fastify.addHook('onSend', (req, reply, payload, done) => {
     // @fastify/static (the console's assets) sets its headers on the raw response.
     const has = (name: string) => reply.hasHeader(name) || reply.raw.hasHeader(name);
-    for (const [name, value] of Object.entries(BASE_SECURITY_HEADERS)) if (!has(name)) reply.header(name, value);
-    if (has('content-security-policy')) return payload;
-    const docs = req.url.startsWith('/docs') && /^text\/html/.test(String(reply.getHeader('content-type') ?? ''));
-    reply.header('content-security-policy', docs ? DOCS_CSP : API_CSP);
-    return payload;
+    for (const [name, value] of base) if (!has(name)) reply.header(name, value);
+    if (!has('content-security-policy')) {
+      const docs = req.url.startsWith('/docs') && /^text\/html/.test(String(reply.getHeader('content-type') ?? ''));
+      reply.header('content-security-policy', docs ? DOCS_CSP : API_CSP);
+    }
+    done(null, payload);
   });
 }
