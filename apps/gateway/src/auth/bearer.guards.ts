@@ -1,12 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { createParamDecorator, ExecutionContext, Inject, Injectable } from '@nestjs/common';
-import { AuthGuard } from '@nestjs/passport';
 import { AdminScope } from '@app/config';
 import { ProblemException } from '@app/observability';
 import { HeadOnlyGuard } from './before-body';
 import { Principal, REALM } from './bearer.strategies';
 import { PortalChangeRate } from './portal-change-rate';
 import { assertPortalMayCall, confinedTo, RoutedRequest } from './portal-scope';
+import { runStrategies } from './run-strategies';
 
 /**
  * RFC 6750 failures: 401 with a WWW-Authenticate challenge. passport-http-bearer hands us its challenge
@@ -61,10 +61,10 @@ const STRATEGY_OF: Record<Principal['kind'], string> = {
 function bearerGuard(strategy: string | string[], needs: AdminScope | null = null) {
   const strategies = [strategy].flat();
   @Injectable()
-  class BearerGuard extends AuthGuard(strategy) implements HeadOnlyGuard {
+  class BearerGuard implements HeadOnlyGuard {
     /** The token is in a header: authenticateBeforeBody runs this before the body is read. */
     readonly decidesFromHead = true;
-    // A property: AuthGuard's mixin owns the constructor. One instance for the app (AuthModule is global).
+    // One instance for the app (AuthModule is global).
     @Inject(PortalChangeRate) private readonly changes!: PortalChangeRate;
 
     async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -73,18 +73,16 @@ function bearerGuard(strategy: string | string[], needs: AdminScope | null = nul
         .getRequest<RoutedRequest & { user?: Principal; headers: IncomingHttpHeaders }>();
       if (!(req.user && strategies.includes(STRATEGY_OF[req.user.kind]))) {
         if (strategies.includes('portal-bearer')) this.changes.refuseBeforeLookup(req);
-        await super.canActivate(context);
+        // The route's Passport strategies, run as AuthGuard runs them, without its per-request plumbing.
+        // A strategy's error (a revoked portal link's 401, a database failure) rejects as it is.
+        const { user, info } = await runStrategies<Principal>(strategies, req);
+        if (!user) throw unauthorized(info, strategy);
+        req.user = user;
       }
       authorize(req.user!, req);
       // Once it may call the route: a call outside its scope is a 403 and costs it nothing.
       if (req.user!.kind === 'portal') this.changes.charge(req.user!.portal!.linkId, req);
       return true;
-    }
-
-    handleRequest<T>(err: unknown, user: T, info: unknown): T {
-      if (err) throw err;
-      if (!user) throw unauthorized(info, strategy);
-      return user;
     }
   }
 
