@@ -34,6 +34,7 @@ export interface UnstorableText {
  * with its path, in document order. Iterative: an event consumed from Kafka has had no depth limit applied.
  */
 export function unstorableTexts(value: unknown): UnstorableText[] {
+  if (!holdsUnstorableText(value)) return []; // nearly every body: no path objects, no entry arrays
   const found: UnstorableText[] = [];
   // Each step links to its parent rather than copying the path: a path is built only for what is found.
   type Step = { value: unknown; key: string; parent: Step | null; isKey?: boolean };
@@ -78,4 +79,28 @@ export function toStorableJson(value: unknown): string {
         ? toStorableText(v)
         : v,
   );
+}
+
+/**
+ * Whether any string in the value, property names included, is one unstorableTexts reports: the same walk
+ * (iterative, own enumerable keys), allocating nothing per value. Every webhook is checked twice (the schema's
+ * `storable` keyword, then the body's check), and the full walk's entry arrays were 2 % of the gateway's garbage.
+ */
+function holdsUnstorableText(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const v = pending.pop();
+    if (typeof v === 'string') {
+      if (!isStorableText(v)) return true;
+    } else if (Array.isArray(v)) {
+      for (const item of v) pending.push(item);
+    } else if (v !== null && typeof v === 'object') {
+      for (const key in v) {
+        if (!Object.prototype.hasOwnProperty.call(v, key)) continue;
+        if (!isStorableText(key)) return true;
+        pending.push((v as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return false;
 }
