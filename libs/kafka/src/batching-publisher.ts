@@ -47,8 +47,11 @@ export function recordBytes(message: Message): number {
   const size = (v: unknown) =>
     v == null ? 0 : Buffer.isBuffer(v) ? v.length : Buffer.byteLength(typeof v === 'string' ? v : String(v));
   let n = size(message.key) + size(message.value);
-  for (const [k, v] of Object.entries(message.headers ?? {}))
+  const headers = message.headers ?? {};
+  for (const k in headers) {
+    const v = headers[k];
     n += Buffer.byteLength(k) + (Array.isArray(v) ? v.reduce((a: number, x) => a + size(x), 0) : size(v));
+  }
   return n;
 }
 
