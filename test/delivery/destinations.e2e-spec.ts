@@ -392,7 +392,7 @@ describe('destinations beyond HTTP', () => {
       expect(own.map((m) => m.Attributes?.MessageDeduplicationId)).toEqual(
         own.map((m) => m.MessageAttributes?.['webhook-id']?.StringValue),
       );
-      const [d] = await admin.deliveriesOf(sub.body.id, `&plantId=${plantId}&status=succeeded`);
+      const [d] = await admin.recordedDeliveriesOf(sub.body.id, 1, `&plantId=${plantId}&status=succeeded`);
       const detail = (await admin.call('GET', `/deliveries/${d.id}`)).body;
       // SQS answers a FIFO queue's entry of a SendMessageBatch with its sequence number; ElasticMQ does not.
       expect(detail.attemptLog[0].responseBody).toMatch(
