@@ -21,3 +21,22 @@ describe('subscription bodies: what is kept and forwarded on every delivery is b
     expect(validateSubscriptionUpdate({ ...body, token: null }).ok).toBe(true);
   });
 });
+
+describe('admin bodies: text PostgreSQL refuses is refused by the validator itself', () => {
+  it.each([
+    ['a NUL in a value', { url: 'https://example.com/hook', description: 'a\u0000b' }, 'description'],
+    ['a lone surrogate in a value', { url: 'https://example.com/hook', description: 'a\ud800' }, 'description'],
+    ['a NUL in a property name', { url: 'https://example.com/hook', 'x\u0000': 1 }, 'x\\u0000'],
+  ])('refuses %s, naming the field once', (_case, body, field) => {
+    const result = validateSubscriptionCreate(body);
+    expect(result.ok).toBe(false);
+    const errors = result.ok ? [] : result.errors;
+    expect(errors.filter((e) => e.field === field)).toHaveLength(1);
+  });
+
+  it('puts the schema complaint first where a field has both', () => {
+    const result = validateSubscriptionCreate({ url: 'not a url\u0000' });
+    expect(result).toMatchObject({ ok: false, errors: [{ field: 'url' }] });
+    expect(result.ok || result.errors[0].message).not.toMatch(/NUL/);
+  });
+});

@@ -1,6 +1,6 @@
 import { buildOpenApiDocument } from './openapi/document';
 import type { Schema } from './openapi/shapes';
-import { ajv, FieldError, toFieldErrors } from './schema-registry';
+import { ajv, firstPerField, toFieldErrors, unstorableFields } from './schema-registry';
 import { Validation } from './new-plant';
 
 // The admin API's request bodies are validated with the schemas the served document declares for them.
@@ -13,12 +13,18 @@ export type SubscriptionCreateBody = Schema<'SubscriptionCreate'>;
 export type SubscriptionFilter = Schema<'SubscriptionFilter'>;
 export type SubscriptionUpdateBody = Schema<'SubscriptionUpdate'>;
 
+/**
+ * A body's validator: the document's schema, and no text PostgreSQL refuses anywhere in it (property names
+ * included), which the New Plant schema checks with its `storable` keyword and these bodies' schemas do not carry.
+ */
 function validator<T>(name: string) {
   const validate = ajv.getSchema<T>(`${FULL_DOC_ID}#/components/schemas/${name}`)!;
-  return (body: unknown): Validation<T> =>
-    validate(body)
-      ? { ok: true, value: body as T }
-      : { ok: false, errors: toFieldErrors(validate.errors) as FieldError[] };
+  return (body: unknown): Validation<T> => {
+    const valid = validate(body);
+    const unstorable = unstorableFields(body);
+    if (valid && unstorable.length === 0) return { ok: true, value: body as T };
+    return { ok: false, errors: firstPerField([...(valid ? [] : toFieldErrors(validate.errors)), ...unstorable]) };
+  };
 }
 
 export const validateSubscriptionCreate = validator<SubscriptionCreateBody>('SubscriptionCreate');

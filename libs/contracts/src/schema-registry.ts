@@ -2,7 +2,13 @@ import Ajv2020, { ErrorObject, ValidateFunction } from 'ajv/dist/2020';
 import type { DataValidationCxt } from 'ajv/dist/types';
 import addFormats from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats';
-import { toStorableText, UNSTORABLE_KEY_MESSAGE, UNSTORABLE_TEXT_MESSAGE, unstorableTexts } from './storable-json';
+import {
+  fieldName,
+  toStorableText,
+  UNSTORABLE_KEY_MESSAGE,
+  UNSTORABLE_TEXT_MESSAGE,
+  unstorableTexts,
+} from './storable-json';
 import { seedDocument } from './openapi/seed';
 
 // One Ajv (JSON Schema 2020-12, which OAS 3.1 schemas are) loaded with the seed document's components, so
@@ -66,6 +72,21 @@ export function toFieldErrors(errors: ErrorObject[] | null | undefined): FieldEr
     const message = e.keyword === 'required' ? 'is required' : (e.message ?? 'is invalid');
     if (!seen.has(field || '(body)')) seen.set(field || '(body)', message);
   }
+  return [...seen].map(([field, message]) => ({ field, message }));
+}
+
+/** Each string of a value that PostgreSQL would refuse or alter, as a field error: what `storable` reports. */
+export function unstorableFields(value: unknown): FieldError[] {
+  return unstorableTexts(value).map(({ path, key }) => ({
+    field: fieldName(path) || '(body)',
+    message: key ? UNSTORABLE_KEY_MESSAGE : UNSTORABLE_TEXT_MESSAGE,
+  }));
+}
+
+/** One error per field, the first given for it: a schema's complaint before a later check's. */
+export function firstPerField(errors: FieldError[]): FieldError[] {
+  const seen = new Map<string, string>();
+  for (const e of errors) if (!seen.has(e.field)) seen.set(e.field, e.message);
   return [...seen].map(([field, message]) => ({ field, message }));
 }
 
