@@ -191,6 +191,6 @@ export function partitionLanes(partitionsOf: (topic: string) => number | undefin
   return (topic: string, message: Message): string => {
     const count = partitionsOf(topic);
     if (!count || message.key == null || message.partition != null) return `${topic}:${message.partition ?? '*'}`;
-    return `${topic}:${partitionOfKey(Buffer.isBuffer(message.key) ? message.key : String(message.key), count)}`;
+    return `${topic}:${partitionOfKey(message.key, count)}`;
   };
 }

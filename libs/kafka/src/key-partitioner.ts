@@ -1,4 +1,4 @@
-import type { ICustomPartitioner, Message, PartitionerArgs } from 'kafkajs';
+import type { ICustomPartitioner, PartitionerArgs } from 'kafkajs';
 
 const SEED = 0x9747b28c;
 const M = 0x5bd1e995;
@@ -33,7 +33,8 @@ export function murmur2(data: Uint8Array): number {
 
 /** The partition a keyed record goes to among `partitions`, as every Kafka client's default partitioner puts it. */
 export function partitionOfKey(key: Buffer | string, partitions: number): number {
-  const bytes = typeof key === 'string' ? Buffer.from(key) : key;
+  // As kafkajs's: a Buffer as it is, anything else (a key typed as a string may arrive as a number) as its text.
+  const bytes = Buffer.isBuffer(key) ? key : Buffer.from(String(key));
   return (murmur2(bytes) & 0x7fffffff) % partitions;
 }
 
@@ -46,7 +47,7 @@ export const KeyPartitioner: ICustomPartitioner = () => {
   return ({ topic, partitionMetadata, message }: PartitionerArgs): number => {
     if (message.partition !== null && message.partition !== undefined) return message.partition;
     const partitions = partitionMetadata.length;
-    if (message.key !== null && message.key !== undefined) return partitionOfKey(keyOf(message), partitions);
+    if (message.key !== null && message.key !== undefined) return partitionOfKey(message.key, partitions);
     const next = (counters.get(topic) ?? Math.floor(Math.random() * 2 ** 31)) + 1;
     counters.set(topic, next);
     const available = partitionMetadata.filter((p) => p.leader >= 0);
@@ -54,5 +55,3 @@ export const KeyPartitioner: ICustomPartitioner = () => {
     return (next & 0x7fffffff) % partitions;
   };
 };
-
-const keyOf = (message: Message): Buffer | string => (Buffer.isBuffer(message.key) ? message.key : String(message.key));
