@@ -84,8 +84,6 @@ export async function bringUp(
         nodes,
       });
       out.KAFKA_BROKERS = k.brokers.join(',');
-      // Lets the end-to-end tests pause the broker (SIGSTOP) to check the gateway's 503 path.
-      out.LOCAL_KAFKA_PID = String(k.service.pid);
       if (nodes > 1) {
         // The apps create the topics: as the production overlay asks, unless the caller chose otherwise.
         out.KAFKA_REPLICATION_FACTOR = env.KAFKA_REPLICATION_FACTOR || '3';
