@@ -552,6 +552,41 @@ describe('portal links', () => {
       });
     expect(detail).toMatch(/^This portal link has made its changes for now .*Retry in [12] s \(Retry-After\)/);
 
+    // A refusal past the rate keeps its connection (a small body is read and dropped): a client that loops on it
+    // is not a new TCP connection per call. A large or unsent body is still never read: that one closes.
+    const u = new URL(gw.url);
+    const patch = (length: number, body: string) =>
+      `PATCH /subscriptions/${noisy.id} HTTP/1.1\r\nHost: ${u.host}\r\nAuthorization: Bearer ${attacker.token}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${length}\r\n\r\n${body}`;
+    const small = JSON.stringify({ description: 'one more' });
+    const kept = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      const s = net.connect(Number(u.port), u.hostname, () => s.write(patch(small.length, small)));
+      s.on('data', (c) => {
+        text += c;
+        if (text.split('HTTP/1.1 ').length === 2 && text.includes('"portal-link-change-rate"')) {
+          s.write(`GET /healthz HTTP/1.1\r\nHost: ${u.host}\r\n\r\n`); // the same connection, once more
+        } else if (text.split('HTTP/1.1 ').length === 3) s.end();
+      })
+        .on('end', () => resolve(text))
+        .on('error', reject);
+      setTimeout(() => (s.destroy(), resolve(text)), 5_000);
+    });
+    const [first, second] = kept.split(/(?=HTTP\/1\.1 )/);
+    expect(first).toMatch(/^HTTP\/1\.1 429/);
+    expect(first).not.toMatch(/connection: close/i);
+    expect(second).toMatch(/^HTTP\/1\.1 200/);
+    const closed = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      const s = net.connect(Number(u.port), u.hostname, () => s.write(patch(100_000, '{')));
+      s.on('data', (c) => (text += c))
+        .on('end', () => resolve(text))
+        .on('error', reject);
+      setTimeout(() => (s.destroy(), resolve(text)), 5_000);
+    });
+    expect(closed).toMatch(/^HTTP\/1\.1 429/);
+    expect(closed).toMatch(/connection: close/i);
+
     // The victims' view: the operator is not limited, another link has its own share, and reading goes on.
     const byAdmin = await admin().call('PATCH', `/subscriptions/${noisy.id}`, { description: 'set by the operator' });
     expect(byAdmin.status).toBe(200);

@@ -24,6 +24,8 @@ export function adminClient(gatewayUrl: string, token = ADMIN_TOKEN) {
     }[];
   return {
     call,
+    /** The bearer token it calls with (a raw-socket test writes it itself). */
+    token,
     subscribe: async (body: Record<string, unknown>) => {
       const res = await call('POST', '/subscriptions', body);
       if (res.status !== 201) throw new Error(`subscribe failed: ${res.status} ${JSON.stringify(res.body)}`);

@@ -1,4 +1,12 @@
-import { CanActivate, ForbiddenException, NotFoundException, RequestMethod, Type } from '@nestjs/common';
+import {
+  CanActivate,
+  ForbiddenException,
+  HttpException,
+  HttpStatus,
+  NotFoundException,
+  RequestMethod,
+  Type,
+} from '@nestjs/common';
 import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
@@ -46,7 +54,8 @@ export const announcesBody = (req: FastifyRequest): boolean =>
  * body, since Fastify would otherwise read (and decode) that body before its not-found handler. `direct`: routes
  * registered on Fastify itself (the webhook's hot path), whose guards run here only: their handler checks
  * passedBeforeBody, so one missing from this list fails closed.
- * A refusal of a request with a body closes the connection, so the unread body is never read either.
+ * A refusal of a request with a body closes the connection, so the unread body is never read either (but for a
+ * small one past a share: dropsBodyToKeepConnection).
  */
 export function authenticateBeforeBody(app: NestFastifyApplication, direct: FastifyGuardedRoute[] = []): void {
   const fastify = app.getHttpAdapter().getInstance();
@@ -93,9 +102,32 @@ async function runGuards(route: GuardedRoute, req: FastifyRequest, reply: Fastif
 }
 
 function refuse(req: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
-  if (announcesBody(req)) reply.header('connection', 'close');
+  if (announcesBody(req) && !dropsBodyToKeepConnection(req, err)) reply.header('connection', 'close');
   sendProblem(reply, req, err);
   return reply;
+}
+
+/** The largest body a refusal past a share reads and drops so that its connection is kept. */
+export const DROPPED_BODY_MAX_BYTES = 16 * 1024;
+
+/**
+ * Whether a refusal keeps the connection, reading the unread body and dropping it (Node's server does that for a
+ * body nobody read once the response has ended): only for a caller past its share (429: its credentials were
+ * found; a client looping on a rate it was told) whose body is small and of a known length. Closing made each
+ * call of such a loop a new TCP connection, a cost of its own to the gateway and to every process on the machine
+ * beyond the refusal (npm run bench:noisy-neighbour, docs/api.md "Shares"). Any other refusal before the body (no
+ * credentials, not in scope, a large or chunked body) still closes it: that body is never read.
+ */
+export function dropsBodyToKeepConnection(req: Pick<FastifyRequest, 'headers'>, err: unknown): boolean {
+  const length = req.headers['content-length'];
+  return (
+    err instanceof HttpException &&
+    err.getStatus() === HttpStatus.TOO_MANY_REQUESTS &&
+    req.headers['transfer-encoding'] === undefined &&
+    typeof length === 'string' &&
+    /^\d{1,9}$/.test(length) &&
+    Number(length) <= DROPPED_BODY_MAX_BYTES
+  );
 }
 
 /** `METHOD /path` (as Fastify names the route) → the controller's and the handler's head-only guards, in order. */
