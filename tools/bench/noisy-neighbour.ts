@@ -7,14 +7,16 @@
 // link makes as many calls, each costing the service nearly nothing, which measures what the calls cost a shared
 // machine; the noisy run is compared with it too. Prints the nine's latency (gateway 200 -> receiver)
 // each way with the p95 ratio (target <= 1.20), whether every delivery to the nine arrived (target: all), and what
-// the abusive link was answered (its shares: 429 and 409 past them). The link runs in a process of its own
-// (noisy-link.ts), so its loops do not delay the pacing and the timestamps of this one.
+// the abusive link was answered (its shares: 429 and 409 past them), and the CPU each part of the stack used in
+// each run (what the noisy tenth costs lands somewhere). The link runs in a process of its own
+// (noisy-link.ts), so its loops do not delay the pacing and the timestamps of this one, at the lowest priority.
 // --abuse endpoint,patch,replay,test: what the tenth does (all by default), to tell their costs apart; `control`
 // makes as many calls as the three loops, each costing the service nearly nothing (GET /healthz);
 // --endpoint fast,slow: how its endpoint fails (503 at once, a 500 after 2 s; both by default, in turn).
 // Options: --rate 300 --seconds 10 --abuse endpoint,patch,replay,test --no-build. PG_STAT_STATEMENTS=1: what
 // PostgreSQL spent its time on beside the control and beside the noisy tenth.
 import { fork } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
 import { adminClient } from '../harness/admin';
 import { Receiver } from '../harness/receiver';
@@ -22,6 +24,7 @@ import { waitFor } from '../harness/wait';
 import {
   ADMIN,
   arg,
+  cpuMeter,
   listArg,
   paced,
   percentiles,
@@ -44,6 +47,10 @@ async function abuse(env: Record<string, string>, stop: Promise<void>) {
     env: { ...process.env, ...env },
     execArgv: ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'],
   });
+  // The abuser's client is not on the service's machine in life; here it shares the 2 cores, so it runs at the
+  // lowest priority: the run then charges the nine with what the service spends on its calls, not with what its
+  // own client process spends making them (its CPU is still printed, as "noisy link (bench)").
+  os.setPriority(child.pid!, 19);
   const started = new Promise<void>((resolve) => child.once('message', () => resolve()));
   const answered = new Promise<Record<string, Record<number, number>>>((resolve, reject) => {
     child.on('message', (m) => typeof m === 'object' && m !== null && resolve((m as { answers: never }).answers));
@@ -51,17 +58,31 @@ async function abuse(env: Record<string, string>, stop: Promise<void>) {
   });
   await started;
   void stop.then(() => child.send('stop'));
-  return { answered };
+  return { answered, pid: child.pid };
 }
 
 interface Outcome {
   latencies: number[];
   expected: number;
   arrived: number;
+  /** % of one core each part of the stack used during the run (null off Linux). */
+  cpu: Record<string, number> | null;
 }
 
-/** `count` webhooks at `rate`; the nine's latencies, and how many of their deliveries arrived (each plant once). */
-async function run(stack: Stack, rx: Receiver, nine: string[], rate: number, count: number, nextId: () => number) {
+/**
+ * `count` webhooks at `rate`; the nine's latencies, how many of their deliveries arrived (each plant once), and
+ * where the cores went meanwhile (`extra`: processes of the bench's own, the noisy link's).
+ */
+async function run(
+  stack: Stack,
+  rx: Receiver,
+  nine: string[],
+  rate: number,
+  count: number,
+  nextId: () => number,
+  extra: Record<string, number | undefined> = {},
+) {
+  const meter = cpuMeter({ gateway: stack.gateway.pid, worker: stack.worker?.pid, ...extra });
   const from = rx.received.length;
   const accepted = new Map<number, number>();
   await paced(rate, count, async () => {
@@ -78,7 +99,7 @@ async function run(stack: Stack, rx: Receiver, nine: string[], rate: number, cou
     const key = `${r.path} ${JSON.parse(r.body).id}`;
     if (!firsts.has(key)) firsts.set(key, Math.max(0, r.precise - accepted.get(JSON.parse(r.body).id)!));
   }
-  return { latencies: [...firsts.values()], expected, arrived: firsts.size } satisfies Outcome;
+  return { latencies: [...firsts.values()], expected, arrived: firsts.size, cpu: meter.read() } satisfies Outcome;
 }
 
 async function main() {
@@ -100,9 +121,11 @@ async function main() {
 
     const rows: Record<string, object> = {};
     const lost: Record<string, string> = {};
+    const cpu: Record<string, Record<string, number>> = {};
     const record = (label: string, o: Outcome) => {
       rows[label] = { deliveries: o.latencies.length, ...percentiles(o.latencies, [50, 95, 99]) };
       lost[label] = `${o.expected - o.arrived} of ${o.expected} not arrived`;
+      if (o.cpu) cpu[label] = o.cpu;
     };
 
     /** A run beside a tenth that behaves: before the noisy one, and after it (the stack's drift between). */
@@ -134,7 +157,7 @@ async function main() {
       const link = (await admin.call('POST', `/subscriptions/${tenth.id}/portal-links`, {})).body as { token: string };
       let end!: () => void;
       const stop = new Promise<void>((resolve) => (end = resolve));
-      const { answered } = await abuse(
+      const { answered, pid } = await abuse(
         {
           NOISY_URL: stack.url,
           NOISY_TOKEN: link.token,
@@ -147,7 +170,7 @@ async function main() {
       const s = step(`Nine beside a tenth (${calls.join(' and ')}): ${count} webhooks at ${rate}/s`);
       const statements = process.env.PG_STAT_STATEMENTS === '1';
       if (statements) await printStatementStats(stack.env.DATABASE_URL, '', { reset: true });
-      record(label, await run(stack, rx, nine, rate, count, nextId));
+      record(label, await run(stack, rx, nine, rate, count, nextId, { 'noisy link (bench)': pid }));
       end();
       if (statements) await printStatementStats(stack.env.DATABASE_URL, `PostgreSQL's statements, ${label}:`);
       const answers = await answered;
@@ -184,6 +207,9 @@ async function main() {
           `${(noisyP95 / Math.max(1, control)).toFixed(2)} (what the noisy tenth's shares let it cost the others)`,
       );
     table(lost);
+    // Where the cores went in each run: what the noisy tenth costs the others lands in one of these columns.
+    console.log('\nCPU in % of one core during each run (2 cores here: 200 is all of them):');
+    table(cpu);
     console.log("\nWhat the noisy tenth's portal link was answered, by call and HTTP status:");
     table(answers);
     const noisyRequests = rx.received.filter((r) => r.path === '/noisy').length;
