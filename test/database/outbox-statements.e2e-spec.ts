@@ -231,6 +231,7 @@ describe('the ingest statement and the claim', () => {
       const r1 = await apply([v1], room(10, [b]), MAX_HOPS);
       expect(r1.fanned.map((d) => d.subscriptionId)).toEqual([a]);
       expect(r1.deferred).toBe(1);
+      expect(r1.deferredFor).toEqual([b]);
       expect((await deliveriesOf(plantId)).map((d) => [d.subscription_id, d.status])).toEqual([[b, 'pending']]);
       // v1 is still going out to a (not recorded): v2 of the same plant is left for a fan-out, and waits.
       const r2 = await apply([event({ name: 'v2' })], room(10), MAX_HOPS);
@@ -481,6 +482,7 @@ describe('the ingest statement and the claim', () => {
       const r = await outbox.fanOut(100, [b], LEASE_MS);
       expect(r.claimed.map((d) => d.subscriptionId)).toEqual([a, a]);
       expect(r.deferred).toBe(2);
+      expect(r.deferredFor).toEqual([b]); // whose rows they are: the dispatcher claims for them unless b is shut
       const rows = await outbox.claimDue(10, [], LEASE_MS);
       expect(rows.claimed.map((d) => [d.subscriptionId, d.plantId, d.hasRow])).toEqual([
         [b, plantId, true],

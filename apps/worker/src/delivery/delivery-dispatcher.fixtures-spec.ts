@@ -80,6 +80,7 @@ export function fakeRepository() {
       claimed: events.shift() ?? [],
       more: false,
       deferred: 0,
+      deferredFor: [],
     })),
     claimDue: jest.fn(async (): Promise<{ claimed: ClaimedDelivery[]; more: boolean }> => ({
       claimed: [],

@@ -67,7 +67,7 @@ describe(`${DeliveryDispatcher.name}: leases`, () => {
     try {
       const { inbox, sent, recorded, mocks } = setup({ DELIVERY_TIMEOUT_MS: '1000' });
       mocks.renewLeases.mockRejectedValue(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
-      inbox.accept([delivery('a', 's1', 'e1', false, { until: Date.now() + 100 })], { events: 0, rows: 0 });
+      inbox.accept([delivery('a', 's1', 'e1', false, { until: Date.now() + 100 })], { events: 0, rowsFor: [] });
       await until('the renewal tried', () => mocks.renewLeases.mock.calls.length === 1);
       await settle();
       expect(sent).toEqual([]);
@@ -79,13 +79,13 @@ describe(`${DeliveryDispatcher.name}: leases`, () => {
 
   it('keeps counting an event fanned out again under a new lease apart from the one it lost', async () => {
     const { inbox, recorded } = setup();
-    inbox.accept([delivery('old', 's1', 'e1', false, { token: 'first' })], { events: 0, rows: 0 });
+    inbox.accept([delivery('old', 's1', 'e1', false, { token: 'first' })], { events: 0, rowsFor: [] });
     inbox.accept(
       [
         delivery('new-a', 's1', 'e1', false, { token: 'second' }),
         delivery('new-b', 's2', 'e1', false, { token: 'second' }),
       ],
-      { events: 0, rows: 0 },
+      { events: 0, rowsFor: [] },
     );
     await until('three outcomes written', () => recorded().length === 3);
     const completes = Object.fromEntries(recorded().map((r) => [r.delivery.id, r.completes]));

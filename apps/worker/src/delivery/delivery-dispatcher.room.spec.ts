@@ -27,7 +27,7 @@ describe('DeliveryDispatcher.roomFor', () => {
     hold(() => new Promise<SendResult>((r) => answers.push(() => r(ok))));
     inbox.accept(
       [1, 2, 3, 4].map((i) => delivery(`d${i}`, `s${i}`, `e${i}`)),
-      { events: 0, rows: 0 },
+      { events: 0, rowsFor: [] },
     );
     let answered: number | undefined;
     // Asks for 3, more than an eighth of the window (4): room for one is enough to go on with.
@@ -46,7 +46,7 @@ describe('DeliveryDispatcher.roomFor', () => {
     const { sut, inbox, hold } = setup({ DELIVERY_CONCURRENCY_PER_SUBSCRIPTION: '1' }); // s1 holds 2 at most
     const answers: (() => void)[] = [];
     hold(() => new Promise<SendResult>((r) => answers.push(() => r(ok))));
-    inbox.accept([delivery('a', 's1', 'e1'), delivery('b', 's1', 'e2')], { events: 0, rows: 0 });
+    inbox.accept([delivery('a', 's1', 'e1'), delivery('b', 's1', 'e2')], { events: 0, rowsFor: [] });
     expect((await inbox.roomFor(['s2'], 1, Date.now() + 60_000)).waitFor('s1')).toBe(true);
     let answered: boolean | undefined;
     void inbox.roomFor(['s2', 's1'], 2, Date.now() + 60_000).then((r) => (answered = r.waitFor('s1')));
@@ -65,7 +65,7 @@ describe('DeliveryDispatcher.roomFor', () => {
     hold(() => new Promise<SendResult>((r) => setTimeout(() => r(ok), 300))); // answered after the time is up
     inbox.accept(
       [1, 2, 3, 4].map((i) => delivery(`d${i}`, `s${i}`, `e${i}`)),
-      { events: 0, rows: 0 },
+      { events: 0, rowsFor: [] },
     );
     const asked = Date.now();
     const { offer } = await inbox.roomFor(['s9'], 4, asked + 80);
@@ -79,7 +79,7 @@ describe('DeliveryDispatcher.roomFor', () => {
     hold(() => new Promise<SendResult>((r) => setTimeout(() => r(ok), 20)));
     inbox.accept(
       [1, 2, 3, 4].map((i) => delivery(`d${i}`, `s${i}`, `e${i}`)),
-      { events: 0, rows: 0 },
+      { events: 0, rowsFor: [] },
     );
     const waiting = inbox.roomFor(['s9'], 4, Date.now() + 60_000);
     await sut.onModuleDestroy();

@@ -88,7 +88,7 @@ describe(DeliveryDispatcher.name, () => {
     expect(inbox.offer().limit).toBe(4);
     inbox.accept([delivery('a', 's1', 'e1'), delivery('b', 's2', 'e1'), delivery('c', 's1', 'e2')], {
       events: 0,
-      rows: 0,
+      rowsFor: [],
     });
     expect(sent).toEqual(['a', 'b']); // two at once, one per subscriber in turn; c queued
     expect(inbox.offer().limit).toBe(1);
@@ -98,7 +98,7 @@ describe(DeliveryDispatcher.name, () => {
     const completing = writes.flatMap((w) => w.records).filter((r) => r.completes);
     expect(completing.map((r) => r.delivery.eventId).sort()).toEqual(['e1', 'e2']);
     sut.onApplicationBootstrap();
-    inbox.accept([], { events: 3, rows: 0 }); // events left for a fan-out: the loop runs one
+    inbox.accept([], { events: 3, rowsFor: [] }); // events left for a fan-out: the loop runs one
     await until('a fan-out', () => mocks.fanOut.mock.calls.length > 0);
     await sut.onModuleDestroy();
   });
@@ -109,7 +109,7 @@ describe(DeliveryDispatcher.name, () => {
     hold(() => new Promise<SendResult>((r) => answers.push(() => r(ok))));
     inbox.accept(
       ['a1', 'a2', 'a3', 'b1', 'b2', 'c1'].map((id) => delivery(id, `s-${id[0]}`)),
-      { events: 0, rows: 0 },
+      { events: 0, rowsFor: [] },
     );
     for (let i = 0; i < 5; i++) {
       answers.shift()!(); // one slot frees
@@ -127,13 +127,13 @@ describe(DeliveryDispatcher.name, () => {
     // Alone, the slow one may fill every slot its own cap allows...
     inbox.accept(
       Array.from({ length: 6 }, (_, i) => delivery(`slow-${i}`, 'slow')),
-      { events: 0, rows: 0 },
+      { events: 0, rowsFor: [] },
     );
     expect(sent).toHaveLength(6);
     // ...but once a second subscriber has work, each may hold half (4): slow's freed slots go to the fast one.
     inbox.accept(
       Array.from({ length: 4 }, (_, i) => delivery(`fast-${i}`, 'fast')).concat(delivery('slow-6', 'slow')),
-      { events: 0, rows: 0 },
+      { events: 0, rowsFor: [] },
     );
     expect(sent.filter((id) => id.startsWith('fast'))).toEqual(['fast-0', 'fast-1']); // 8 slots: 6 slow + 2
     for (let i = 0; i < 2; i++) {
@@ -170,7 +170,7 @@ describe(DeliveryDispatcher.name, () => {
     const { sut, inbox, released, sent } = setup();
     await sut.onModuleDestroy();
     expect(inbox.offer().limit).toBe(0);
-    inbox.accept([delivery('late', 's1', 'e9'), delivery('later', 's2', 'e9')], { events: 0, rows: 0 });
+    inbox.accept([delivery('late', 's1', 'e9'), delivery('later', 's2', 'e9')], { events: 0, rowsFor: [] });
     await settle();
     expect(sent).toEqual([]);
     expect(released.events).toEqual(['e9']);
@@ -206,7 +206,7 @@ describe(DeliveryDispatcher.name, () => {
     hold(async (d) => ({ ...ok, responseBody: d.id === 'odd' ? 'O\u0000K\u0000' : 'fine' }));
     inbox.accept(
       ['a', 'odd', 'b', 'c'].map((id, i) => delivery(id, `s${i}`)),
-      { events: 0, rows: 0 },
+      { events: 0, rowsFor: [] },
     );
     await until('four outcomes written', () => recorded().length === 4);
     const byId = Object.fromEntries(recorded().map((r) => [r.delivery.id, r]));

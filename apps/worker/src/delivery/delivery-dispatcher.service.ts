@@ -121,13 +121,15 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     return this.roomWaits.until(first, all, by, this.stopped, () => this.offer());
   }
 
-  accept(fanned: ClaimedDelivery[], left: { events: number; rows: number }) {
+  accept(fanned: ClaimedDelivery[], left: { events: number; rowsFor: string[] }) {
     if (this.stopped)
       void this.leases.handBackEvents(fanned); // stopping between offer() and here
     else this.take(fanned);
     if (left.events > 0) this.intake.moreEvents();
-    if (left.rows > 0) this.intake.moreRows();
-    if (left.events + left.rows > 0) this.signal.notify();
+    // Rows of a subscriber whose gate is shut wait for it to open (opened(): lookAgain); only others' make a claim.
+    const claimable = left.rowsFor.some((id) => !this.gates.shut(id));
+    if (claimable) this.intake.moreRows();
+    if (left.events > 0 || claimable) this.signal.notify();
   }
 
   onApplicationBootstrap() {

@@ -16,10 +16,10 @@ export interface DeliveryInbox {
    */
   roomFor(first: readonly string[], all: number, by: number): Promise<Room<IntakeOffer>>;
   /**
-   * `left`: what the same batch wrote for others to take: events not taken on (for a fan-out to lease), and
-   * delivery rows that must wait (for claims).
+   * `left`: what the same batch wrote for others to take: events not taken on (for a fan-out to lease), and the
+   * subscriptions it wrote delivery rows for, which must wait (for claims; a shut subscriber's for its gate).
    */
-  accept(fanned: ClaimedDelivery[], left: { events: number; rows: number }): void;
+  accept(fanned: ClaimedDelivery[], left: { events: number; rowsFor: string[] }): void;
 }
 
 /** The token DeliveryModule exports the dispatcher under, for IngestModule to inject. */

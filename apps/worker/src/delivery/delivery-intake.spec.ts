@@ -7,10 +7,11 @@ import { DeliverySignal } from './delivery-signal';
  * A dispatcher with room to spare and nothing on the wire, whose subscribers left out are `left`; its outbox has no
  * event to fan out and no due row to claim. Each freed slot then notifies the loop, as the dispatcher does.
  */
-function intakeWith(left: { full: string[]; shut: string[] }) {
+function intakeWith(left: { full: string[]; shut: string[] }, deferredFor: string[] = []) {
   const claims: string[][] = [];
   const outbox = {
-    fanOut: async () => ({ claimed: [], more: false, deferred: 0 }),
+    // Each fan-out wrote rows for `deferredFor`, as one beside a subscriber left out does.
+    fanOut: async () => ({ claimed: [], more: false, deferred: deferredFor.length, deferredFor }),
     claimDue: async (_limit: number, exclude: string[]) => (claims.push(exclude), { claimed: [], more: false }),
   } as unknown as Outbox;
   const signal = new DeliverySignal();
@@ -74,6 +75,26 @@ describe('DeliveryIntake', () => {
     await loop;
     expect(claims.length).toBeGreaterThanOrEqual(2);
     expect(claims.length).toBeLessThanOrEqual(2 + Math.ceil((elapsed + 80) / 50));
+  });
+
+  it.each([
+    ['a shut gate: they wait for it to open, no claim', ['failing'], false],
+    ['a subscriber that may be sent to: they are claimed', ['healthy'], true],
+  ])('after fan-outs that wrote rows for %s', async (_case, deferredFor, claimsAgain) => {
+    // Beside a tenth whose circuit stayed open, each fan-out (and each ingest batch) wrote a row for it and flagged
+    // a claim: 3.5 times the claims of a healthy tenth, each finding nothing (bench:noisy-neighbour).
+    const { intake, claims } = intakeWith({ full: [], shut: ['failing'] }, deferredFor);
+    const loop = intake.run();
+    await turn();
+    for (let i = 0; i < 4; i++) {
+      intake.moreEvents();
+      intake.roomFreed();
+      await turn(70); // past the quiet time after an empty claim
+    }
+    intake.stop();
+    await loop;
+    if (claimsAgain) expect(claims.length).toBeGreaterThanOrEqual(4);
+    else expect(claims).toEqual([['failing']]); // the first look only
   });
 
   it('claims again once a shut gate opens', async () => {

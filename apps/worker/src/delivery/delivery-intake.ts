@@ -90,7 +90,7 @@ export class DeliveryIntake {
       if (want >= Math.max(1, window / 4) || (want > 0 && this.host.idle())) {
         const { full, shut } = this.host.leftOut();
         const saturated = everyLeftOut({ full, shut });
-        claimed.push(...(await this.fanOutEvents(want, saturated)));
+        claimed.push(...(await this.fanOutEvents(want, saturated, shut)));
         // Rows are claimed when some were left due, and at every poll (a retry comes due with time).
         const rowsDue = (this.rows && Date.now() >= this.quietUntil) || Date.now() - this.lastRowClaim >= pollMs;
         if (rowsDue && want > claimed.length)
@@ -108,13 +108,18 @@ export class DeliveryIntake {
     }
   }
 
-  /** Leases events and takes their deliveries that can go at once; the others were written as rows to claim. */
-  private async fanOutEvents(want: number, saturated: string[]): Promise<ClaimedDelivery[]> {
+  /**
+   * Leases events and takes their deliveries that can go at once; the others were written as rows to claim, but
+   * for a subscriber whose gate is shut (`shut`): its rows wait for the gate to open, and claiming for them would
+   * find nothing (bench:noisy-neighbour: beside a tenth whose circuit stayed open, every write of its rows flagged
+   * a claim, 3.5 times as many claims as beside a healthy tenth).
+   */
+  private async fanOutEvents(want: number, saturated: string[], shut: string[]): Promise<ClaimedDelivery[]> {
     if (!this.events) return [];
     try {
       const result = await this.outbox.fanOut(want, saturated, this.opts.leaseMs);
       this.events = result.more;
-      if (result.deferred > 0) this.rows = true;
+      if (result.deferredFor.some((id) => !shut.includes(id))) this.rows = true;
       return result.claimed;
     } catch (err) {
       this.failures.log('warn', 'fan-out', {}, `fanning out events failed, will retry: ${(err as Error).message}`);

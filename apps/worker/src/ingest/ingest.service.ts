@@ -172,7 +172,7 @@ export class IngestService {
     this.loops.record(result.suppressed);
     this.inbox.accept(fannedOutDeliveries(events, plan, set, result), {
       events: result.leftForFanOut,
-      rows: result.deferred,
+      rowsFor: result.deferredFor,
     });
     return result;
   }
@@ -196,7 +196,7 @@ export class IngestService {
         unstorable.push({ message: byOffset.get(event.offset)!, reason: `unstorable: ${(err as Error).message}` });
       }
     }
-    this.inbox.accept([], { events: result.outboxed, rows: result.deferred });
+    this.inbox.accept([], { events: result.outboxed, rowsFor: result.deferredFor });
     return { result, unstorable };
   }
 

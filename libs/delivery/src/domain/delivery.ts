@@ -100,6 +100,8 @@ export type AttemptOutcome =
 /** A fan-out: deliveries to send from memory, and how many of the event's had to be written to wait instead. */
 export interface FanOutResult extends ClaimResult {
   deferred: number;
+  /** The subscriptions those rows are for, each once. */
+  deferredFor: string[];
 }
 
 export interface AttemptRecord {

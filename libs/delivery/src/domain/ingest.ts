@@ -52,6 +52,8 @@ export interface ApplyResult {
   leftForFanOut: number;
   /** Delivery rows written to wait (behind an earlier one of their plant, or for a saturated subscriber). */
   deferred: number;
+  /** The subscriptions those rows are for, each once. */
+  deferredFor: string[];
   /**
    * The deliveries of the events the caller took on, to send from memory (their rows are not written yet), as
    * (event, subscriber) pairs: the caller builds them from the events in hand and its subscribers.
@@ -76,6 +78,7 @@ export const emptyApplyResult = (): ApplyResult => ({
   outboxed: 0,
   leftForFanOut: 0,
   deferred: 0,
+  deferredFor: [],
   sending: [],
   lease: { token: '', until: 0 },
   current: true,
@@ -94,6 +97,7 @@ export function addApplyResult(total: ApplyResult, r: ApplyResult): ApplyResult 
   total.outboxed += r.outboxed;
   total.leftForFanOut += r.leftForFanOut;
   total.deferred += r.deferred;
+  total.deferredFor = [...new Set([...total.deferredFor, ...r.deferredFor])];
   return total;
 }
 

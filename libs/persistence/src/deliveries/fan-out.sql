@@ -59,7 +59,7 @@ WITH subscribers AS MATERIALIZED (
   FROM ranked f JOIN due e USING (event_id) WHERE NOT f.in_memory
   ORDER BY e.seq, f.subscription_id
   ON CONFLICT (subscription_id, event_id) DO NOTHING
-  RETURNING 1
+  RETURNING subscription_id
 ), leased AS (
   UPDATE outbox_events e SET leased_until = now() + :leaseMs * interval '1 millisecond', lease_token = :leaseToken,
          fanned_out_at = CASE WHEN EXISTS (SELECT 1 FROM ranked f WHERE f.event_id = e.event_id AND f.in_memory)
@@ -71,7 +71,9 @@ WITH subscribers AS MATERIALIZED (
 -- handed back has no row yet (no id), and what its subscription's deliveries are sent with.
 SELECT n.*, x.* FROM (
   SELECT (SELECT count(*) FROM candidates)::int AS due_events, (SELECT count(*) FROM leased)::int AS events,
-         (SELECT count(*) FROM deferred)::int AS deferred
+         (SELECT count(*) FROM deferred)::int AS deferred,
+         -- Whose they are: a shut subscriber's rows wait for its gate to open, and must not make anyone claim.
+         (SELECT coalesce(array_agg(DISTINCT subscription_id::text), '{}') FROM deferred) AS deferred_for
 ) n LEFT JOIN (
   SELECT NULL::uuid AS id, e.event_id, e.plant_id, e.body, e.event_time, 0 AS attempts, e.hops, e.origin_event_id,
          e.traceparent, s.*

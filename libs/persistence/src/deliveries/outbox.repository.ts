@@ -29,13 +29,20 @@ export class OutboxRepository implements Outbox {
 
   /** Events to fan out, as deliveries to send from memory (see fan-out.sql). */
   async fanOut(limit: number, deferSubscriptions: string[], leaseMs: number): Promise<FanOutResult> {
-    if (limit <= 0) return { claimed: [], more: true, deferred: 0 };
+    if (limit <= 0) return { claimed: [], more: true, deferred: 0, deferredFor: [] };
     const lease = newLease(leaseMs);
     const { rows } = await this.pool.query<
-      SendRow & { due_events: number; events: number; deferred: number; subscription_id: string | null }
+      SendRow & {
+        due_events: number;
+        events: number;
+        deferred: number;
+        deferred_for: string[];
+        subscription_id: string | null;
+      }
     >(FAN_OUT.text, FAN_OUT.values({ room: limit, deferSubscriptions, leaseMs, leaseToken: lease.token }));
     const claimed = rows.filter((r) => r.subscription_id !== null).map((r) => toClaimedDelivery(r, this.box, lease));
-    return { claimed, more: rows[0].due_events > rows[0].events, deferred: rows[0].deferred };
+    const { due_events, events, deferred, deferred_for } = rows[0];
+    return { claimed, more: due_events > events, deferred, deferredFor: deferred_for };
   }
 
   async claimDue(limit: number, excludeSubscriptions: string[], leaseMs: number): Promise<ClaimResult> {

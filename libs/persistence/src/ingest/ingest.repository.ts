@@ -41,6 +41,7 @@ export class IngestRepository implements PlantEventStore {
       outboxed: number;
       taken: number;
       deferred: number;
+      deferred_for: string[];
       current: boolean;
       sending_events: string[];
       sending_subscriptions: string[];
@@ -82,6 +83,7 @@ export class IngestRepository implements PlantEventStore {
       outboxed: r.outboxed,
       leftForFanOut: r.outboxed - r.taken,
       deferred: r.deferred,
+      deferredFor: r.deferred_for,
       current: r.current,
       sending: r.sending_events.map((eventId, i) => ({ eventId, subscriptionId: r.sending_subscriptions[i] })),
       lease: taken,

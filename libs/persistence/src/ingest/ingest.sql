@@ -135,7 +135,7 @@ WITH input AS (
   FROM fanout f JOIN taken USING (event_id) JOIN to_outbox e USING (event_id) WHERE NOT f.sendable
   ORDER BY e.event_time, e.plant_id, f.subscription_id
   ON CONFLICT (subscription_id, event_id) DO NOTHING
-  RETURNING 1
+  RETURNING subscription_id
 )
 SELECT (SELECT coalesce(array_agg(event_id), '{}') FROM fresh) AS fresh,
        (SELECT coalesce(array_agg(last_event_id), '{}') FROM upserted) AS applied,
@@ -146,6 +146,8 @@ SELECT (SELECT coalesce(array_agg(event_id), '{}') FROM fresh) AS fresh,
        (SELECT count(*) FROM outbox)::int AS outboxed,
        (SELECT count(*) FROM taken)::int AS taken,
        (SELECT count(*) FROM deferred)::int AS deferred,
+       -- Whose they are: a shut subscriber's rows wait for its gate to open, and must not make anyone claim.
+       (SELECT coalesce(array_agg(DISTINCT subscription_id::text), '{}') FROM deferred) AS deferred_for,
        (SELECT ok FROM current) AS current,
        sending.*
 FROM (SELECT coalesce(array_agg(f.event_id), '{}') AS sending_events,

@@ -59,6 +59,7 @@ describe('the statements', () => {
       due_events: 0,
       events: 0,
       deferred: 0,
+      deferred_for: [],
       subscription_id: null,
       due: 0,
       id: null,
