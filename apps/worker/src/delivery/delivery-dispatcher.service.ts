@@ -126,9 +126,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       void this.leases.handBackEvents(fanned); // stopping between offer() and here
     else this.take(fanned);
     if (left.events > 0) this.intake.moreEvents();
-    // Rows of a subscriber whose gate is shut wait for it to open (opened(): lookAgain); only others' make a claim.
-    const claimable = left.rowsFor.some((id) => !this.gates.shut(id));
-    if (claimable) this.intake.moreRows();
+    const claimable = this.intake.rowsWritten(left.rowsFor, (id) => this.gates.shut(id));
     if (left.events > 0 || claimable) this.signal.notify();
   }
 
