@@ -1,13 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import path from 'node:path';
-import { LocalKafka, startKafka } from '../../tools/local-stack/kafka';
-import { LOCAL } from '../../tools/local-stack/paths';
 import { adminClient } from '../../tools/harness/admin';
 import { BrokerKind, localBrokers, LocalBrokers } from '../../tools/harness/brokers';
 import { brokerReader, kafkaReader, Reader } from '../../tools/harness/broker-readers';
 import { postVersionStored } from '../../tools/harness/plant-versions';
-import { freePort } from '../../tools/harness/processes';
+import { startOwnBroker } from '../../tools/harness/own-broker';
 import { OwnStack, startOwnStack } from '../../tools/harness/own-stack';
 import * as e2e from '../../tools/harness/stack';
 import { waitFor } from '../../tools/harness/wait';
@@ -145,17 +141,10 @@ describe('destinations when their broker restarts', () => {
   );
 
   it('kafka: its broker killed (SIGKILL) and started again mid-run loses nothing and keeps each plant in order', async () => {
-    const [port, controllerPort] = [await freePort(), await freePort()];
-    const kafka: LocalKafka = await startKafka({
-      name: `destrestart-${run}`,
-      port,
-      controllerPort,
-      fresh: true,
-      heapMb: 256,
-    });
-    const node = kafka.service;
+    const kafka = await startOwnBroker('destrestart');
+    const { node } = kafka;
     try {
-      const r = await kafkaReader(kafka.brokers[0], `plantstore-restart-${run}`);
+      const r = await kafkaReader(kafka.brokers, `plantstore-restart-${run}`);
       try {
         await survivesRestart('kafka', r, async (during) => {
           node.signal('SIGKILL', { group: true });
@@ -171,7 +160,6 @@ describe('destinations when their broker restarts', () => {
       }
     } finally {
       await kafka.stop();
-      rmSync(path.join(LOCAL, 'kafka', `destrestart-${run}`), { recursive: true, force: true });
     }
   }, 180_000);
 });

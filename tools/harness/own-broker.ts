@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startKafka } from '../local-stack/kafka';
+import { KafkaNode, startKafka } from '../local-stack/kafka';
 import { LOCAL } from '../local-stack/paths';
 import { freePort } from './processes';
 import { waitFor } from './wait';
@@ -13,6 +13,8 @@ import { waitFor } from './wait';
 export interface OwnBroker {
   /** The bootstrap list, for KAFKA_BROKERS. */
   brokers: string;
+  /** Its process, for a suite that kills and starts it again (its signal, whenExited, start). */
+  node: KafkaNode;
   /** SIGSTOP, resolved once every thread of the JVM is stopped (a test then knows the broker cannot answer). */
   pause(): Promise<void>;
   /** SIGCONT. */
@@ -33,6 +35,7 @@ export async function startOwnBroker(prefix: string): Promise<OwnBroker> {
   const node = kafka.service;
   return {
     brokers: kafka.brokers.join(','),
+    node,
     async pause() {
       const pid = node.pid;
       if (!pid) throw new Error(`the broker ${name} is not running`);
