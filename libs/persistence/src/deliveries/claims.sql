@@ -19,9 +19,6 @@
 -- whole backlog).
 -- :limit how many deliveries to claim at most
 -- :skipSubscriptions subscriptions to leave out (saturated here)
--- :roomSubscriptions subscriptions whose room here is known (see :rooms)
--- :rooms how many deliveries each of those may still take on here (a half-open circuit: its one probe)
--- :otherRoom how many any other subscription may take on here
 -- :leaseMs the lease, ms
 -- :leaseToken the lease's token
 WITH RECURSIVE waiting AS (
@@ -32,21 +29,14 @@ WITH RECURSIVE waiting AS (
           ORDER BY d.subscription_id LIMIT 1)
   FROM waiting w WHERE w.subscription_id IS NOT NULL
 ), sendable AS (
-  -- With its room here: the claim locks no more of a subscriber than the dispatcher will take (a half-open
-  -- circuit's one probe, a cap less what it holds), so none is claimed only to be handed back.
-  SELECT s.id, coalesce(r.room, :otherRoom) AS room
-  FROM waiting w JOIN subscriptions s ON s.id = w.subscription_id
-  LEFT JOIN unnest(:roomSubscriptions::uuid[], :rooms::int[]) AS r(subscription_id, room) ON r.subscription_id = s.id
-  WHERE s.enabled AND NOT (s.id = ANY(:skipSubscriptions::uuid[])) AND coalesce(r.room, :otherRoom) > 0
+  SELECT s.id FROM waiting w JOIN subscriptions s ON s.id = w.subscription_id
+  WHERE s.enabled AND NOT (s.id = ANY(:skipSubscriptions::uuid[]))
 ), candidates AS MATERIALIZED (
-  SELECT c.*, sendable.room FROM sendable, LATERAL (
+  SELECT c.* FROM sendable, LATERAL (
     SELECT d.id, d.subscription_id, d.plant_id, d.seq, d.next_attempt_at FROM deliveries d
     WHERE d.subscription_id = sendable.id AND d.status = 'pending' AND d.next_attempt_at <= now()
       AND (d.leased_until IS NULL OR d.leased_until < now())
     ORDER BY d.next_attempt_at
-    -- Not capped by its room: the oldest due rows may all wait behind earlier ones of their plants (a broker's
-    -- outage leaves each plant's next versions due behind a first one on its back-off), and a window of its room
-    -- alone would never reach the ones that may go (found by destinations-restart).
     LIMIT :limit * 8
   ) c
   ORDER BY c.next_attempt_at
@@ -63,7 +53,7 @@ WITH RECURSIVE waiting AS (
   -- the same delivery within milliseconds, found by the fault suite).
   -- No ORDER BY: the candidates come oldest first and are checked one by one until the limit, not all of them
   -- then sorted (claim order is a preference; per-plant order is kept by the NOT EXISTS, not by this order).
-  SELECT l.id, c.subscription_id, c.next_attempt_at, c.room FROM candidates c, LATERAL (
+  SELECT l.id FROM candidates c, LATERAL (
     SELECT d.id FROM delivery_currency d
     WHERE d.id = c.id AND d.status = 'pending' AND (d.leased_until IS NULL OR d.leased_until < now())
       AND NOT EXISTS (SELECT 1 FROM pending_deliveries earlier
@@ -73,12 +63,6 @@ WITH RECURSIVE waiting AS (
     FOR UPDATE OF d SKIP LOCKED
   ) l
   LIMIT :limit
-), within_room AS (
-  -- Of each subscriber, its oldest up to its room. The rows left out were locked only until this statement ends.
-  SELECT x.id FROM (
-    SELECT d.id, d.room, row_number() OVER (PARTITION BY d.subscription_id ORDER BY d.next_attempt_at) AS nth
-    FROM due d
-  ) x WHERE x.nth <= x.room
 ), superseded AS (
   -- Replays that must not go (a newer version of the plant reached the subscriber): back to what they were,
   -- unsent, or they would hold back the plant's later deliveries. Disjoint from due (replay_current is false).
@@ -96,7 +80,7 @@ WITH RECURSIVE waiting AS (
   -- The delivery's side, by an array of keys as in superseded: joined to its subscription here, the planner could
   -- walk each subscription's rows, a skipped one's backlog included, to find the few claimed.
   UPDATE deliveries d SET leased_until = now() + :leaseMs * interval '1 millisecond', lease_token = :leaseToken
-  WHERE d.id = ANY (ARRAY(SELECT id FROM within_room))
+  WHERE d.id = ANY (ARRAY(SELECT id FROM due))
   RETURNING d.id, d.event_id, d.plant_id, d.body, d.event_time, d.attempts, d.hops, d.origin_event_id, d.traceparent,
             d.backfill_id, d.subscription_id AS claimed_for
 )
