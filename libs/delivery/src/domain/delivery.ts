@@ -87,6 +87,18 @@ export interface LeasedRef {
   token: string;
 }
 
+/**
+ * What each subscriber may still take on here, for a claim to lock no more of it than the dispatcher will take (a
+ * half-open circuit's one probe, its cap less what it holds): `known` by id, any other subscriber `other`.
+ */
+export interface SubscriberRooms {
+  known: ReadonlyMap<string, number>;
+  other: number;
+}
+
+/** No subscriber limited: a claim takes up to its limit of anyone's. */
+export const UNBOUNDED_ROOMS: SubscriberRooms = { known: new Map(), other: 2 ** 31 - 1 };
+
 export interface ClaimResult {
   claimed: ClaimedDelivery[];
   /** Due deliveries this claim left (waiting behind an earlier one for their plant, or beyond the limit). */
