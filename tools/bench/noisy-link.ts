@@ -2,7 +2,7 @@
 // changes, replays and test sends must not share the event loop that paces the webhooks and timestamps the
 // receiver's arrivals, or the nine's latency would include the bench's own delay, not the service's. Started by
 // noisy-neighbour.ts with NOISY_* in its environment; on the message 'stop' it sends back what the link was
-// answered, by call and status, and exits.
+// answered, by call and status, and when each call it was granted returned, and exits.
 import { adminClient } from '../harness/admin';
 
 async function main() {
@@ -10,9 +10,13 @@ async function main() {
   const link = adminClient(NOISY_URL!, NOISY_TOKEN!);
   const kinds = (NOISY_KINDS ?? '').split(',');
   const answers: Record<string, Record<number, number>> = {};
+  /** When each call the service carried out (a 2xx) was answered (ms since the epoch): the bench lines them up with
+   * the nine's slowest seconds. */
+  const granted: { what: string; at: number }[] = [];
   let stopped = false;
   process.on('message', (m) => m === 'stop' && (stopped = true));
   const count = (what: string, status: number) => {
+    if (status >= 200 && status < 300) granted.push({ what, at: Date.now() });
     answers[what] ??= {};
     answers[what][status] = (answers[what][status] ?? 0) + 1;
   };
@@ -44,7 +48,7 @@ async function main() {
       const t = setInterval(() => stopped && (clearInterval(t), resolve()), 50);
     }),
   ]);
-  process.send!({ answers }, () => process.exit(0));
+  process.send!({ answers, granted }, () => process.exit(0));
 }
 
 main().catch((err: Error) => {

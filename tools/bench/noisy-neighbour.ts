@@ -52,8 +52,8 @@ async function abuse(env: Record<string, string>, stop: Promise<void>) {
   // own client process spends making them (its CPU is still printed, as "noisy link (bench)").
   os.setPriority(child.pid!, 19);
   const started = new Promise<void>((resolve) => child.once('message', () => resolve()));
-  const answered = new Promise<Record<string, Record<number, number>>>((resolve, reject) => {
-    child.on('message', (m) => typeof m === 'object' && m !== null && resolve((m as { answers: never }).answers));
+  const answered = new Promise<LinkReport>((resolve, reject) => {
+    child.on('message', (m) => typeof m === 'object' && m !== null && resolve(m as LinkReport));
     child.once('exit', (code) => code !== 0 && reject(new Error(`the noisy link's process exited with ${code}`)));
   });
   await started;
@@ -61,8 +61,16 @@ async function abuse(env: Record<string, string>, stop: Promise<void>) {
   return { answered, pid: child.pid };
 }
 
+/** What the abusive link was answered, by call and status, and when each call it was granted returned. */
+interface LinkReport {
+  answers: Record<string, Record<number, number>>;
+  granted: { what: string; at: number }[];
+}
+
 interface Outcome {
   latencies: number[];
+  /** The latencies by the second (since the epoch) their webhook was accepted in. */
+  bySecond: Map<number, number[]>;
   expected: number;
   arrived: number;
   /** % of one core each part of the stack used during the run (null off Linux). */
@@ -85,21 +93,56 @@ async function run(
   const meter = cpuMeter({ gateway: stack.gateway.pid, worker: stack.worker?.pid, ...extra });
   const from = rx.received.length;
   const accepted = new Map<number, number>();
+  const second = new Map<number, number>();
   await paced(rate, count, async () => {
     const id = nextId();
     await sendWebhook(stack.url, { id, name: 'Neighbour', tag: 'bench' });
     accepted.set(id, performance.now()); // as the receiver's `precise`
+    second.set(id, Math.floor(Date.now() / 1000));
   });
   const mine = () =>
     rx.received.slice(from).filter((r) => nine.includes(r.path) && accepted.has(JSON.parse(r.body).id));
   const expected = count * nine.length;
   await waitFor('the nine deliveries', () => mine().length >= expected, 120000, 250).catch(() => undefined);
   const firsts = new Map<string, number>();
+  const bySecond = new Map<number, number[]>();
   for (const r of mine()) {
-    const key = `${r.path} ${JSON.parse(r.body).id}`;
-    if (!firsts.has(key)) firsts.set(key, Math.max(0, r.precise - accepted.get(JSON.parse(r.body).id)!));
+    const id = JSON.parse(r.body).id as number;
+    const key = `${r.path} ${id}`;
+    if (firsts.has(key)) continue;
+    const ms = Math.max(0, r.precise - accepted.get(id)!);
+    firsts.set(key, ms);
+    const s = second.get(id)!;
+    bySecond.set(s, [...(bySecond.get(s) ?? []), ms]);
   }
-  return { latencies: [...firsts.values()], expected, arrived: firsts.size, cpu: meter.read() } satisfies Outcome;
+  const latencies = [...firsts.values()];
+  return { latencies, bySecond, expected, arrived: firsts.size, cpu: meter.read() } satisfies Outcome;
+}
+
+const NOISY = '9 beside a noisy tenth';
+
+/**
+ * The nine's five slowest seconds beside the noisy tenth (p95 of the webhooks accepted in that second), each with
+ * what its link was granted in it and the two seconds before: where a burst comes from.
+ */
+function printSlowestSeconds(o: Outcome, granted: LinkReport['granted']) {
+  const first = Math.min(...o.bySecond.keys());
+  const rows = [...o.bySecond].map(([s, ms]) => {
+    const near = granted.filter((g) => g.at >= (s - 2) * 1000 && g.at < (s + 1) * 1000).map((g) => g.what);
+    const counts = [...new Set(near)].map((w) => `${w} x${near.filter((n) => n === w).length}`);
+    return { second: s - first, deliveries: ms.length, p95: percentiles(ms, [95]).p95, granted: counts.join('; ') };
+  });
+  console.log(
+    "\nThe nine's five slowest seconds beside the noisy tenth, and what its link was granted in the three up to each:",
+  );
+  table(
+    Object.fromEntries(
+      rows
+        .sort((a, b) => b.p95 - a.p95)
+        .slice(0, 5)
+        .map((r) => [`second ${r.second}`, r]),
+    ),
+  );
 }
 
 async function main() {
@@ -122,7 +165,9 @@ async function main() {
     const rows: Record<string, object> = {};
     const lost: Record<string, string> = {};
     const cpu: Record<string, Record<string, number>> = {};
+    let noisy: Outcome | null = null;
     const record = (label: string, o: Outcome) => {
+      if (label === NOISY) noisy = o;
       rows[label] = { deliveries: o.latencies.length, ...percentiles(o.latencies, [50, 95, 99]) };
       lost[label] = `${o.expected - o.arrived} of ${o.expected} not arrived`;
       if (o.cpu) cpu[label] = o.cpu;
@@ -184,7 +229,7 @@ async function main() {
     // so that what the noisy tenth's shares let it cost is the ratio to the control, not to the polite run alone.
     const withControl = !kinds.includes('control');
     if (withControl) await besideLink('9 beside a tenth calling as often (control)', '/calm', ['control']);
-    const answers = await besideLink('9 beside a noisy tenth', '/noisy', kinds);
+    const link = await besideLink(NOISY, '/noisy', kinds);
     await besidePolite('9 beside a polite tenth, again');
 
     console.log(`\nThe nine's latency in ms (gateway 200 -> receiver, first arrival of each delivery) at ${rate}/s:`);
@@ -194,7 +239,7 @@ async function main() {
       1,
       ((p95('9 beside a polite tenth') ?? 0) + (p95('9 beside a polite tenth, again') ?? 0)) / 2,
     );
-    const noisyP95 = p95('9 beside a noisy tenth')!;
+    const noisyP95 = p95(NOISY)!;
     console.log(
       `p95 beside the noisy one / beside the polite one (the mean of both runs): ` +
         `${(noisyP95 / polite).toFixed(2)} (target <= 1.20)`,
@@ -211,7 +256,8 @@ async function main() {
     console.log('\nCPU in % of one core during each run (2 cores here: 200 is all of them):');
     table(cpu);
     console.log("\nWhat the noisy tenth's portal link was answered, by call and HTTP status:");
-    table(answers);
+    table(link.answers);
+    if (noisy) printSlowestSeconds(noisy, link.granted);
     const noisyRequests = rx.received.filter((r) => r.path === '/noisy').length;
     console.log(`The noisy endpoint got ${noisyRequests} requests.`);
     printPeakRss(stack);
