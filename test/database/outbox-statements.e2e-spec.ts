@@ -254,10 +254,32 @@ describe('the ingest statement and the claim', () => {
       expect(await outboxRows()).toEqual([]);
     });
 
-    it("leaves every event for a fan-out when the caller's subscriptions are out of date; the fan-out honours the change", async () => {
+    it("uses the caller's pairs but for subscriptions changed since its copy: those are asked here, and wait as rows", async () => {
+      // Issue 36: one portal link changing its own subscription made every batch's events go the slow way (a
+      // fan-out) for every subscriber until each worker reloaded. Now only the changed subscriptions' deliveries do.
+      const [a, disabled, moved] = [await subscribe(), await subscribe(), await subscribe()];
+      const set = await subscriptions.load();
+      await pool.query('UPDATE subscriptions SET enabled = false WHERE id = $1', [disabled]); // after the copy
+      await pool.query("UPDATE subscriptions SET url = 'http://moved.test/hook' WHERE id = $1", [moved]);
+      const added = await subscribe();
+      const e = event();
+      const r = await ingest.applyEvents([e], room(10), MAX_HOPS, planFanOut([e], set, MAX_HOPS));
+      expect(r.current).toBe(false); // the caller reloads
+      expect(r.sending).toEqual([{ eventId: e.eventId, subscriptionId: a }]);
+      expect([r.outboxed, r.leftForFanOut]).toEqual([1, 0]);
+      expect([...r.deferredFor].sort()).toEqual([moved, added].sort());
+      const rows = await deliveriesOf(e.plantId);
+      expect(rows.map((d) => d.subscription_id).sort()).toEqual([moved, added].sort());
+      // Claimed, the moved subscription's row is sent where it is now, not where the caller's copy said.
+      const claimed = (await outbox.claimDue(10, [], LEASE_MS)).claimed;
+      expect(claimed.find((d) => d.subscriptionId === moved)?.url).toBe('http://moved.test/hook');
+    });
+
+    it("leaves every event for a fan-out when the log no longer names every change since the caller's copy", async () => {
       const [a, b] = [await subscribe(), await subscribe()];
       const set = await subscriptions.load();
       await pool.query('UPDATE subscriptions SET enabled = false WHERE id = $1', [b]); // after the caller's copy
+      await pool.query('DELETE FROM subscription_changes'); // as when more than the last 1,000 changes passed
       const e = event();
       const r = await ingest.applyEvents([e], room(10), MAX_HOPS, planFanOut([e], set, MAX_HOPS));
       expect(r.current).toBe(false);

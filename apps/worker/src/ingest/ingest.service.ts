@@ -168,7 +168,7 @@ export class IngestService {
 
   private async storePart(events: IngestEvent[], plan: FanOutPlan, set: SubscriberSet, offer: IntakeOffer) {
     const result = await this.store.applyEvents(events, offer, this.maxHops, plan);
-    if (!result.current) this.subscribers.refresh(); // a subscription changed: the events went to FAN_OUT
+    if (!result.current) this.subscribers.refresh(); // a subscription changed: its deliveries were written as rows
     this.loops.record(result.suppressed);
     this.inbox.accept(fannedOutDeliveries(events, plan, set, result), {
       events: result.leftForFanOut,

@@ -62,8 +62,9 @@ export interface ApplyResult {
   /** The lease those events are held under. */
   lease: DeliveryLease;
   /**
-   * Whether the caller's subscriptions (FanOutPlan.version) were the stored ones. If not, nothing was taken on:
-   * the events were left for a fan-out, and the caller's copy is out of date.
+   * Whether the caller's subscriptions (FanOutPlan.version) were the stored ones. If not, its copy is out of date
+   * and must be reloaded: the deliveries to the subscriptions changed since were written as rows (none is sent from
+   * the old copy), or, when the statement could not tell which changed, the events were left for a fan-out.
    */
   current: boolean;
 }

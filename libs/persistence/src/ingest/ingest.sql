@@ -15,9 +15,14 @@
 -- the commit. The other events are left for the fan-out (by any replica).
 --
 -- Who receives an event is the caller's to say: its worker holds the enabled subscriptions in memory and sends
--- the pairs their filters let through, with the version of the subscriptions they come from. Only while that
--- version is still the stored one are they used; otherwise (a subscription changed since) every changed plant's
--- event is written for the fan-out, which reads the subscriptions itself, and the caller reloads.
+-- the pairs their filters let through, with the version of the subscriptions they come from. A subscription
+-- changed since that version (subscription_changes names it, migration 30) is asked here instead: whether it
+-- receives each event (plant_subscribers), and its deliveries are written as rows, since the caller's copy of its
+-- URL and credentials is old; the caller reloads it. Every other pair is used as given: one portal link changing
+-- its own subscription in a loop no longer sends every subscriber's deliveries the slow way (bench:noisy-neighbour,
+-- the nine's slowest seconds followed its accepted changes). Only when the log no longer names every change since
+-- the caller's version is every changed plant's event written for the fan-out, which reads the subscriptions
+-- itself.
 -- Sent named by IngestRepository.applyEvents: each connection parses and plans it once, not once per batch.
 -- Stored rows are read by key, one probe per event (a LATERAL sub-SELECT behind OFFSET 0, a scalar sub-SELECT with a
 -- LIMIT), never by a join the planner may turn into a scan: plans cached while the tables were small, or made from
@@ -51,13 +56,26 @@ WITH input AS (
                        :bodies::text[])
     AS t(event_id, plant_id, name, tag, event_time, topic, kafka_partition, kafka_offset, hops, origin_event_id, extra,
          traceparent, digest, body)
+), changed_since AS MATERIALIZED (
+  -- The subscriptions changed since the caller's copy (none while it is current).
+  SELECT c.version, c.subscription_id FROM subscription_changes c WHERE c.version > :version::bigint
 ), current AS MATERIALIZED (
-  -- The caller's subscriptions are the stored ones: its pairs say who receives what.
-  SELECT (SELECT version FROM subscription_versions) = :version::bigint AS ok
+  -- `ok`: the caller's subscriptions are the stored ones. `known`: or the log names every change since (versions
+  -- have no gaps), so the caller's pairs hold for every subscription but those.
+  SELECT v.version = :version::bigint AS ok,
+         v.version >= :version::bigint AND v.version - :version::bigint = (SELECT count(*) FROM changed_since) AS known
+  FROM subscription_versions v
+), stale AS MATERIALIZED (
+  SELECT DISTINCT subscription_id AS id FROM changed_since
 ), pairs AS (
   -- Each pair once, however often the caller gave it: fanout joins each to its event, and a pair given twice
-  -- would be handed back twice to send.
-  SELECT DISTINCT * FROM unnest(:pairEventIds::text[], :pairSubscriptionIds::uuid[]) AS p(event_id, subscription_id) WHERE (SELECT ok FROM current)
+  -- would be handed back twice to send. The caller's, but for the subscriptions changed since its copy: those
+  -- asked here.
+  SELECT DISTINCT * FROM unnest(:pairEventIds::text[], :pairSubscriptionIds::uuid[]) AS p(event_id, subscription_id)
+  WHERE (SELECT known FROM current) AND p.subscription_id NOT IN (SELECT id FROM stale)
+  UNION
+  SELECT i.event_id, s.id FROM stale st JOIN plant_subscribers s ON s.id = st.id, input i
+  WHERE (SELECT known FROM current) AND plant_matches_filter(s.filter, i.plant_id, i.tag)
 ), firsts AS (
   -- One row per event id: the first by offset (a record redelivered within a batch is the same event).
   SELECT DISTINCT ON (event_id) * FROM input ORDER BY event_id, kafka_partition, kafka_offset
@@ -101,11 +119,12 @@ WITH input AS (
   FROM changed c
   -- IN, not a correlated EXISTS: one hashed look-up per event, not a scan of the pairs.
   WHERE hops < :maxHops AND (c.last_event_id IN (SELECT event_id FROM pairs)
-                        OR NOT (SELECT ok FROM current) AND EXISTS (SELECT 1 FROM plant_subscribers))
+                        OR NOT (SELECT known FROM current) AND EXISTS (SELECT 1 FROM plant_subscribers))
 ), fanout AS (
   SELECT t.event_id, t.event_time, t.plant_id, p.subscription_id,
-         NOT (p.subscription_id = ANY(:deferSubscriptions::uuid[])) AND NOT EXISTS (SELECT 1 FROM pending_deliveries w
-                     WHERE w.subscription_id = p.subscription_id AND w.plant_id = t.plant_id) AS sendable
+         NOT (p.subscription_id = ANY(:deferSubscriptions::uuid[])) AND p.subscription_id NOT IN (SELECT id FROM stale)
+           AND NOT EXISTS (SELECT 1 FROM pending_deliveries w
+                           WHERE w.subscription_id = p.subscription_id AND w.plant_id = t.plant_id) AS sendable
   FROM to_outbox t JOIN pairs p USING (event_id)
   WHERE t.free
 ), per_event AS (
@@ -116,7 +135,7 @@ WITH input AS (
   SELECT event_id, sending FROM per_event WHERE upto <= :room
   UNION ALL -- no subscriber's filter lets it through: nothing to send, done now
   SELECT t.event_id, 0 FROM to_outbox t
-  WHERE t.free AND (SELECT ok FROM current) AND NOT EXISTS (SELECT 1 FROM fanout f WHERE f.event_id = t.event_id)
+  WHERE t.free AND (SELECT known FROM current) AND NOT EXISTS (SELECT 1 FROM fanout f WHERE f.event_id = t.event_id)
 ), outbox AS (
   INSERT INTO outbox_events (event_id, plant_id, tag, body, event_time, hops, origin_event_id, traceparent,
                              leased_until, lease_token, fanned_out_at)
