@@ -121,6 +121,13 @@ async function run(
 
 const NOISY = '9 beside a noisy tenth';
 
+/** The p95 of the webhooks accepted in a run's first second, and of the rest. */
+function firstSecondApart(o: Outcome) {
+  const first = Math.min(...o.bySecond.keys());
+  const rest = [...o.bySecond].filter(([s]) => s !== first).flatMap(([, ms]) => ms);
+  return { 'first second': percentiles(o.bySecond.get(first)!, [95]).p95, after: percentiles(rest, [95]).p95 };
+}
+
 /**
  * The nine's five slowest seconds beside the noisy tenth (p95 of the webhooks accepted in that second), each with
  * what its link was granted in it and the two seconds before: where a burst comes from.
@@ -166,8 +173,10 @@ async function main() {
     const lost: Record<string, string> = {};
     const cpu: Record<string, Record<string, number>> = {};
     let noisy: Outcome | null = null;
+    const starts: Record<string, object> = {};
     const record = (label: string, o: Outcome) => {
       if (label === NOISY) noisy = o;
+      starts[label] = firstSecondApart(o);
       rows[label] = { deliveries: o.latencies.length, ...percentiles(o.latencies, [50, 95, 99]) };
       lost[label] = `${o.expected - o.arrived} of ${o.expected} not arrived`;
       if (o.cpu) cpu[label] = o.cpu;
@@ -251,6 +260,10 @@ async function main() {
           `machine: the floor of this measurement here); beside the noisy one / beside the control: ` +
           `${(noisyP95 / Math.max(1, control)).toFixed(2)} (what the noisy tenth's shares let it cost the others)`,
       );
+    console.log(
+      "\nThe nine's p95 (ms) in each run's first second and after it (the tenth's subscription and link were just made):",
+    );
+    table(starts);
     table(lost);
     // Where the cores went in each run: what the noisy tenth costs the others lands in one of these columns.
     console.log('\nCPU in % of one core during each run (2 cores here: 200 is all of them):');
