@@ -5,6 +5,7 @@ import { APP_CONFIG, GatewayConfig } from '@app/config';
 import { ProblemException } from '@app/observability';
 import { PORTAL_TOKEN_PREFIX, portalTokenDigest } from '@app/persistence';
 import { TokenBuckets } from './token-buckets';
+import { retryAfterSeconds } from '../http/retry-after';
 
 /** The parts of a request the charge reads: its method, and the object itself (charged once). */
 type Charged = { method: string };
@@ -47,7 +48,7 @@ export class PortalChangeRate {
     if (token !== null) this.linkOfToken.set(tokenKey(token), linkId); // the least recently charged goes first
     const waitMs = this.buckets.take(linkId);
     if (waitMs === null) return void this.charged.add(req);
-    throw tooManyChanges(Math.max(1, Math.ceil(waitMs / 1000)), this.buckets);
+    throw tooManyChanges(retryAfterSeconds(waitMs), this.buckets);
   }
 
   /**
@@ -61,7 +62,7 @@ export class PortalChangeRate {
     const token = portalToken(req.headers);
     const linkId = token === null ? undefined : this.linkOfToken.peek(tokenKey(token));
     const waitMs = linkId === undefined ? null : this.buckets.peek(linkId);
-    if (waitMs !== null) throw tooManyChanges(Math.max(1, Math.ceil(waitMs / 1000)), this.buckets);
+    if (waitMs !== null) throw tooManyChanges(retryAfterSeconds(waitMs), this.buckets);
   }
 }
 

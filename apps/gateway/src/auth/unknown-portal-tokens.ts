@@ -4,6 +4,7 @@ import { ProblemException } from '@app/observability';
 import { tokenKey } from './portal-change-rate';
 import { REALM } from './realm';
 import { TokenBuckets } from './token-buckets';
+import { retryAfterSeconds } from '../http/retry-after';
 
 /** Unknown portal tokens one address may present before it is refused without a lookup: at once, then a minute. */
 export const UNKNOWN_PORTAL_TOKENS = { burst: 20, perMinute: 60 } as const;
@@ -36,7 +37,7 @@ export class UnknownPortalTokens {
     if (this.opened.has(tokenKey(token))) return;
     const waitMs = this.misses.peek(address);
     if (waitMs === null) return;
-    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+    const seconds = retryAfterSeconds(waitMs);
     throw ProblemException.of(
       'unauthorized',
       `Too many portal link tokens that open nothing came from this address (${UNKNOWN_PORTAL_TOKENS.burst} at ` +

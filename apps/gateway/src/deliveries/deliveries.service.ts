@@ -9,6 +9,7 @@ import { encodeCursor } from '../http/cursor';
 import { Page, toPage } from '../http/pagination';
 import { subscriptionNotFound } from '../subscriptions/subscriptions.service';
 import { DeliveryDto, DeliveryWithAttemptsDto, mapDelivery, mapDeliveryWithAttempts } from './delivery.dto';
+import { retryAfterSeconds } from '../http/retry-after';
 
 /** What was sent and each attempt, and replay: one failed delivery, or every failure of a subscriber since a time. */
 @Injectable()
@@ -184,7 +185,7 @@ export class DeliveriesService {
     const forMs = (REPLAY_BOUNDS.batches + 3) * this.config.DATABASE_QUERY_TIMEOUT_MS;
     const held = await this.deliveries.holdReplay(subscriptionId, holder, forMs);
     if (held === true) return;
-    const retryAfter = Math.max(1, Math.min(5, Math.ceil((held.getTime() - Date.now()) / 1000)));
+    const retryAfter = retryAfterSeconds(held.getTime() - Date.now(), 5);
     throw ProblemException.of(
       'conflict',
       'Another replay of this subscription is running; one runs at a time. Nothing was re-queued: retry after ' +
@@ -208,7 +209,7 @@ export class DeliveriesService {
     if (windowS <= 0) return;
     const { count, oldest } = await this.audit.countRecent(subscriptionId, RECOVERED, PORTAL_LINK_ACTOR, windowS);
     if (count < allowed) return;
-    const retryAfter = Math.max(1, Math.ceil(((oldest?.getTime() ?? Date.now()) + windowS * 1000 - Date.now()) / 1000));
+    const retryAfter = retryAfterSeconds((oldest?.getTime() ?? Date.now()) + windowS * 1000 - Date.now());
     const { detail, reason } = refusal(count);
     throw ProblemException.of('tooManyRequests', detail, { reason, retryAfterSeconds: retryAfter } as never, {
       'retry-after': String(retryAfter),

@@ -5,6 +5,7 @@ import { attemptSucceeded, DestinationClient, sentHeaders } from '@app/delivery'
 import { ProblemException } from '@app/observability';
 import { SendableSubscription } from '@app/persistence';
 import { NoSlot, TestSendSlots } from './test-send-slots';
+import { retryAfterSeconds } from '../http/retry-after';
 
 /**
  * Test sends one gateway makes at once: each may wait DELIVERY_TIMEOUT_MS on a slow receiver. One subscription
@@ -94,7 +95,7 @@ function noSlot(slot: NoSlot, subscriptionId: string, share: number): ProblemExc
       {},
       { 'retry-after': '5' },
     );
-  const seconds = Math.max(1, Math.ceil(slot.retryAfterMs / 1000));
+  const seconds = retryAfterSeconds(slot.retryAfterMs);
   return ProblemException.of(
     'tooManyRequests',
     `${share} test sends of subscription ${subscriptionId} are already waiting for its receiver, as many as one ` +
