@@ -101,7 +101,10 @@ export const UNBOUNDED_ROOMS: SubscriberRooms = { known: new Map(), other: 2 ** 
 
 export interface ClaimResult {
   claimed: ClaimedDelivery[];
-  /** Due deliveries this claim left (waiting behind an earlier one for their plant, or beyond the limit). */
+  /**
+   * Deliveries that may go this claim left, beyond its limit. Not counted: rows waiting behind an earlier one of
+   * their plant (the dispatcher claims again when a row ends) and rows past a subscriber's room (it is full).
+   */
   more: boolean;
 }
 
