@@ -92,31 +92,6 @@ describe('the hot statements under stale statistics', () => {
     }
   });
 
-  it("reads no more of a subscriber's backlog than its room when claiming its rows (a half-open circuit's probe)", async () => {
-    // The claim asks per-plant order of each candidate (one probe of the plant-order index) and takes of each
-    // subscriber no more than its room: a plan that anti-joined every pending row, or sorted a whole backlog, to
-    // find one probe would make a failing subscriber's backlog everyone's cost again.
-    const probing = await subscribe();
-    await storeAsRows(5);
-    await pool.query('ANALYZE');
-    await storeAsRows(BACKLOG);
-    const earlier = await pool.query<{ id: string }>('SELECT id FROM subscriptions WHERE id <> $1', [probing]);
-    const client = await pool.connect();
-    try {
-      const outbox = new OutboxRepository(client as unknown as Pool, box);
-      let claimed = 0;
-      const read = await rowsRead(client, ['deliveries'], async () => {
-        const rooms = { known: new Map([[probing, 1]]), other: 1000 };
-        const skip = earlier.rows.map((r) => r.id); // the earlier tests' subscribers
-        claimed = (await outbox.claimDue(1000, skip, LEASE_MS, rooms)).claimed.length;
-      });
-      expect(claimed).toBe(1);
-      expect(read).toBeLessThan(50);
-    } finally {
-      client.release();
-    }
-  });
-
   it('reads stored plants and event ids by key when storing a batch, however many there are', async () => {
     // One connection: the statement is named, so its plan is the one this connection cached while the tables
     // were small, as a worker's connections do from their first batches.

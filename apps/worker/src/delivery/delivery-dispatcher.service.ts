@@ -24,7 +24,7 @@ import { FanOutTracker } from './fan-out-tracker';
 import { LeaseKeeper, RENEW_EVERY_MS } from './lease-keeper';
 import { OutcomeRecorder } from './outcome-recorder';
 import { SendQueue, windowOf } from './send-queue';
-import { claimViewOf, leftOutOf, roomHostOf } from './room-host';
+import { leftOutOf, roomHostOf } from './room-host';
 import { Room, RoomWaits, slowLine } from './room-waits';
 import { WakeTimer } from './wake-timer';
 import { HEARTBEAT_MS, SubscriberGates } from './subscriber-gates';
@@ -88,7 +88,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       signal,
       {
         free: () => this.free(),
-        leftOut: () => claimViewOf(this.queue, this.gates),
+        leftOut: () => leftOutOf(this.queue, this.gates),
         idle: () => this.steps.count('queued') + this.steps.count('sending') === 0,
         sending: () => this.queue.sending,
         take: (ds) => this.take(ds),

@@ -1,4 +1,4 @@
-import { Outbox, UNBOUNDED_ROOMS } from '@app/delivery';
+import { Outbox } from '@app/delivery';
 import { RateLimitedLog } from '@app/observability';
 import { DeliveryIntake, IntakeHost } from './delivery-intake';
 import { DeliverySignal } from './delivery-signal';
@@ -15,13 +15,7 @@ function intakeWith(left: { full: string[]; shut: string[] }, deferredFor: strin
     claimDue: async (_limit: number, exclude: string[]) => (claims.push(exclude), { claimed: [], more: false }),
   } as unknown as Outbox;
   const signal = new DeliverySignal();
-  const host: IntakeHost = {
-    free: () => 100,
-    leftOut: () => ({ ...left, rooms: UNBOUNDED_ROOMS }),
-    idle: () => true,
-    sending: () => 0,
-    take: () => {},
-  };
+  const host: IntakeHost = { free: () => 100, leftOut: () => left, idle: () => true, sending: () => 0, take: () => {} };
   const intake = new DeliveryIntake(
     outbox,
     signal,

@@ -1,4 +1,4 @@
-import { ClaimedDelivery, Outbox, SubscriberRooms } from '@app/delivery';
+import { ClaimedDelivery, Outbox } from '@app/delivery';
 import { RateLimitedLog } from '@app/observability';
 import { DeliverySignal } from './delivery-signal';
 
@@ -17,10 +17,9 @@ export interface IntakeHost {
   free(): number;
   /**
    * Subscribers to leave out of the next claim: `full` here (their rows are claimed again as their queue drains),
-   * or their gate `shut` (their rows wait until it opens, which calls lookAgain); and what a claim may take of
-   * each of the others (`rooms`: no more than the dispatcher will take on).
+   * or their gate `shut` (their rows wait until it opens, which calls lookAgain).
    */
-  leftOut(): { full: string[]; shut: string[]; rooms: SubscriberRooms };
+  leftOut(): { full: string[]; shut: string[] };
   /** Nothing queued nor on the wire. */
   idle(): boolean;
   /** Requests on the wire. */
@@ -109,13 +108,13 @@ export class DeliveryIntake {
       const claimed: ClaimedDelivery[] = [];
       // Claim in batches: when a quarter of the window is free, or when nothing at all is under way.
       if (want >= Math.max(1, window / 4) || (want > 0 && this.host.idle())) {
-        const { full, shut, rooms } = this.host.leftOut();
+        const { full, shut } = this.host.leftOut();
         const saturated = everyLeftOut({ full, shut });
         claimed.push(...(await this.fanOutEvents(want, saturated, shut)));
         // Rows are claimed when some were left due, and at every poll (a retry comes due with time).
         const rowsDue = (this.rows && Date.now() >= this.quietUntil) || Date.now() - this.lastRowClaim >= pollMs;
         if (rowsDue && want > claimed.length)
-          claimed.push(...(await this.claimRows(want - claimed.length, saturated, full.length > 0, rooms)));
+          claimed.push(...(await this.claimRows(want - claimed.length, saturated, full.length > 0)));
       }
       this.host.take(claimed);
       // Claimed a full batch: more may be due, go again at once. Otherwise (or with no room at all: the window
@@ -149,15 +148,10 @@ export class DeliveryIntake {
    * whose circuit stayed open had every freed slot claim again, for nothing (bench:noisy-neighbour: ~170 empty
    * claims a second beside a failing tenth, a quarter of a core of PostgreSQL).
    */
-  private async claimRows(
-    want: number,
-    saturated: string[],
-    fullLeftOut: boolean,
-    rooms: SubscriberRooms,
-  ): Promise<ClaimedDelivery[]> {
+  private async claimRows(want: number, saturated: string[], fullLeftOut: boolean): Promise<ClaimedDelivery[]> {
     try {
       this.lastRowClaim = Date.now();
-      const result = await this.outbox.claimDue(want, saturated, this.opts.leaseMs, rooms);
+      const result = await this.outbox.claimDue(want, saturated, this.opts.leaseMs);
       this.rows = result.more || fullLeftOut;
       if (result.claimed.length === 0) this.quietUntil = Date.now() + EMPTY_CLAIM_QUIET_MS;
       return result.claimed;

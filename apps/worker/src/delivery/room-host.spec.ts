@@ -1,5 +1,5 @@
 import { claimedDelivery } from './claimed-delivery.fixture-spec';
-import { claimViewOf, leftOutOf, roomHostOf } from './room-host';
+import { leftOutOf, roomHostOf } from './room-host';
 import { SendQueue } from './send-queue';
 import { SubscriberGates } from './subscriber-gates';
 
@@ -8,7 +8,6 @@ const gatesOf = (shut: string[] = [], rates: Record<string, number> = {}) =>
   ({
     shut: (id: string) => shut.includes(id),
     excluded: () => shut,
-    circuits: () => new Map(shut.map((id) => [id, 'open'])),
     rateOf: (id: string) => rates[id] ?? null,
   }) as unknown as SubscriberGates;
 
@@ -50,17 +49,5 @@ describe(leftOutOf.name, () => {
   it('leaves out the full and the shut, naming a full one whose gate is shut only as shut', () => {
     const queue = queueHolding({ a: 8, b: 8, c: 1 });
     expect(leftOutOf(queue, gatesOf(['b', 'd']))).toEqual({ full: ['a'], shut: ['b', 'd'] });
-  });
-});
-
-describe(claimViewOf.name, () => {
-  it('tells a claim what the dispatcher would take of each subscriber: none past its room is claimed to hand back', () => {
-    const queue = queueHolding({ a: 2, c: 1 });
-    const view = claimViewOf(queue, gatesOf(['b']));
-    expect(view.shut).toEqual(['b']);
-    expect(view.rooms.known.get('a')).toBe(queue.roomOf('a'));
-    expect(view.rooms.known.get('a')).toBeLessThan(view.rooms.other); // it holds two already
-    expect(view.rooms.known.has('b')).toBe(true); // a gate here: by its own cap
-    expect(view.rooms.other).toBe(queue.roomOf('nobody-yet'));
   });
 });

@@ -1,4 +1,3 @@
-import { SubscriberRooms } from '@app/delivery';
 import { RoomHost } from './room-waits';
 import { SendQueue } from './send-queue';
 import { SubscriberGates } from './subscriber-gates';
@@ -36,22 +35,4 @@ export function roomHostOf(
 export function leftOutOf(queue: SendQueue, gates: SubscriberGates): { full: string[]; shut: string[] } {
   const shut = gates.excluded();
   return { full: queue.full().filter((id) => !shut.includes(id)), shut };
-}
-
-/** No subscription has this id: what one with no gate and nothing held here may take on. */
-const ANY_OTHER = '';
-
-/**
- * What a claim may take of each subscriber here (SendQueue.roomOf): by id for those with a gate or something held
- * here, and for any other what one holding nothing may take. Beyond it the dispatcher would hand the rows back.
- */
-function roomsOf(queue: SendQueue, gates: SubscriberGates): SubscriberRooms {
-  const share = queue.windowShare();
-  const ids = new Set([...gates.circuits().keys(), ...queue.holding()]);
-  return { known: new Map([...ids].map((id) => [id, queue.roomOf(id, share)])), other: queue.roomOf(ANY_OTHER, share) };
-}
-
-/** What a claim is told: whom to leave out (leftOutOf), and what it may take of each of the others (roomsOf). */
-export function claimViewOf(queue: SendQueue, gates: SubscriberGates) {
-  return { ...leftOutOf(queue, gates), rooms: roomsOf(queue, gates) };
 }

@@ -87,18 +87,6 @@ export interface LeasedRef {
   token: string;
 }
 
-/**
- * What each subscriber may still take on here, for a claim to lock no more of it than the dispatcher will take (a
- * half-open circuit's one probe, its cap less what it holds): `known` by id, any other subscriber `other`.
- */
-export interface SubscriberRooms {
-  known: ReadonlyMap<string, number>;
-  other: number;
-}
-
-/** No subscriber limited: a claim takes up to its limit of anyone's. */
-export const UNBOUNDED_ROOMS: SubscriberRooms = { known: new Map(), other: 2 ** 31 - 1 };
-
 export interface ClaimResult {
   claimed: ClaimedDelivery[];
   /**

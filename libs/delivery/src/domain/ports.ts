@@ -2,7 +2,7 @@
 // datastore/repository.go declares and database/postgres implements), so the rules read without the SQL. The
 // worker injects them by token (DatabaseModule binds each to its repository), and its unit tests' fakes are
 // checked against them.
-import { AttemptRecord, ClaimedDelivery, ClaimResult, FanOutResult, LeasedRef, SubscriberRooms } from './delivery';
+import { AttemptRecord, ClaimedDelivery, ClaimResult, FanOutResult, LeasedRef } from './delivery';
 import type { OperationalEventData, OperationalEventType } from '@app/contracts';
 import { ApplyResult, IngestEvent, IntakeOffer } from './ingest';
 import { BreakerPolicy, HealthTransition, OutcomeSummary, SubscriberGate } from '../flow-control';
@@ -39,16 +39,8 @@ export interface Outbox {
    * earlier one of their plant pending for the subscriber, or one of `deferSubscriptions`) are written as rows.
    */
   fanOut(limit: number, deferSubscriptions: string[], leaseMs: number): Promise<FanOutResult>;
-  /**
-   * Leases up to `limit` due deliveries, none of `excludeSubscriptions`, none behind an earlier one for its plant,
-   * and of each subscriber no more than its room (`rooms`; unbounded when not given).
-   */
-  claimDue(
-    limit: number,
-    excludeSubscriptions: string[],
-    leaseMs: number,
-    rooms?: SubscriberRooms,
-  ): Promise<ClaimResult>;
+  /** Leases up to `limit` due deliveries, none of `excludeSubscriptions`, none behind an earlier one for its plant. */
+  claimDue(limit: number, excludeSubscriptions: string[], leaseMs: number): Promise<ClaimResult>;
   /**
    * Records attempts and their consequences (next attempt, final status, a disabled subscription), and marks
    * events fanned out (see AttemptRecord.completes): each only while its lease is still the one it was sent

@@ -17,9 +17,6 @@
 -- the real limit (a generic plan could sort the whole backlog).
 -- :limit how many deliveries to claim at most
 -- :skipSubscriptions subscriptions to leave out (saturated here)
--- :roomSubscriptions subscriptions whose room here is known (see :rooms)
--- :rooms how many deliveries each of those may still take on here (a half-open circuit: its one probe)
--- :otherRoom how many any other subscription may take on here
 -- :leaseMs the lease, ms
 -- :leaseToken the lease's token
 WITH RECURSIVE waiting AS (
@@ -30,15 +27,9 @@ WITH RECURSIVE waiting AS (
           ORDER BY d.subscription_id LIMIT 1)
   FROM waiting w WHERE w.subscription_id IS NOT NULL
 ), sendable AS (
-  -- With its room here: the claim takes no more of a subscriber than the dispatcher will take on (a half-open
-  -- circuit's one probe, a cap less what it holds), so that none is claimed only to be handed back.
-  SELECT s.id, coalesce(r.room, :otherRoom) AS room
-  FROM waiting w JOIN subscriptions s ON s.id = w.subscription_id
-  LEFT JOIN unnest(:roomSubscriptions::uuid[], :rooms::int[]) AS r(subscription_id, room) ON r.subscription_id = s.id
-  WHERE s.enabled AND NOT (s.id = ANY(:skipSubscriptions::uuid[])) AND coalesce(r.room, :otherRoom) > 0
+  SELECT s.id FROM waiting w JOIN subscriptions s ON s.id = w.subscription_id
+  WHERE s.enabled AND NOT (s.id = ANY(:skipSubscriptions::uuid[]))
 ), candidates AS MATERIALIZED (
-  -- Of each subscriber, its oldest rows that may go, no more than its room: every candidate could be sent, so a
-  -- window this small still reaches them (rows behind an earlier one are no candidates, see below).
   SELECT c.* FROM sendable, LATERAL (
     -- Only rows that may go now: one waiting behind an earlier delivery of its plant (pending_deliveries) is no
     -- candidate. Such rows are due from the moment they are written, so they are older than the earlier one's
@@ -53,7 +44,7 @@ WITH RECURSIVE waiting AS (
                       WHERE earlier.subscription_id = d.subscription_id AND earlier.plant_id = d.plant_id
                         AND earlier.seq < d.seq)
     ORDER BY d.next_attempt_at
-    LIMIT least(:limit * 8, sendable.room)
+    LIMIT :limit * 8
   ) c
   ORDER BY c.next_attempt_at
   LIMIT :limit * 8

@@ -1,15 +1,6 @@
 import { Pool, PoolClient } from 'pg';
 import { toStorableText } from '@app/contracts';
-import {
-  AttemptRecord,
-  ClaimedDelivery,
-  ClaimResult,
-  FanOutResult,
-  LeasedRef,
-  Outbox,
-  SubscriberRooms,
-  UNBOUNDED_ROOMS,
-} from '@app/delivery';
+import { AttemptRecord, ClaimedDelivery, ClaimResult, FanOutResult, LeasedRef, Outbox } from '@app/delivery';
 import { newLease, SendRow, toClaimedDelivery } from '../sql/send-row';
 import { SecretBox } from '../secrets/secret-box';
 import { sqlFile } from '../sql/sql-file';
@@ -54,27 +45,13 @@ export class OutboxRepository implements Outbox {
     return { claimed, more: due_events > events, deferred, deferredFor: deferred_for };
   }
 
-  async claimDue(
-    limit: number,
-    excludeSubscriptions: string[],
-    leaseMs: number,
-    rooms: SubscriberRooms = UNBOUNDED_ROOMS,
-  ): Promise<ClaimResult> {
+  async claimDue(limit: number, excludeSubscriptions: string[], leaseMs: number): Promise<ClaimResult> {
     if (limit <= 0) return { claimed: [], more: true };
-    const room = (n: number) => Math.max(0, Math.min(Math.floor(n), UNBOUNDED_ROOMS.other));
     const lease = newLease(leaseMs);
     // Unnamed: planned on every call, with the real limit (see claims.sql).
     const { rows } = await this.pool.query<SendRow & { due: number }>(
       CLAIM.text,
-      CLAIM.values({
-        limit,
-        skipSubscriptions: excludeSubscriptions,
-        roomSubscriptions: [...rooms.known.keys()],
-        rooms: [...rooms.known.values()].map(room),
-        otherRoom: room(rooms.other),
-        leaseMs,
-        leaseToken: lease.token,
-      }),
+      CLAIM.values({ limit, skipSubscriptions: excludeSubscriptions, leaseMs, leaseToken: lease.token }),
     );
     const claimed = rows.filter((r) => r.id !== null).map((r) => toClaimedDelivery(r, this.box, lease));
     return { claimed, more: rows[0].due > claimed.length };
