@@ -91,7 +91,7 @@ export interface ClaimResult {
   claimed: ClaimedDelivery[];
   /**
    * Deliveries that may go this claim left, beyond its limit. Not counted: rows waiting behind an earlier one of
-   * their plant (the dispatcher claims again when a row ends) and rows past a subscriber's room (it is full).
+   * their plant (the dispatcher claims again when a row ends).
    */
   more: boolean;
 }
