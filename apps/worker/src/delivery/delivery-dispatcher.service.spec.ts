@@ -216,22 +216,4 @@ describe(DeliveryDispatcher.name, () => {
     expect(byId.odd.attempt?.responseBody).toBeNull();
     expect(byId.odd.attempt?.error).toMatch(/refused by the database \(invalid byte sequence/);
   });
-
-  it('claims rows again when a row ends: the next delivery of its plant may wait behind it, uncounted', async () => {
-    const { mocks, start } = setup(); // the poll is a minute away
-    mocks.claimDue.mockResolvedValueOnce({ claimed: [delivery('a', 's1', 'e1', true)], more: false });
-    start();
-    await until('a claim after the row succeeded', () => mocks.claimDue.mock.calls.length >= 2);
-  });
-
-  it('does not claim again for a row that will be retried: nothing behind it may go yet', async () => {
-    const { mocks, start, recorded, hold } = setup();
-    hold(async () => ({ ...ok, status: 503 }));
-    mocks.claimDue.mockResolvedValueOnce({ claimed: [delivery('a', 's1', 'e1', true)], more: false });
-    start();
-    await until('the retry recorded', () => recorded().length === 1);
-    await settle();
-    expect(recorded()[0].outcome.kind).toBe('retry');
-    expect(mocks.claimDue).toHaveBeenCalledTimes(1);
-  });
 });

@@ -257,9 +257,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     }
     const outcome = decideOutcome(result, d.attempts + 1, this.schedule);
     const record = { delivery: d, attempt: result, outcome, completes: this.fanOuts.answered(d) };
-    if (!(await this.record(d, record, 'recording attempt of delivery'))) return;
-    reportAttempt(this.metrics, this.failures, d, result, outcome);
-    if (d.hasRow && outcome.kind !== 'retry') this.intake.rowEnded();
+    if (await this.record(d, record, 'recording attempt of delivery'))
+      reportAttempt(this.metrics, this.failures, d, result, outcome);
   }
 
   /** recording → recorded, or unrecorded: the lease will expire and it is sent again (at least once, never lost). */

@@ -70,15 +70,6 @@ export class DeliveryIntake {
     return claimable;
   }
 
-  /**
-   * A delivery row ended (sent, or failed for good): the next delivery of its plant to its subscriber may be a row
-   * waiting behind it, which no claim counted (a claim counts only rows that may go now). Claim again as room frees.
-   */
-  rowEnded() {
-    this.rows = true;
-    this.signal.notify();
-  }
-
   moreEvents() {
     this.events = true;
   }

@@ -12,9 +12,11 @@
 -- subscriber and due time). So the rows of a disabled, deleted, paused or circuit-open subscriber are never read,
 -- whatever put them there (a 410, the auto-disable, a portal link's PATCH, a replay or recover, a backfill):
 -- another subscriber's retry goes out on its schedule, and a claim's cost grows with the number of subscribers
--- waiting, never with the size of another's backlog. A replayed delivery whose plant has moved on is not claimed
--- but put back as it was, so that it holds back nothing. Sent unnamed by OutboxRepository.claimDue: planned with
--- the real limit (a generic plan could sort the whole backlog).
+-- waiting, never with the size of another's backlog. (If more than 8x the batch of the oldest due rows all wait
+-- behind earlier ones, this claim takes fewer; the rest go out on later claims, as the earlier ones finish.) A
+-- replayed delivery whose plant has moved on is not claimed but put back as it was, so that it holds back
+-- nothing. Sent unnamed by OutboxRepository.claimDue: planned with the real limit (a generic plan could sort the
+-- whole backlog).
 -- :limit how many deliveries to claim at most
 -- :skipSubscriptions subscriptions to leave out (saturated here)
 -- :leaseMs the lease, ms
@@ -31,18 +33,9 @@ WITH RECURSIVE waiting AS (
   WHERE s.enabled AND NOT (s.id = ANY(:skipSubscriptions::uuid[]))
 ), candidates AS MATERIALIZED (
   SELECT c.* FROM sendable, LATERAL (
-    -- Only rows that may go now: one waiting behind an earlier delivery of its plant (pending_deliveries) is no
-    -- candidate. Such rows are due from the moment they are written, so they are older than the earlier one's
-    -- retry, and a window of the oldest due rows filled with them took nothing, every time: the first delivery
-    -- never came into it, and another subscriber's rows never did either (outbox-statements: "never fills a
-    -- claim"). Asked by the plant-order index, one probe a row; the rows skipped are this subscriber's own
-    -- followers, bounded by DELIVERY_PENDING_MAX.
     SELECT d.id, d.subscription_id, d.plant_id, d.seq, d.next_attempt_at FROM deliveries d
     WHERE d.subscription_id = sendable.id AND d.status = 'pending' AND d.next_attempt_at <= now()
       AND (d.leased_until IS NULL OR d.leased_until < now())
-      AND NOT EXISTS (SELECT 1 FROM pending_deliveries earlier
-                      WHERE earlier.subscription_id = d.subscription_id AND earlier.plant_id = d.plant_id
-                        AND earlier.seq < d.seq)
     ORDER BY d.next_attempt_at
     LIMIT :limit * 8
   ) c
@@ -91,8 +84,7 @@ WITH RECURSIVE waiting AS (
   RETURNING d.id, d.event_id, d.plant_id, d.body, d.event_time, d.attempts, d.hops, d.origin_event_id, d.traceparent,
             d.backfill_id, d.subscription_id AS claimed_for
 )
--- Always one row at least: how many may go tells the dispatcher whether to claim again as slots free up (rows
--- that wait behind an earlier one are not counted: the dispatcher claims again when a row ends).
+-- Always one row at least: how many were due tells the dispatcher whether to claim again as slots free up.
 -- (Deliveries of disabled subscriptions stay pending without being due: they are not candidates.)
 -- With what each subscription's deliveries are sent with (subscription_send_settings), by its key.
 -- In plant-id order: a subscriber's claimed deliveries queue in this order (a backfill's go out by plant id).
