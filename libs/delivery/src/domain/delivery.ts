@@ -89,10 +89,7 @@ export interface LeasedRef {
 
 export interface ClaimResult {
   claimed: ClaimedDelivery[];
-  /**
-   * Deliveries that may go this claim left, beyond its limit. Not counted: rows waiting behind an earlier one of
-   * their plant (the dispatcher claims again when a row ends).
-   */
+  /** Due deliveries this claim left (waiting behind an earlier one for their plant, or beyond the limit). */
   more: boolean;
 }
 
