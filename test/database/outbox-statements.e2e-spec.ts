@@ -643,6 +643,34 @@ describe('the ingest statement and the claim', () => {
       expect(claim.more).toBe(false);
     });
 
+    it("takes a plant's first delivery past the rows that wait behind it, and another subscriber's beside them", async () => {
+      // A plant's first delivery on its back-off, then more versions of it than a claim looks at (8 x the limit):
+      // they are due (written at once) but wait behind the first, and they are older than anything else due. A
+      // claim that took the oldest due rows of all, then looked for their earlier deliveries only among them,
+      // found nothing it could send, every time: another subscriber's row never went, nor the first delivery once
+      // its back-off ended (it is newer than its followers), for good.
+      await subscribe(); // the subscriber whose plant waits
+      for (let v = 1; v <= 30; v += 1) await storeAsRows([event({ name: `v${v}` })]);
+      const waitsFor = plantId;
+      await pool.query(
+        "UPDATE deliveries SET next_attempt_at = now() + interval '1 hour' WHERE plant_id = $1 AND seq = (SELECT min(seq) FROM deliveries WHERE plant_id = $1)",
+        [waitsFor],
+      );
+      const y = await subscribe();
+      await storeAsRows([event({ plantId: plantId + 1 })]);
+      const claim = await outbox.claimDue(2, [], 30_000);
+      const took = claim.claimed.map((d) => `${d.subscriptionId}:${d.plantId}`);
+      expect(took).toContain(`${y}:${plantId + 1}`);
+      expect(claim.claimed.filter((d) => d.plantId === waitsFor)).toEqual([]); // behind their first, in order
+      expect(claim.more).toBe(true); // x's followers are due, and wait
+      await pool.query(
+        'UPDATE deliveries SET next_attempt_at = now() WHERE plant_id = $1 AND next_attempt_at > now()',
+        [waitsFor],
+      );
+      const first = await outbox.claimDue(2, [], 30_000);
+      expect(first.claimed.map((d) => JSON.parse(d.body).name)).toEqual(['v1']);
+    });
+
     it("keeps a delivery's newest 20 attempts in its log, and counts every one", async () => {
       // Issue 36, part 1: each replay or retry added ~1 KiB to a log rewritten whole on every attempt, unbounded.
       await subscribe();

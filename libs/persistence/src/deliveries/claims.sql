@@ -2,8 +2,8 @@
 -- so a crashed worker's claims come back when the lease runs out; SKIP LOCKED lets replicas claim side by side.
 
 -- @name claim
--- Claims due deliveries for this dispatcher. Per-plant order: a candidate waits while an earlier delivery of its
--- subscriber and plant is pending (pending_deliveries, migration 36); a backfill's and a replay's currency are
+-- Claims due deliveries for this dispatcher. Per-plant order: a candidate goes only while it is the earliest
+-- pending delivery of its subscriber and plant (lowest seq); a backfill's and a replay's currency are
 -- delivery_currency's (migration 36), asked of each row once it is locked.
 --
 -- The claim visits subscribers, not rows: first the subscribers with pending rows (a loose scan of the partial
@@ -17,6 +17,12 @@
 -- replayed delivery whose plant has moved on is not claimed but put back as it was, so that it holds back
 -- nothing. Sent unnamed by OutboxRepository.claimDue: planned with the real limit (a generic plan could sort the
 -- whole backlog).
+--
+-- Past the candidates, every read of deliveries is one scan driven by an array of keys, never a lookup per
+-- candidate nor a join to the table: whatever the statistics say, each costs one pass at worst. (Statistics taken
+-- while the table was empty, as after a queue drains, make every index on it cost the same to the planner: a
+-- lookup per candidate then scanned a partial index whole, and a join per row of the table ran a claim for
+-- minutes; test/database/stale-statistics.)
 -- :limit how many deliveries to claim at most
 -- :skipSubscriptions subscriptions to leave out (saturated here)
 -- :leaseMs the lease, ms
@@ -32,49 +38,58 @@ WITH RECURSIVE waiting AS (
   SELECT s.id FROM waiting w JOIN subscriptions s ON s.id = w.subscription_id
   WHERE s.enabled AND NOT (s.id = ANY(:skipSubscriptions::uuid[]))
 ), candidates AS MATERIALIZED (
+  -- Each subscriber's oldest due rows, taken in turns (each one's oldest, then each one's second...): one
+  -- subscriber's backlog of rows that wait behind a retry cannot fill the window and hold everyone's back.
   SELECT c.* FROM sendable, LATERAL (
-    SELECT d.id, d.subscription_id, d.plant_id, d.seq, d.next_attempt_at FROM deliveries d
-    WHERE d.subscription_id = sendable.id AND d.status = 'pending' AND d.next_attempt_at <= now()
-      AND (d.leased_until IS NULL OR d.leased_until < now())
-    ORDER BY d.next_attempt_at
-    LIMIT :limit * 8
+    SELECT o.*, row_number() OVER (ORDER BY o.next_attempt_at) AS turn FROM (
+      SELECT d.id, d.subscription_id, d.plant_id, d.seq, d.next_attempt_at, d.replayed_from IS NOT NULL AS replayed
+      FROM deliveries d
+      WHERE d.subscription_id = sendable.id AND d.status = 'pending' AND d.next_attempt_at <= now()
+        AND (d.leased_until IS NULL OR d.leased_until < now())
+      ORDER BY d.next_attempt_at
+      LIMIT :limit * 8
+    ) o
   ) c
-  ORDER BY c.next_attempt_at
+  ORDER BY c.turn, c.next_attempt_at
   LIMIT :limit * 8
+), heads AS (
+  -- The earliest pending delivery of each subscriber and plant among the candidates' (pending_deliveries,
+  -- migration 36), found for all of them in one scan. Only those may go; one that is not a candidate (not due
+  -- yet, or leased) is asked again by the lock below, and one whose retry came due is found here through the rows
+  -- that wait behind it, however many they are. A delivery with no plant (an operational event) waits for none.
+  SELECT ARRAY(SELECT DISTINCT ON (p.subscription_id, p.plant_id) p.id FROM pending_deliveries p
+               WHERE p.subscription_id = ANY (ARRAY(SELECT DISTINCT subscription_id FROM candidates))
+                 AND p.plant_id = ANY (ARRAY(SELECT DISTINCT plant_id FROM candidates))
+               ORDER BY p.subscription_id, p.plant_id, p.seq)
+         || ARRAY(SELECT c.id FROM candidates c WHERE c.plant_id IS NULL) AS ids
 ), due AS (
-  -- Driven by the candidates, oldest first, each looked up by its key and locked in a sub-SELECT of its own (one
-  -- with FOR UPDATE is never flattened into the join): whatever the statistics say (a backlog that grew since the
-  -- last ANALYZE), a claim reads its candidates' rows and never the table's other pending rows. Joined the other
-  -- way round, a planner that took pending rows for few scanned every one of them on each claim, another
-  -- subscriber's backlog included (bench:noisy-neighbour: 2,300 rows read by claims that took none). The order
-  -- rule is asked of each candidate, never of every row of the table. The conditions are asked again of the locked
-  -- row: the candidates come from this statement's snapshot, and a replica may have leased (or finished) one
-  -- since; FOR UPDATE re-evaluates them on the row's newest version (without them two replicas claimed and sent
-  -- the same delivery within milliseconds, found by the fault suite).
-  -- No ORDER BY: the candidates come oldest first and are checked one by one until the limit, not all of them
-  -- then sorted (claim order is a preference; per-plant order is kept by the NOT EXISTS, not by this order).
-  SELECT l.id FROM candidates c, LATERAL (
-    SELECT d.id FROM delivery_currency d
-    WHERE d.id = c.id AND d.status = 'pending' AND (d.leased_until IS NULL OR d.leased_until < now())
-      AND NOT EXISTS (SELECT 1 FROM pending_deliveries earlier
-                      WHERE earlier.subscription_id = c.subscription_id AND earlier.plant_id = c.plant_id
-                        AND earlier.seq < c.seq)
-      AND d.backfill_current AND d.replay_current
+  -- Locked by key alone, oldest due first, and checked on the locked row: the candidates come from this statement's
+  -- snapshot, and a replica may have leased (or finished) one since; FOR UPDATE re-evaluates the conditions in
+  -- its query on the row's newest version, and returns that version to the conditions outside it (without them two
+  -- replicas claimed and sent the same delivery within milliseconds, found by the fault suite). Its status is asked
+  -- outside (OFFSET 0 keeps it there): inside, it let the planner scan a partial index whole for the keys. The
+  -- LIMIT outside stops the locking once enough are taken.
+  SELECT l.id FROM (
+    SELECT d.id, d.status FROM heads, delivery_currency d
+    WHERE d.id = ANY (heads.ids) AND d.next_attempt_at <= now()
+      AND (d.leased_until IS NULL OR d.leased_until < now()) AND d.backfill_current AND d.replay_current
+    ORDER BY d.next_attempt_at
+    OFFSET 0
     FOR UPDATE OF d SKIP LOCKED
   ) l
+  WHERE l.status = 'pending'
   LIMIT :limit
 ), superseded AS (
   -- Replays that must not go (a newer version of the plant reached the subscriber): back to what they were,
   -- unsent, or they would hold back the plant's later deliveries. Disjoint from due (replay_current is false).
-  -- Looked up by candidate, as in due.
   UPDATE deliveries d SET status = d.replayed_from, replayed_from = NULL, leased_until = NULL, updated_at = now()
-  WHERE d.id IN (
-    SELECT l.id FROM candidates c, LATERAL (
-      SELECT x.id FROM delivery_currency x
-      WHERE x.id = c.id AND x.replayed_from IS NOT NULL AND x.status = 'pending'
-        AND (x.leased_until IS NULL OR x.leased_until < now()) AND NOT x.replay_current
-      FOR UPDATE OF x SKIP LOCKED
-    ) l)
+  WHERE d.id = ANY (ARRAY(
+    SELECT x.id FROM delivery_currency x
+    WHERE EXISTS (SELECT 1 FROM candidates WHERE replayed) -- asked once: no scan at all when none is a replay
+      AND x.id = ANY (ARRAY(SELECT id FROM candidates WHERE replayed))
+      AND x.replayed_from IS NOT NULL AND x.status = 'pending'
+      AND (x.leased_until IS NULL OR x.leased_until < now()) AND NOT x.replay_current
+    FOR UPDATE OF x SKIP LOCKED))
   RETURNING 1
 ), claimed AS (
   -- The delivery's side, by an array of keys as in superseded: joined to its subscription here, the planner could
