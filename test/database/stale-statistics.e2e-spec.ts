@@ -92,6 +92,66 @@ describe('the hot statements under stale statistics', () => {
     }
   });
 
+  it('claims by key when the statistics say the table is empty and it holds a backlog', async () => {
+    // Found by the statements' eight-claimer race, which hung one fresh clone in two: the rows of an earlier test
+    // were deleted and ANALYZE then saw pages but no rows, so the planner believed every scan of deliveries
+    // returns one row, and each index on it cost the same. The claim then found each candidate by scanning a
+    // partial index whole, and handed replays back by joining the table to its candidates: for 3,000 rows, a
+    // claim ran for minutes. A drained queue in production is analysed the same way before its next burst.
+    await pool.query('DELETE FROM deliveries; DELETE FROM subscriptions');
+    await subscribe();
+    await storeAsRows(50);
+    await pool.query('DELETE FROM deliveries');
+    await pool.query('ANALYZE deliveries');
+    await storeAsRows(BACKLOG);
+    // Half of them leased, as racing claimers leave them.
+    await pool.query(
+      "UPDATE deliveries SET leased_until = now() + interval '1 minute', lease_token = gen_random_uuid() " +
+        'WHERE id = ANY (ARRAY(SELECT id FROM deliveries ORDER BY seq LIMIT $1))',
+      [BACKLOG / 2],
+    );
+    const client = await pool.connect();
+    try {
+      await client.query("SET statement_timeout = '20s'"); // a plan as bad as the one found fails here, not later
+      const outbox = new OutboxRepository(client as unknown as Pool, box);
+      let claimed = 0;
+      const read = await rowsRead(client, ['deliveries'], async () => {
+        claimed = (await outbox.claimDue(25, [], LEASE_MS)).claimed.length;
+      });
+      expect(claimed).toBe(25);
+      // A few passes over the backlog at worst (the candidates' scan passes the leased rows; the plant heads and
+      // the lock are one scan each), never one per candidate: that read 25 x 3,000 rows twice, or timed out.
+      expect(read).toBeLessThan(4 * BACKLOG);
+    } finally {
+      await client.query('RESET statement_timeout');
+      client.release();
+    }
+  });
+
+  it('fans out a burst by key when the statistics say the outbox is empty', async () => {
+    // The fan-out, as the claim: with the outbox analysed while empty, it looked its candidates up by a scan each
+    // and joined 3,000 events to their 3,000 pairs row by row, 30 s a call.
+    await pool.query('DELETE FROM deliveries; DELETE FROM subscriptions; DELETE FROM outbox_events');
+    await pool.query('ANALYZE outbox_events');
+    const all = [await subscribe()];
+    await store(pool, BACKLOG);
+    const client = await pool.connect();
+    try {
+      await client.query("SET statement_timeout = '20s'");
+      const outbox = new OutboxRepository(client as unknown as Pool, box);
+      let more = true;
+      const read = await rowsRead(client, ['outbox_events'], async () => {
+        more = (await outbox.fanOut(10_000, all, LEASE_MS)).more;
+      });
+      expect(more).toBe(false); // every event written as a row for its (saturated) subscriber
+      // The candidates' scan, the plants' first events, the lock and the lease: a pass each, not one per event.
+      expect(read).toBeLessThan(6 * BACKLOG);
+    } finally {
+      await client.query('RESET statement_timeout');
+      client.release();
+    }
+  });
+
   it('reads stored plants and event ids by key when storing a batch, however many there are', async () => {
     // One connection: the statement is named, so its plan is the one this connection cached while the tables
     // were small, as a worker's connections do from their first batches.

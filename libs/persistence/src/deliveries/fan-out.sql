@@ -12,6 +12,11 @@
 -- has the rest written as rows, so memory stays bounded however many subscribers there are. A subscriber whose
 -- delivery of the event is already written (a crashed worker's lease ran out after it recorded some) is left
 -- out. An event with nothing to send from memory is done at once. Sent by OutboxRepository.fanOut.
+--
+-- Past the candidates, every read of a table is one scan driven by an array of keys, and no two of the
+-- statement's own results are joined: whatever the statistics say, each step costs one pass at worst. (As in the
+-- claim: statistics taken while the outbox was empty made the planner scan it once per candidate and join 3,000
+-- events to 3,000 pairs row by row, 30 s a call; test/database/stale-statistics.)
 -- :room how many deliveries to hand back at most (the room)
 -- :deferSubscriptions subscriptions saturated here (their deliveries are written to wait)
 -- :leaseMs the lease, ms
@@ -23,30 +28,52 @@ WITH subscribers AS MATERIALIZED (
   -- dispatcher fans out again).
   SELECT greatest(1, :room / greatest(1, (SELECT count(*) FROM subscribers)))::int AS n
 ), candidates AS MATERIALIZED (
-  SELECT e.event_id FROM outbox_events e
+  SELECT e.event_id, e.plant_id, e.seq FROM outbox_events e
   WHERE e.fanned_out_at IS NULL AND (e.leased_until IS NULL OR e.leased_until < now())
   ORDER BY e.seq
   LIMIT (SELECT 8 * n FROM events_wanted)
+), heads AS (
+  -- The earliest event of each candidate's plant not yet fanned out (pending_events, migration 36), found for all
+  -- of them in one scan. A candidate goes only if it is its plant's; a head that is not a candidate is leased.
+  SELECT ARRAY(SELECT DISTINCT ON (p.plant_id) p.event_id FROM pending_events p
+               WHERE p.plant_id = ANY (ARRAY(SELECT DISTINCT plant_id FROM candidates))
+               ORDER BY p.plant_id, p.seq) AS ids
 ), due AS MATERIALIZED (
-  -- Re-checked on the locked row's newest version: a replica may have leased or finished it since this
-  -- statement's snapshot (as in the claim).
-  SELECT e.* FROM candidates c JOIN outbox_events e ON e.event_id = c.event_id
-  WHERE e.fanned_out_at IS NULL AND (e.leased_until IS NULL OR e.leased_until < now())
-    AND NOT EXISTS (SELECT 1 FROM pending_events p WHERE p.plant_id = e.plant_id AND p.seq < e.seq)
+  -- Locked by key alone, oldest first, and re-checked on the locked row's newest version: a replica may have
+  -- leased or finished it since this statement's snapshot (as in the claim, whose rule it follows: whether it is
+  -- fanned out already is asked outside, or the planner could scan the partial index of waiting events whole).
+  SELECT l.* FROM (
+    SELECT e.* FROM heads, outbox_events e
+    WHERE e.event_id = ANY (heads.ids) AND (e.leased_until IS NULL OR e.leased_until < now())
+    ORDER BY e.seq
+    OFFSET 0
+    FOR UPDATE OF e SKIP LOCKED
+  ) l
+  WHERE l.fanned_out_at IS NULL
   LIMIT (SELECT n FROM events_wanted)
-  FOR UPDATE OF e SKIP LOCKED
+), waiting AS MATERIALIZED (
+  -- The subscribers and plants with a pending delivery (pending_deliveries, migration 36): one scan.
+  SELECT DISTINCT w.subscription_id, w.plant_id FROM pending_deliveries w
+  WHERE w.subscription_id = ANY (ARRAY(SELECT id FROM subscribers))
+    AND w.plant_id = ANY (ARRAY(SELECT plant_id FROM due))
+), written AS MATERIALIZED (
+  -- Deliveries of these events written already: a row in deliveries (it waited, or its first attempt did not
+  -- succeed), or in the log (it succeeded at once; by its key, from the events' creation on). One scan of each.
+  SELECT rec.event_id, rec.subscription_id FROM deliveries rec
+  WHERE rec.subscription_id = ANY (ARRAY(SELECT id FROM subscribers))
+    AND rec.event_id = ANY (ARRAY(SELECT event_id FROM due))
+  UNION ALL
+  SELECT rec.event_id, rec.subscription_id FROM delivery_log rec
+  WHERE rec.id = ANY (ARRAY(SELECT delivery_key(e.event_id, s.id) FROM due e, subscribers s))
+    AND rec.created_at >= log_from((SELECT min(created_at) FROM due))
 ), fanout AS MATERIALIZED (
-  SELECT e.event_id, e.seq, s.id AS subscription_id,
-         NOT (s.id = ANY(:deferSubscriptions::uuid[]))
-           AND NOT EXISTS (SELECT 1 FROM pending_deliveries w WHERE w.subscription_id = s.id AND w.plant_id = e.plant_id)
+  -- Each event's pairs not written yet, with what a row of them needs (not joined back to due below).
+  SELECT e.event_id, e.seq, e.plant_id, e.body, e.event_time, e.hops, e.origin_event_id, e.traceparent,
+         s.id AS subscription_id,
+         NOT (s.id = ANY(:deferSubscriptions::uuid[])) AND (s.id, e.plant_id) NOT IN (SELECT * FROM waiting)
            AS sendable
   FROM due e JOIN subscribers s ON plant_matches_filter(s.filter, e.plant_id, e.tag)
-  -- Not written yet: no row in deliveries (it waited, or its first attempt did not succeed), none in the log (it
-  -- succeeded at once; found by its key, from the event's creation on).
-  -- (One NOT over both: planned as a probe per pair of each index, whatever the statistics say.)
-  WHERE NOT (EXISTS (SELECT 1 FROM deliveries rec WHERE rec.subscription_id = s.id AND rec.event_id = e.event_id)
-             OR EXISTS (SELECT 1 FROM delivery_log rec WHERE rec.id = delivery_key(e.event_id, s.id)
-                          AND rec.created_at >= log_from(e.created_at)))
+  WHERE (e.event_id, s.id) NOT IN (SELECT * FROM written)
 ), ranked AS MATERIALIZED (
   -- The ones handed back to send from memory: sendable, and within the room.
   SELECT f.*, f.sendable AND row_number() OVER (PARTITION BY f.sendable ORDER BY f.seq, f.subscription_id) <= :room
@@ -55,16 +82,16 @@ WITH subscribers AS MATERIALIZED (
 ), deferred AS (
   -- The ones that must wait: pending rows, numbered in the events' order (the claims keep it).
   INSERT INTO deliveries (subscription_id, event_id, plant_id, body, event_time, hops, origin_event_id, traceparent)
-  SELECT f.subscription_id, e.event_id, e.plant_id, e.body, e.event_time, e.hops, e.origin_event_id, e.traceparent
-  FROM ranked f JOIN due e USING (event_id) WHERE NOT f.in_memory
-  ORDER BY e.seq, f.subscription_id
+  SELECT f.subscription_id, f.event_id, f.plant_id, f.body, f.event_time, f.hops, f.origin_event_id, f.traceparent
+  FROM ranked f WHERE NOT f.in_memory
+  ORDER BY f.seq, f.subscription_id
   ON CONFLICT (subscription_id, event_id) DO NOTHING
   RETURNING subscription_id
 ), leased AS (
   UPDATE outbox_events e SET leased_until = now() + :leaseMs * interval '1 millisecond', lease_token = :leaseToken,
-         fanned_out_at = CASE WHEN EXISTS (SELECT 1 FROM ranked f WHERE f.event_id = e.event_id AND f.in_memory)
+         fanned_out_at = CASE WHEN e.event_id IN (SELECT f.event_id FROM ranked f WHERE f.in_memory)
                          THEN NULL ELSE now() END
-  FROM due WHERE e.event_id = due.event_id
+  WHERE e.event_id = ANY (ARRAY(SELECT event_id FROM due))
   RETURNING 1
 )
 -- Always one row at least: how many events were due tells the dispatcher whether to fan out again. A delivery
@@ -75,11 +102,11 @@ SELECT n.*, x.* FROM (
          -- Whose they are: a shut subscriber's rows wait for its gate to open, and must not make anyone claim.
          (SELECT coalesce(array_agg(DISTINCT subscription_id::text), '{}') FROM deferred) AS deferred_for
 ) n LEFT JOIN (
-  SELECT NULL::uuid AS id, e.event_id, e.plant_id, e.body, e.event_time, 0 AS attempts, e.hops, e.origin_event_id,
-         e.traceparent, s.*
-  FROM ranked f JOIN due e USING (event_id) JOIN subscription_send_settings s ON s.subscription_id = f.subscription_id
+  SELECT NULL::uuid AS id, f.event_id, f.plant_id, f.body, f.event_time, 0 AS attempts, f.hops, f.origin_event_id,
+         f.traceparent, s.*
+  FROM ranked f JOIN subscription_send_settings s ON s.subscription_id = f.subscription_id
   WHERE f.in_memory
-  ORDER BY e.seq, f.subscription_id
+  ORDER BY f.seq, f.subscription_id
 ) x ON true;
 
 -- @name record-fanned-out
