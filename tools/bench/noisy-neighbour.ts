@@ -13,7 +13,9 @@
 // --abuse endpoint,patch,replay,test: what the tenth does (all by default), to tell their costs apart; `control`
 // makes as many calls as the three loops, each costing the service nearly nothing (GET /healthz);
 // --endpoint fast,slow: how its endpoint fails (503 at once, a 500 after 2 s; both by default, in turn).
-// Options: --rate 300 --seconds 10 --abuse endpoint,patch,replay,test --no-build. PG_STAT_STATEMENTS=1: what
+// --rounds N: the control and the noisy run N times, each noisy run between two polite ones, and the median of
+// the rounds' ratios (noisy-rounds.ts says why).
+// Options: --rate 300 --seconds 10 --rounds 3 --no-build. PG_STAT_STATEMENTS=1: what
 // PostgreSQL spent its time on beside the control and beside the noisy tenth.
 import { fork } from 'node:child_process';
 import os from 'node:os';
@@ -37,6 +39,7 @@ import {
   step,
   table,
 } from './harness';
+import { medianOf, roundRatios, runLabels, sumAnswers } from './noisy-rounds';
 
 /**
  * The abusive portal link's loops, in a process of their own (noisy-link.ts), until `stop` resolves: what it was
@@ -122,8 +125,6 @@ async function run(
   return { latencies, bySecond, expected, arrived: firsts.size, cpu: meter.read() } satisfies Outcome;
 }
 
-const NOISY = '9 beside a noisy tenth';
-
 /**
  * Between making a run's tenth (its subscription, its link and the link's process) and measuring: every worker
  * reloads the new subscription and the link's process has loaded, so that a run measures what the tenth does,
@@ -170,6 +171,8 @@ async function main() {
   const rate = arg('rate', 100);
   const seconds = arg('seconds', 10);
   const count = rate * seconds;
+  const rounds = arg('rounds', 1);
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds: give a whole number from 1');
   const stack = await startStack({ workerEnv: { DELIVERY_POLL_MS: '200', DELIVERY_RETRY_SCHEDULE: '0s,1s,2s,4s' } });
   const rx = new Receiver();
   await rx.start();
@@ -186,26 +189,27 @@ async function main() {
     const rows: Record<string, object> = {};
     const lost: Record<string, string> = {};
     const cpu: Record<string, Record<string, number>> = {};
-    let noisy: Outcome | null = null;
+    const outcomes = new Map<string, Outcome>();
     const starts: Record<string, object> = {};
     const record = (label: string, o: Outcome) => {
-      if (label === NOISY) noisy = o;
+      outcomes.set(label, o);
       starts[label] = firstSecondApart(o);
       rows[label] = { deliveries: o.latencies.length, ...percentiles(o.latencies, [50, 95, 99]) };
       lost[label] = `${o.expected - o.arrived} of ${o.expected} not arrived`;
       if (o.cpu) cpu[label] = o.cpu;
     };
+    const labels = runLabels(rounds);
 
     /** A run beside a tenth that behaves: before the noisy one, and after it (the stack's drift between). */
     const besidePolite = async (label: string) => {
       const polite = await admin.subscribe({ url: `${rx.url}/polite` });
       await settle();
-      const st = step(`Nine beside a tenth that behaves: ${count} webhooks at ${rate}/s`);
+      const st = step(`${label}: ${count} webhooks at ${rate}/s`);
       record(label, await run(stack, rx, nine, rate, count, nextId));
       st.done();
       await admin.call('DELETE', `/subscriptions/${polite.id}`);
     };
-    await besidePolite('9 beside a polite tenth');
+    await besidePolite(labels.polite(0));
 
     // The tenth: half its requests answered 503 at once, half after 2 s with a 500; its link spends all it may.
     const kinds = listArg('abuse', 'endpoint,patch,replay,test');
@@ -238,7 +242,7 @@ async function main() {
       );
       await settle();
       go();
-      const s = step(`Nine beside a tenth (${calls.join(' and ')}): ${count} webhooks at ${rate}/s`);
+      const s = step(`${label} (${calls.join(' and ')}): ${count} webhooks at ${rate}/s`);
       const statements = process.env.PG_STAT_STATEMENTS === '1';
       if (statements) await printStatementStats(stack.env.DATABASE_URL, '', { reset: true });
       record(label, await run(stack, rx, nine, rate, count, nextId, { 'noisy link (bench)': pid }));
@@ -253,29 +257,35 @@ async function main() {
     // nearly nothing (GET /healthz). On a machine the bench shares with the service (2 cores here), the calls and
     // the process making them cost the nine something whatever the service does: the control measures that floor,
     // so that what the noisy tenth's shares let it cost is the ratio to the control, not to the polite run alone.
+    // With --rounds N the three runs repeat N times, each noisy run between two polite ones: a burst of this
+    // shared machine then lands in one round, which the median leaves out, not in the one noisy run there is.
     const withControl = !kinds.includes('control');
-    if (withControl) await besideLink('9 beside a tenth calling as often (control)', '/calm', ['control']);
-    const link = await besideLink(NOISY, '/noisy', kinds);
-    await besidePolite('9 beside a polite tenth, again');
+    const links: LinkReport[] = [];
+    for (let i = 1; i <= rounds; i++) {
+      if (withControl) await besideLink(labels.control(i), '/calm', ['control']);
+      links.push(await besideLink(labels.noisy(i), '/noisy', kinds));
+      await besidePolite(labels.polite(i));
+    }
 
     console.log(`\nThe nine's latency in ms (gateway 200 -> receiver, first arrival of each delivery) at ${rate}/s:`);
     table(rows);
     const p95 = (label: string) => (rows[label] as { p95: number } | undefined)?.p95;
-    const polite = Math.max(
-      1,
-      ((p95('9 beside a polite tenth') ?? 0) + (p95('9 beside a polite tenth, again') ?? 0)) / 2,
-    );
-    const noisyP95 = p95(NOISY)!;
+    const ratios = roundRatios(rounds, labels, p95);
+    if (rounds > 1) {
+      console.log("\nEach round's p95 ratios (the polite p95 is the mean of the polite runs before and after it):");
+      table(Object.fromEntries(ratios.map((r, i) => [`round ${i + 1}`, r])));
+    }
+    const median = (key: keyof (typeof ratios)[number]) => medianOf(ratios.map((r) => r[key]));
+    const of = rounds > 1 ? `the median of ${rounds} rounds` : 'the mean of the runs before and after';
     console.log(
-      `p95 beside the noisy one / beside the polite one (the mean of both runs): ` +
-        `${(noisyP95 / polite).toFixed(2)} (target <= 1.20)`,
+      `p95 beside the noisy one / beside the polite one (${of}): ${median('noisy / polite').toFixed(2)} ` +
+        '(target <= 1.20)',
     );
-    const control = p95('9 beside a tenth calling as often (control)');
-    if (control !== undefined)
+    if (withControl)
       console.log(
-        `p95 beside the control / beside the polite one: ${(control / polite).toFixed(2)} (what the calls cost the ` +
-          `machine: the floor of this measurement here); beside the noisy one / beside the control: ` +
-          `${(noisyP95 / Math.max(1, control)).toFixed(2)} (what the noisy tenth's shares let it cost the others)`,
+        `p95 beside the control / beside the polite one: ${median('control / polite').toFixed(2)} (what the calls ` +
+          'cost the machine: the floor of this measurement here); beside the noisy one / beside the control: ' +
+          `${median('noisy / control').toFixed(2)} (what the noisy tenth's shares let it cost the others)`,
       );
     console.log(
       "\nThe nine's p95 (ms) in each run's first second and after it (the tenth's subscription and link were just made):",
@@ -285,9 +295,11 @@ async function main() {
     // Where the cores went in each run: what the noisy tenth costs the others lands in one of these columns.
     console.log('\nCPU in % of one core during each run (2 cores here: 200 is all of them):');
     table(cpu);
-    console.log("\nWhat the noisy tenth's portal link was answered, by call and HTTP status:");
-    table(link.answers);
-    if (noisy) printSlowestSeconds(noisy, link.granted);
+    console.log("\nWhat the noisy tenth's portal link was answered, by call and HTTP status (every round's together):");
+    table(sumAnswers(links));
+    // The slowest seconds of the round that cost the nine most.
+    const worst = ratios.reduce((w, r, i) => (r['noisy / polite'] > ratios[w]['noisy / polite'] ? i : w), 0);
+    printSlowestSeconds(outcomes.get(labels.noisy(worst + 1))!, links[worst].granted);
     const noisyRequests = rx.received.filter((r) => r.path === '/noisy').length;
     console.log(`The noisy endpoint got ${noisyRequests} requests.`);
     printPeakRss(stack);
