@@ -62,6 +62,21 @@ describe('the hot statements under stale statistics', () => {
     }
   };
 
+  /**
+   * `run` with a connection of its own under a 20 s statement timeout (a plan as bad as those found fails here, not
+   * after minutes) and a repository on it.
+   */
+  const onOwnClient = async (run: (client: PoolClient, outbox: OutboxRepository) => Promise<void>) => {
+    const client = await pool.connect();
+    try {
+      await client.query("SET statement_timeout = '20s'");
+      await run(client, new OutboxRepository(client as unknown as Pool, box));
+    } finally {
+      await client.query('RESET statement_timeout');
+      client.release();
+    }
+  };
+
   beforeAll(async () => {
     db = await e2e.scratchDatabase('stale_stats');
     pool = db.pool;
@@ -78,18 +93,14 @@ describe('the hot statements under stale statistics', () => {
     await storeAsRows(BACKLOG); // after the statistics: the planner believes in a handful of pending rows
     const others = [await subscribe(), await subscribe()];
     await storeAsRows(3); // three rows for each subscriber, the noisy one's among them
-    const client = await pool.connect();
-    try {
-      const outbox = new OutboxRepository(client as unknown as Pool, box);
+    await onOwnClient(async (client, outbox) => {
       let claimed = 0;
       const read = await rowsRead(client, ['deliveries'], async () => {
         claimed = (await outbox.claimDue(1000, [noisy], LEASE_MS)).claimed.length;
       });
       expect(claimed).toBe(3 * others.length);
       expect(read).toBeLessThan(50);
-    } finally {
-      client.release();
-    }
+    });
   });
 
   it('claims by key when the statistics say the table is empty and it holds a backlog', async () => {
@@ -110,10 +121,7 @@ describe('the hot statements under stale statistics', () => {
         'WHERE id = ANY (ARRAY(SELECT id FROM deliveries ORDER BY seq LIMIT $1))',
       [BACKLOG / 2],
     );
-    const client = await pool.connect();
-    try {
-      await client.query("SET statement_timeout = '20s'"); // a plan as bad as the one found fails here, not later
-      const outbox = new OutboxRepository(client as unknown as Pool, box);
+    await onOwnClient(async (client, outbox) => {
       let claimed = 0;
       const read = await rowsRead(client, ['deliveries'], async () => {
         claimed = (await outbox.claimDue(25, [], LEASE_MS)).claimed.length;
@@ -122,10 +130,7 @@ describe('the hot statements under stale statistics', () => {
       // A few passes over the backlog at worst (the candidates' scan passes the leased rows; the plant heads and
       // the lock are one scan each), never one per candidate: that read 25 x 3,000 rows twice, or timed out.
       expect(read).toBeLessThan(4 * BACKLOG);
-    } finally {
-      await client.query('RESET statement_timeout');
-      client.release();
-    }
+    });
   });
 
   it('fans out a burst by key when the statistics say the outbox is empty', async () => {
@@ -135,10 +140,7 @@ describe('the hot statements under stale statistics', () => {
     await pool.query('ANALYZE outbox_events');
     const all = [await subscribe()];
     await store(pool, BACKLOG);
-    const client = await pool.connect();
-    try {
-      await client.query("SET statement_timeout = '20s'");
-      const outbox = new OutboxRepository(client as unknown as Pool, box);
+    await onOwnClient(async (client, outbox) => {
       let more = true;
       const read = await rowsRead(client, ['outbox_events'], async () => {
         more = (await outbox.fanOut(10_000, all, LEASE_MS)).more;
@@ -146,10 +148,7 @@ describe('the hot statements under stale statistics', () => {
       expect(more).toBe(false); // every event written as a row for its (saturated) subscriber
       // The candidates' scan, the plants' first events, the lock and the lease: a pass each, not one per event.
       expect(read).toBeLessThan(6 * BACKLOG);
-    } finally {
-      await client.query('RESET statement_timeout');
-      client.release();
-    }
+    });
   });
 
   it('reads stored plants and event ids by key when storing a batch, however many there are', async () => {
