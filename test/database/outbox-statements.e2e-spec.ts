@@ -20,7 +20,7 @@ import {
   FAN_OUT_SQL,
 } from '@app/persistence';
 import * as e2e from '../../tools/harness/stack';
-import { ingestEvent, insertSubscription } from '../fixtures/stored-rows';
+import { answeredAttempt, ingestEvent, insertSubscription } from '../fixtures/stored-rows';
 
 // The hardest statements, against the real PostgreSQL, in a database of their own (a claim sees every pending
 // delivery, so other suites' rows must not be there): the ingest statement (events, plants and the outbox in
@@ -64,16 +64,11 @@ describe('the ingest statement and the claim', () => {
     ).rows;
   const outboxRows = async () =>
     (await pool.query('SELECT event_id, leased_until, fanned_out_at FROM outbox_events ORDER BY seq')).rows;
-  const attempt = (status: number) => ({
-    attemptedAt: new Date().toISOString(),
-    status,
-    latencyMs: 1,
-    error: null,
-    responseBody: null,
-  });
   /** `completes`: the delivery is its event's last to be answered; these are the subscribers it went to. */
   const record = (d: ClaimedDelivery, outcome: AttemptOutcome, completes?: string[]) =>
-    outbox.record([{ delivery: d, attempt: attempt(outcome.kind === 'succeeded' ? 204 : 503), outcome, completes }]);
+    outbox.record([
+      { delivery: d, attempt: answeredAttempt(outcome.kind === 'succeeded' ? 204 : 503), outcome, completes },
+    ]);
   const succeed = (d: ClaimedDelivery, completes?: string[]) => record(d, { kind: 'succeeded' }, completes);
   const failOnce = (d: ClaimedDelivery, completes?: string[]) => record(d, { kind: 'retry', delayMs: 0 }, completes);
   /** Stores events and writes every delivery they owe as a row (each subscriber treated as saturated). */
@@ -414,7 +409,7 @@ describe('the ingest statement and the claim', () => {
       } as unknown as Pool;
       const ok = (d: ClaimedDelivery, completes?: string[]) => ({
         delivery: d,
-        attempt: attempt(204),
+        attempt: answeredAttempt(204),
         outcome: { kind: 'succeeded' as const },
         completes,
       });
@@ -457,7 +452,7 @@ describe('the ingest statement and the claim', () => {
       await outbox.record(
         second.map((d, i) => ({
           delivery: d,
-          attempt: attempt(204),
+          attempt: answeredAttempt(204),
           outcome: { kind: 'succeeded' as const },
           completes: i === second.length - 1 ? [a, b] : undefined,
         })),
@@ -678,7 +673,7 @@ describe('the ingest statement and the claim', () => {
       const times: string[] = [];
       for (let i = 0; i < 25; i++) {
         const [d] = (await outbox.claimDue(1, [], LEASE_MS)).claimed;
-        const a = attempt(503);
+        const a = answeredAttempt(503);
         times.push(a.attemptedAt);
         await outbox.record([{ delivery: d, attempt: a, outcome: { kind: 'retry', delayMs: 0 } }]);
       }
@@ -794,7 +789,11 @@ describe('the ingest statement and the claim', () => {
       await outbox.record(
         [...claimed, ...fanned].map((d, i, all) => ({
           delivery: d,
-          attempt: { ...attempt(200), responseBody: reply(d), error: d.subscriptionId === a ? 'bad\u0000' : null },
+          attempt: {
+            ...answeredAttempt(200),
+            responseBody: reply(d),
+            error: d.subscriptionId === a ? 'bad\u0000' : null,
+          },
           outcome: { kind: 'succeeded' as const },
           completes: i === all.length - 1 ? [a, b] : undefined,
         })),

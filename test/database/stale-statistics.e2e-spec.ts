@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Pool, PoolClient } from 'pg';
 import { NO_OFFER, planFanOut } from '@app/delivery';
 import { IngestRepository, OutboxRepository, runMigrations, SecretBox, SubscriptionRepository } from '@app/persistence';
-import { ingestEvent, insertSubscription } from '../fixtures/stored-rows';
+import { answeredAttempt, ingestEvent, insertSubscription } from '../fixtures/stored-rows';
 import * as e2e from '../../tools/harness/stack';
 
 // The hot statements read the rows they need by key, whatever the planner believes about the tables. In a database
@@ -176,13 +176,7 @@ describe('the hot statements under stale statistics', () => {
       const { claimed } = await new OutboxRepository(pool, box).fanOut(25, [], LEASE_MS);
       expect(claimed).toHaveLength(25); // sent from memory: no row yet, each its event's last
       await onOwnClient(async (client, outbox) => {
-        const attempt = {
-          attemptedAt: new Date().toISOString(),
-          status,
-          latencyMs: 1,
-          error: null,
-          responseBody: null,
-        };
+        const attempt = answeredAttempt(status);
         const read = await rowsRead(
           client,
           ['outbox_events', 'deliveries'],

@@ -11,7 +11,7 @@ import {
 } from '@app/persistence';
 import * as e2e from '../../tools/harness/stack';
 import { adminClient } from '../../tools/harness/admin';
-import { insertSubscription } from '../fixtures/stored-rows';
+import { answeredAttempt, insertSubscription } from '../fixtures/stored-rows';
 
 // The append-only delivery log (migration 21) against the real PostgreSQL, in a database of its own, read through a
 // real gateway: deliveries that succeed at once are appended to a day-partitioned table, the others are mutable
@@ -48,7 +48,7 @@ describe('the delivery log', () => {
     o.record([
       {
         delivery: d,
-        attempt: { attemptedAt: new Date().toISOString(), status: 204, latencyMs: 1, error: null, responseBody: null },
+        attempt: answeredAttempt(204),
         outcome,
         completes,
       },
