@@ -69,6 +69,9 @@ describe('the delivery log', () => {
   };
 
   beforeAll(async () => {
+    // Its gateway checks that the topics exist and no worker of its own creates them: run alone on a fresh broker
+    // (npm test -- test/delivery/delivery-log.e2e-spec.ts), it waited out the hook's 60 s for them.
+    await e2e.prepareTestInfrastructure();
     db = await e2e.scratchDatabase('delivery_log');
     pool = db.pool;
     await runMigrations(pool);
