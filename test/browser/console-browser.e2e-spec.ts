@@ -1,18 +1,18 @@
-// @alone: an unfiltered subscription and the newest plants' page: it counts every plant posted while it runs.
-
 import { randomBytes } from 'node:crypto';
 import { Browser, Page } from 'playwright-core';
 import { adminClient } from '../../tools/harness/admin';
 import { accessibilityViolations, launchBrowser } from '../../tools/harness/browser';
 import { Receiver } from '../../tools/harness/receiver';
+import { ownDatabase } from '../../tools/harness/own-stack';
 import * as e2e from '../../tools/harness/stack';
 import { waitFor } from '../../tools/harness/wait';
 
 // `npm run screenshots` points this at docs/console, where docs/console-and-cli.md shows them.
 const SHOTS = process.env.SCREENSHOT_DIR ?? 'test/output';
 
-// The operator console in Debian's Chromium, against the real gateway, worker, Kafka and PostgreSQL (a database
-// of its own, so that a dead letter can be caused and then fixed).
+// The operator console in Debian's Chromium, against the real gateway, worker, Kafka and PostgreSQL: a database of
+// its own, so that a dead letter can be caused and then fixed, and topics of its own, so that its unfiltered
+// subscription and its newest plants' page see only the plants it posts (it runs beside other suites).
 describe('the console in a browser', () => {
   let db: e2e.ScratchDatabase;
   let gw: e2e.RunningGateway;
@@ -25,9 +25,10 @@ describe('the console in a browser', () => {
   const bugged = `Bugged ${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    db = await e2e.scratchDatabase('console');
+    const own = await ownDatabase('console', { DELIVERY_RETRY_SCHEDULE: '0s,200ms' });
+    ({ db } = own);
     await receiver.start();
-    const env = e2e.baseEnv({ DATABASE_URL: db.url, DELIVERY_RETRY_SCHEDULE: '0s,200ms' });
+    const env = own.env;
     worker = await e2e.startWorker(env);
     gw = await e2e.startGateway(env);
     browser = await launchBrowser();

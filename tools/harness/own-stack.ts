@@ -13,8 +13,8 @@ import { startAtTopicEnd } from './topic-end';
 // A worker on the shared database claims and sends every suite's deliveries there, with its own settings (retry
 // schedule, SSRF rules, tracing…); one on the shared topic stores every plant the other suites post, fans it out to
 // this suite's subscriptions, and what a subscriber posts back (a store subscribed to itself) lands in theirs. A
-// suite that runs a worker keeps to a database and topics of its own, and can then run beside the others (two at a
-// time, tools/test.js). Apart from stack.ts, which topic-end.ts imports.
+// suite that runs a worker keeps to a database and topics of its own, and can then run beside the others (three at
+// a time, tools/test.js). Apart from stack.ts, which topic-end.ts imports.
 
 export interface OwnDatabase {
   /** baseEnv() with the database's DATABASE_URL, the suite's KAFKA_TOPIC_PREFIX and the overrides. */
