@@ -42,19 +42,12 @@ async function main() {
   registerTypeScript(); // the rest of the launcher is TypeScript
   const { build, typecheckAndLint, ensureChromium } = require('./local-stack/build');
   const { ensureNodeLts, NODE_LTS_MAJOR } = require('./local-stack/node-lts');
-  const { fetchJars } = require('./local-stack/kafka');
-  // What a first run fetches (Chromium, Node 24, the Kafka jars: ~20 s here, mostly the network and apt-get) comes
-  // while the build and the type-check use the cores.
-  const chromiumPath = ensureChromium();
-  const ltsPath = machineOnly ? Promise.resolve(process.execPath) : ensureNodeLts();
-  const fetched = Promise.allSettled([chromiumPath, ltsPath, fetchJars()]);
   // The crash tests run the built apps as separate processes (to signal them), and CI checks the build.
-  const checked = await Promise.allSettled([build().then(typecheckAndLint)]);
-  // Every fetch has ended (none is left running behind a failed build); the first failure stops the run.
-  const failed = [...checked, ...(await fetched)].find((r) => r.status === 'rejected');
-  if (failed) throw failed.reason;
-  const chromium = await chromiumPath;
-  const lts = await ltsPath;
+  await build();
+  await typecheckAndLint();
+  // One after another: fetched beside the build (tried), they took the cores from it and saved ~2 s.
+  const chromium = ensureChromium();
+  const lts = machineOnly ? process.execPath : ensureNodeLts();
   const { bringUp } = require('./local-stack');
   const { step } = require('./local-stack/progress');
   const stack = await bringUp('test');

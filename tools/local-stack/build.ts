@@ -1,11 +1,10 @@
 // Once dependencies are installed (deps.js): the build, the type-check and lint that `npm test` runs first, and
 // the Chromium its browser tests drive.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './paths';
-import { runToEnd } from './processes';
 import { info, step } from './progress';
 
 /** What the build reads: a change to any of these (or a file added or removed) makes dist/ stale. */
@@ -100,7 +99,7 @@ const HOW =
  * The browser tests drive a real Chromium: CHROMIUM_PATH when set, else Debian's, installed with apt-get when
  * missing and we are root. Otherwise npm test stops here and says how: never a silent skip.
  */
-export async function ensureChromium(): Promise<string> {
+export function ensureChromium(): string {
   const chosen = process.env.CHROMIUM_PATH;
   if (chosen) {
     if (!fs.existsSync(chosen)) throw new Error(`CHROMIUM_PATH=${chosen} does not exist: ${HOW}`);
@@ -109,11 +108,12 @@ export async function ensureChromium(): Promise<string> {
   if (fs.existsSync(CHROMIUM)) return CHROMIUM;
   if (process.getuid?.() !== 0) throw new Error(`the browser tests need Chromium at ${CHROMIUM}: ${HOW}`);
   const s = step('Installing Chromium for the browser tests (apt-get, first run only)');
-  const install = () => runToEnd('apt-get', ['install', '-y', '--no-install-recommends', 'chromium']);
-  let r = await install();
+  const install = () =>
+    spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], { stdio: 'ignore' });
+  let r = install();
   if (r.status !== 0) {
-    await runToEnd('apt-get', ['update']);
-    r = await install();
+    spawnSync('apt-get', ['update'], { stdio: 'ignore' });
+    r = install();
   }
   if (r.status !== 0 || !fs.existsSync(CHROMIUM)) throw new Error(`apt-get could not install chromium: ${HOW}`);
   s.done();

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { LOCAL, ROOT } from './paths';
 import { ensurePortFree } from './ports';
-import { portOpen, runToEnd } from './processes';
+import { portOpen } from './processes';
 import { info, step } from './progress';
 import { Supervised } from './supervisor';
 
@@ -22,16 +22,17 @@ function jarsPresent() {
 }
 
 /** Fetches the broker jars with Maven, printing each artifact as it arrives. */
-export async function fetchJars(): Promise<void> {
+export function fetchJars(): void {
   if (jarsPresent()) return;
   const s = step('Fetching Apache Kafka 3.9.2 from Maven Central (first run only, ~50 MB)');
-  const mvn = await runToEnd('mvn', [
-    '-B',
-    '-f',
-    path.join(CONFIG, 'pom.xml'),
-    `-Dkafka.lib.dir=${LIB}`,
-    'dependency:copy-dependencies',
-  ]);
+  const mvn = spawnSync(
+    'mvn',
+    ['-B', '-f', path.join(CONFIG, 'pom.xml'), `-Dkafka.lib.dir=${LIB}`, 'dependency:copy-dependencies'],
+    {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   const downloads = (mvn.stdout || '').split('\n').filter((l) => l.includes('Downloaded from'));
   if (mvn.status !== 0 || !jarsPresent()) {
     process.stderr.write(mvn.stdout + mvn.stderr);
@@ -99,7 +100,7 @@ export async function prepareKafka({ port, controllerPort, nodes = 1 }: ClusterP
     await ensurePortFree(n.port, 'Kafka', remedy);
     await ensurePortFree(n.controllerPort, 'Kafka (controller listener)', remedy);
   }
-  await fetchJars();
+  fetchJars();
 }
 
 /**

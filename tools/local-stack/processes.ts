@@ -1,4 +1,4 @@
-import { ChildProcess, spawn, SpawnOptions } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import net from 'node:net';
 
 /** True when something accepts TCP connections on host:port. */
@@ -67,24 +67,4 @@ export function trackSpawned(child: ChildProcess): ChildProcess {
  */
 export async function stopSpawned(graceMs = 20000): Promise<void> {
   await Promise.all([...spawned].map((child) => stopProcess(child, graceMs)));
-}
-
-/**
- * A command run to its end, its output captured (as spawnSync gives it), without blocking the event loop: what
- * a first run fetches then comes over the network while the build uses the cores.
- */
-export function runToEnd(
-  command: string,
-  args: string[],
-  options: SpawnOptions = {},
-): Promise<{ status: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ status: code ?? 1, stdout, stderr }));
-  });
 }

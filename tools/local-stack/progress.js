@@ -3,27 +3,18 @@
 const started = Date.now();
 const stamp = () => `[${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s]`;
 
-/** Lines written so far: a step whose "done" comes after other lines names itself (steps can overlap). */
-let written = 0;
-const write = (/** @type {string} */ line) => {
-  written++;
-  process.stdout.write(`${stamp()} ${line}\n`);
-};
-
 /** @param {string} message @returns {{ done(extra?: string): void }} */
 function step(message) {
   const t0 = Date.now();
-  write(message);
-  const mark = written;
+  process.stdout.write(`${stamp()} ${message}\n`);
   return {
     done: (extra = '') =>
-      write(
-        `${written === mark ? '  ' : `${message}: `}done in ${((Date.now() - t0) / 1000).toFixed(1)}s` +
-          `${extra ? ` (${extra})` : ''}`,
+      process.stdout.write(
+        `${stamp()}   done in ${((Date.now() - t0) / 1000).toFixed(1)}s${extra ? ` (${extra})` : ''}\n`,
       ),
   };
 }
 
-const info = (/** @type {string} */ message) => write(message);
+const info = (/** @type {string} */ message) => process.stdout.write(`${stamp()} ${message}\n`);
 
 module.exports = { step, info };
