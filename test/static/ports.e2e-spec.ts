@@ -21,6 +21,14 @@ describe('the ports the test harness hands out', () => {
     expect(fixed.filter((f) => inRange(f.port, FREE_PORTS) || inRange(f.port, SECURE_PORTS))).toEqual([]);
   });
 
+  it("keep the fault suite's ports, which it kills and restarts, below Linux's ephemeral ports", () => {
+    // An outgoing connection of any suite beside it may hold an ephemeral port as its own, for minutes.
+    const { kafkaPort, controllerPort, pgPort } = PROFILES.chaos;
+    const nodes = clusterNodes({ port: kafkaPort, controllerPort, nodes: 3 });
+    const ports = [...nodes.flatMap((n) => [n.port, n.controllerPort]), pgPort];
+    expect(ports.filter((p) => p >= 32768)).toEqual([]);
+  });
+
   it("never meet the secure brokers' range, and stay below Linux's ephemeral ports", () => {
     const ends = (r: { from: number; count: number }) => [r.from, r.from + r.count - 1];
     expect(ends(SECURE_PORTS).some((p) => inRange(p, FREE_PORTS))).toBe(false);

@@ -28,9 +28,9 @@ export const PROFILES: Record<string, Profile> = {
   // npm run bench:*: its own ports and fresh data again, so figures do not depend on earlier runs
   bench: { kafkaPort: 29092, controllerPort: 29093, pgPort: 55434, fresh: true },
   // npm run chaos: its own again, because it kills and restarts them
-  // Below Linux's ephemeral range (32768-60999): a broker restarted mid-run must find its port free, and an
-  // outgoing connection may hold any port in that range at any time.
-  chaos: { kafkaPort: 31092, controllerPort: 31093, pgPort: 55435, fresh: true },
+  // Below Linux's ephemeral range (32768-60999), PostgreSQL too: a broker or database restarted mid-run must find
+  // its port free, and an outgoing connection (of the suites running beside it) may hold any port in that range.
+  chaos: { kafkaPort: 31092, controllerPort: 31093, pgPort: 31098, fresh: true },
   // npm run fuzz: its own again, so a run's hostile data lands nowhere else
   fuzz: { kafkaPort: 45692, controllerPort: 45693, pgPort: 45694, fresh: true },
 };
