@@ -46,12 +46,11 @@ export function exitOf(child: ChildProcess): Promise<{ code: number | null; sign
   });
 }
 
-/** Ports handed out: below Linux's ephemeral range (32768-60999), where the kernel picks outgoing sockets' ports. */
 /**
- * Where freePort() draws from: below Linux's ephemeral range, and holding no port a profile fixes (the fault
- * suite's three brokers at 31092-31097, the bench's 29092) nor the secure brokers' 26000-26899
- * (test/static/ports.e2e-spec.ts checks both). Seen when it reached 31999: a suite's Redis took 31094 before the
- * fault suite, running beside it, started its second broker there.
+ * Where freePort() draws from: below Linux's ephemeral range (32768-60999), where the kernel picks outgoing
+ * sockets' ports, and holding no port a profile fixes (the fault suite's three brokers at 31092-31097, the bench's
+ * 29092) nor the secure brokers' 26000-26899 (test/static/ports.e2e-spec.ts checks both). Seen when it reached
+ * 31999: a suite's Redis took 31094 before the fault suite, running beside it, started its second broker there.
  */
 export const FREE_PORTS = { from: 20_000, count: 6_000 };
 

@@ -237,10 +237,10 @@ num.recovery.threads.per.data.dir=1
 const tail = (file: string) => fs.readFileSync(file, 'utf8').split('\n').slice(-30).join('\n');
 
 /**
- * A port range of this suite's own (26000-26899), varied per run so a leftover broker cannot collide, and below
- * Linux's ephemeral range (32768-60999), where an outgoing connection may hold any port at any time.
+ * A port range of this suite's own (26000-26899), apart from freePort()'s (FREE_PORTS), varied per run so a
+ * leftover broker cannot collide, and below Linux's ephemeral range (32768-60999), where an outgoing connection may
+ * hold any port at any time. Each broker takes three ports from its base.
  */
-/** Where the secure brokers' three ports start: 26000-26899, apart from freePort()'s range (FREE_PORTS). */
 export const SECURE_PORTS = { from: 26_000, count: 900 };
 export const securePortBase = () => SECURE_PORTS.from + 3 * Math.floor((Math.random() * SECURE_PORTS.count) / 3);
 
