@@ -1,4 +1,4 @@
-// Runs beside the other suites: its PostgreSQL servers are its own, on a port (45311) no other suite uses.
+// Runs beside the other suites: its PostgreSQL server is its own, on a port freePort() chose for it.
 
 import { readFileSync } from 'node:fs';
 import { loadConfig, workerEnvSchema } from '@app/config';
@@ -17,7 +17,6 @@ describe('PostgreSQL over TLS (DATABASE_URL sslmode, sslrootcert, sslcert)', () 
   const server = ca.issue('localhost', ['DNS:localhost']);
   const client = ca.issue('certuser');
   const pg = new OwnPostgres({
-    port: 45311,
     tlsOnly: true,
     settings: { ssl: 'on', ssl_cert_file: 'server.crt', ssl_key_file: 'server.key', ssl_ca_file: 'root.crt' },
     files: {

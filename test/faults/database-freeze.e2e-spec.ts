@@ -1,4 +1,4 @@
-// Runs beside the other suites: the PostgreSQL it freezes is its own, on a port (45321) no other suite uses.
+// Runs beside the other suites: the PostgreSQL it freezes is its own, on a port freePort() chose for it.
 
 import { loadConfig, workerEnvSchema } from '@app/config';
 import { PLANT_CREATED_TOPIC } from '@app/contracts';
@@ -15,24 +15,25 @@ import { waitFor } from '../../tools/harness/wait';
 // problem+json instead of hanging, the worker retries, and both recover after SIGCONT with no restart.
 describe('a frozen database: bounded, 503 where a request cannot wait, retried where it can', () => {
   const QUERY_TIMEOUT_MS = 1500;
-  const pg = new OwnPostgres({ port: 45321 });
+  const pg = new OwnPostgres({});
   const receiver = new Receiver();
   const nextId = e2e.plantIds();
-  const env = e2e.baseEnv({
-    DATABASE_URL: pg.url(),
-    DATABASE_STATEMENT_TIMEOUT_MS: '1000',
-    DATABASE_QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
-    DATABASE_CONNECT_TIMEOUT_MS: '1500',
-    DELIVERY_TIMEOUT_MS: '5000', // leases of 10 s: outcomes are retried for as long
-    DELIVERY_POLL_MS: '200',
-    DELIVERY_RETRY_SCHEDULE: '0s,300ms,1s,2s,5s,10s',
-  });
+  let env: NodeJS.ProcessEnv;
   let gw: e2e.RunningGateway | undefined;
   let worker: e2e.RunningWorker | undefined;
   let admin: ReturnType<typeof adminClient>;
 
   beforeAll(async () => {
     await Promise.all([pg.start(), receiver.start()]);
+    env = e2e.baseEnv({
+      DATABASE_URL: pg.url(),
+      DATABASE_STATEMENT_TIMEOUT_MS: '1000',
+      DATABASE_QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
+      DATABASE_CONNECT_TIMEOUT_MS: '1500',
+      DELIVERY_TIMEOUT_MS: '5000', // leases of 10 s: outcomes are retried for as long
+      DELIVERY_POLL_MS: '200',
+      DELIVERY_RETRY_SCHEDULE: '0s,300ms,1s,2s,5s,10s',
+    });
     await prepareInfrastructure(loadConfig(workerEnvSchema, env), createLogger('freeze-e2e', 'warn'));
     // The worker's group starts at the topic's end: this database is new, earlier suites' events are not its business.
     const kafkaAdmin = e2e.testKafka().admin();

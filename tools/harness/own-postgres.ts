@@ -3,6 +3,7 @@ import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { initialise, query, serverUser, ServerUser, spawnServer } from '../local-stack/postgres';
+import { freePort } from './processes';
 import { waitFor } from './wait';
 
 // A PostgreSQL of a suite's own, for what must not happen to the shared one: freezing it (SIGSTOP), or TLS
@@ -13,7 +14,8 @@ import { waitFor } from './wait';
 export const OWN_PASSWORD = 'own-postgres-pw';
 
 export interface OwnPostgresOptions {
-  port: number;
+  /** Unset: start() takes one from freePort(), off every fixed port and below the ephemeral range. */
+  port?: number;
   /** Extra postgresql.conf settings, e.g. { ssl: 'on', ssl_cert_file: … }. */
   settings?: Record<string, string>;
   /** pg_hba.conf lines; default: password (scram) for everyone over TCP. */
@@ -28,18 +30,22 @@ export class OwnPostgres {
   private child: ChildProcess | null = null;
   readonly dir: string;
   private readonly user: ServerUser;
+  private port: number | undefined;
 
   constructor(private readonly o: OwnPostgresOptions) {
+    this.port = o.port;
     this.dir = mkdtempSync(path.join(tmpdir(), 'own-pg-'));
     this.user = serverUser();
   }
 
   /** postgresql://postgres:…@host:port/db */
   url(query = '', host = '127.0.0.1', database = 'plantstore', user = `postgres:${OWN_PASSWORD}`) {
-    return `postgresql://${user}@${host}:${this.o.port}/${database}${query ? `?${query}` : ''}`;
+    if (this.port === undefined) throw new Error('OwnPostgres: its port is chosen by start(); call url() after it');
+    return `postgresql://${user}@${host}:${this.port}/${database}${query ? `?${query}` : ''}`;
   }
 
   async start(): Promise<void> {
+    this.port ??= await freePort();
     // A server left over on the port (a run killed before its afterAll) would be used by mistake.
     if (
       await this.admin('SELECT 1').then(
@@ -47,7 +53,7 @@ export class OwnPostgres {
         () => false,
       )
     )
-      throw new Error(`port ${this.o.port} already has a PostgreSQL: stop it (a leftover of an earlier run?)`);
+      throw new Error(`port ${this.port} already has a PostgreSQL: stop it (a leftover of an earlier run?)`);
     const data = path.join(this.dir, 'data');
     this.own(this.dir);
     initialise(data, this.user, OWN_PASSWORD);
@@ -66,7 +72,7 @@ export class OwnPostgres {
       ...this.o.settings,
     };
     // its own process group: freeze() stops every backend, not only the postmaster
-    this.child = spawnServer(data, this.o.port, settings, this.user);
+    this.child = spawnServer(data, this.port, settings, this.user);
     await waitFor('own PostgreSQL to accept connections', () => this.admin('SELECT 1').then(() => true), 20000, 200);
     await this.admin('CREATE DATABASE plantstore');
   }
