@@ -13,6 +13,9 @@
 // two wrk threads, and with autocannon, to show the generator is not what limits it.
 // Options: --connections 64 --duration 10 --rate 1000 (0: skip the fixed-rate run) --keys 100000
 // --generator wrk|autocannon --no-build --first-load-only (stop after the fresh gateway's first 15 s)
+// --latency-only N: after the first load, N runs of --steady seconds (10) at --rate, open loop, each one's
+// latency and what it cost, then stop (no saturation runs): a p99 over 10 s holds a few collections of the
+// gateway's and the broker's, so one run says little; N of them, and their median, say more.
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import { metricSum } from '../harness/metrics';
@@ -26,12 +29,14 @@ import {
   runBench,
   scrapeHistogram,
   sendWebhook,
+  Stack,
   startStack,
   step,
   table,
   TOKEN,
 } from './harness';
 import { Generator, load, LoadOptions, LoadResult, locateWrk } from './load';
+import { medianOf } from './noisy-rounds';
 
 /** A baseline server in a process of its own: bare-fastify, naive-kafka or nest-guarded (this folder). */
 function startBaseline(file: string, env: Record<string, string> = {}): Promise<{ url: string; stop(): void }> {
@@ -74,6 +79,8 @@ async function main() {
       firstLoad = await fixedRate(stack, rate, 15 * rate, 5e12);
       s.done();
       if (process.argv.includes('--first-load-only')) return printFirstLoad(rate, firstLoad);
+      // Awaited here: the finally below stops the stack.
+      if (process.argv.includes('--latency-only')) return await latencyRuns(stack, rate, firstLoad);
     }
     s = step(`Warm-up (3 s, ${generator})`);
     await run(stack.url, { duration: 3 });
@@ -144,6 +151,32 @@ async function main() {
     for (const b of [bare, nest, naive]) b.stop();
     await stack.stop();
   }
+}
+
+/** `--latency-only N`: N steady runs at `rate`, each printed, and the median of their percentiles. */
+async function latencyRuns(stack: Stack, rate: number, firstLoad: Awaited<ReturnType<typeof fixedRate>>) {
+  const runs = arg('latency-only', 3);
+  if (!Number.isInteger(runs) || runs < 1) throw new Error('--latency-only: give a whole number of runs from 1');
+  const seconds = arg('steady', 10);
+  const rows: Record<string, Record<string, number>> = {};
+  for (let i = 1; i <= runs; i++) {
+    const s = step(`Steady run ${i} of ${runs}: ${rate} webhooks/s for ${seconds} s, open loop`);
+    const r = await fixedRate(stack, rate, seconds * rate, 8.1e12 + i * 1e10);
+    s.done(`p99 ${r.latency.p99} ms`);
+    const cost = Object.fromEntries(Object.entries(r.cost).filter(([, v]) => v > 0)); // the processes that ran
+    rows[`run ${i}`] = {
+      ...r.latency,
+      'ack p99': (r.publish as Record<string, number | null>).p99 ?? NaN,
+      non200: r.non200,
+      ...cost,
+    };
+  }
+  const median = (k: string) => medianOf(Object.values(rows).map((r) => r[k]));
+  rows.median = Object.fromEntries(Object.keys(rows['run 1']).map((k) => [k, Math.round(10 * median(k)) / 10]));
+  printFirstLoad(rate, firstLoad);
+  console.log(`\nRequest -> 200 (ms) at a steady ${rate}/s, ${runs} runs of ${seconds} s (target: p99 <= 10 ms):`);
+  table(rows);
+  printPeakRss(stack);
 }
 
 function printFirstLoad(rate: number, firstLoad: Awaited<ReturnType<typeof fixedRate>>) {
