@@ -11,11 +11,18 @@ const path = require('node:path');
 
 const session = new inspector.Session();
 session.connect();
-session.post('HeapProfiler.startSampling', {
-  samplingInterval: 8192, // bytes between samples, on average
-  includeObjectsCollectedByMajorGC: true,
-  includeObjectsCollectedByMinorGC: true,
-});
+const start = () =>
+  session.post('HeapProfiler.startSampling', {
+    samplingInterval: 8192, // bytes between samples, on average
+    includeObjectsCollectedByMajorGC: true,
+    // ALLOCATIONS_PROMOTED=1 leaves out what a scavenge took: what is left outlived the young generation, and its
+    // rate is what sets how often the old generation is collected (a mark-compact: the long pauses).
+    includeObjectsCollectedByMinorGC: process.env.ALLOCATIONS_PROMOTED !== '1',
+  });
+// ALLOCATIONS_ON_SIGNAL=1: sampling starts at the first SIGUSR2 (kill -USR2 <pid>), so that start-up's allocations
+// (modules, source maps) stay out of a profile of the load.
+if (process.env.ALLOCATIONS_ON_SIGNAL === '1') process.once('SIGUSR2', start);
+else start();
 
 const app = path.basename(process.argv[1] ?? 'node').replace(/\.js$/, '') === 'main' ? appName() : 'node';
 process.on('exit', () => {
