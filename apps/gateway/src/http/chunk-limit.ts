@@ -67,8 +67,11 @@ export function refuseOversizedChunks(server: http.Server, limit: number, metric
   });
   // A request may be answered before its body is in (a GET carrying one, a refusal): if its chunks pass the limit
   // afterwards, the connection is closed without a second answer to the one request (found by the fuzzer: a
-  // second answer is a desync for a proxy in front). Only chunked requests pay for the listener.
-  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+  // second answer is a desync for a proxy in front). Only chunked requests pay for the listener. Prepended: a hook
+  // answers inside Fastify's own 'request' listener (a token in the query string, refused at onRequest), and an
+  // answer written before this listener ran kept the connection open while its body was still coming, then the
+  // body passing the limit closed it under the sender's next request (the fuzzer, seed 1571143708).
+  server.prependListener('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (req.headers['transfer-encoding'] === undefined) return;
     // Answered before its body is over: `Connection: close` on that answer (RFC 9112 §9.6), so the sender sends no
     // further request on a connection whose body it may still be writing (the fuzzer's next request met the
