@@ -61,6 +61,12 @@ export interface FuzzReport {
   passed: boolean;
 }
 
+/** An outcome in a few words, for the next request's finding. */
+const inWords = (o: Outcome) =>
+  o.kind === 'answer'
+    ? `${o.answer.status}${o.answer.closes ? ', Connection: close' : ''}`
+    : `${o.kind} after ${o.ms} ms`;
+
 export async function fuzz(target: FuzzTarget, o: FuzzOptions): Promise<FuzzReport> {
   const started = performance.now();
   const doc = (await (await fetch(`${target.gatewayUrl}/openapi.json`)).json()) as OpenApiDocument;
@@ -195,12 +201,19 @@ export async function fuzz(target: FuzzTarget, o: FuzzOptions): Promise<FuzzRepo
   };
   const lane = async () => {
     const keepAlive = new Lane(url.hostname, Number(url.port));
+    /** What the kept-alive connection carried last: a connection closed under the next request names it. */
+    let before = '';
     for (let c = nextCase(); c; c = nextCase()) {
       // Raw framing leaves a connection in doubt: each gets one of its own.
       const l = c.family === 'raw' ? new Lane(url.hostname, Number(url.port)) : keepAlive;
       const deadlineMs = c.prompt ? o.promptMs : o.deadlineMs;
+      const reused = l === keepAlive && l.isOpen();
       const outcome = await l.send({ parts: c.parts, deadlineMs, head: c.head, endAfter: c.endAfter });
       if (l !== keepAlive) l.close();
+      else {
+        if (outcome.kind === 'closed' && reused) c.note += `; on a connection kept open after #${before}`;
+        before = `${c.n} ${c.route} [${c.note}]: ${inWords(outcome)}`;
+      }
       record(c, outcome, check(c, outcome, o.promptMs));
       for (const p of target.processes) if (p.exited() && !report.crashed.includes(p.name)) report.crashed.push(p.name);
     }

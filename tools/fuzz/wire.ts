@@ -92,6 +92,11 @@ export class Lane {
     this.drop();
   }
 
+  /** Whether a connection is open to be reused (the next send goes on it). */
+  isOpen(): boolean {
+    return this.socket !== null && !this.closed;
+  }
+
   private async connect(): Promise<net.Socket | null> {
     if (this.socket && !this.closed) return this.socket;
     this.drop();
