@@ -55,6 +55,14 @@ async function main() {
   const duration = arg('duration', 10);
   const rate = arg('rate', 1000);
   const keys = arg('keys', 100_000);
+  // Checked before anything starts: a typo should not cost a stack and a first load.
+  const latencyOnly = process.argv.includes('--latency-only')
+    ? { runs: arg('latency-only', 3), seconds: arg('steady', 10) }
+    : null;
+  if (latencyOnly && !(Number.isInteger(latencyOnly.runs) && latencyOnly.runs >= 1))
+    throw new Error('--latency-only: give a whole number of runs from 1');
+  if (latencyOnly && !(Number.isInteger(latencyOnly.seconds) && latencyOnly.seconds >= 1))
+    throw new Error('--steady: give a whole number of seconds from 1');
   const generatorArg = process.argv[process.argv.indexOf('--generator') + 1];
   const wanted: Generator = process.argv.includes('--generator') ? (generatorArg as Generator) : 'wrk';
   const generator: Generator = wanted === 'wrk' && locateWrk() ? 'wrk' : 'autocannon';
@@ -80,7 +88,7 @@ async function main() {
       s.done();
       if (process.argv.includes('--first-load-only')) return printFirstLoad(rate, firstLoad);
       // Awaited here: the finally below stops the stack.
-      if (process.argv.includes('--latency-only')) return await latencyRuns(stack, rate, firstLoad);
+      if (latencyOnly) return await latencyRuns(stack, rate, firstLoad, latencyOnly);
     }
     s = step(`Warm-up (3 s, ${generator})`);
     await run(stack.url, { duration: 3 });
@@ -154,10 +162,12 @@ async function main() {
 }
 
 /** `--latency-only N`: N steady runs at `rate`, each printed, and the median of their percentiles. */
-async function latencyRuns(stack: Stack, rate: number, firstLoad: Awaited<ReturnType<typeof fixedRate>>) {
-  const runs = arg('latency-only', 3);
-  if (!Number.isInteger(runs) || runs < 1) throw new Error('--latency-only: give a whole number of runs from 1');
-  const seconds = arg('steady', 10);
+async function latencyRuns(
+  stack: Stack,
+  rate: number,
+  firstLoad: Awaited<ReturnType<typeof fixedRate>>,
+  { runs, seconds }: { runs: number; seconds: number },
+) {
   const rows: Record<string, Record<string, number>> = {};
   for (let i = 1; i <= runs; i++) {
     const s = step(`Steady run ${i} of ${runs}: ${rate} webhooks/s for ${seconds} s, open loop`);
